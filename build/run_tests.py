@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Runs every registered test suite and prints one total line.
+
+Suites are Check programs (CK_FORK=yes). Each is run once as the invoking
+user and, when that user is root and the suite is marked unprivileged, once
+more as nobody (65534) under setpriv: users of sbx are not root. Output is
+streamed; the closing line is `N passed, N failed`.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+SUMMARY = re.compile(r"(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)")
+UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+          "--inh-caps=-all", "--"]
+
+
+def run_suite(test, argv, label, env):
+    print("==> %s (%s)" % (test["name"], label), flush=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, text=True,
+                            errors="replace")
+    passed = failed = 0
+    seen = False
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        m = SUMMARY.search(line)
+        if m:
+            seen = True
+            checks, fails, errs = (int(m.group(i)) for i in (2, 3, 4))
+            passed += checks - fails - errs
+            failed += fails + errs
+    rc = proc.wait()
+    sys.stdout.flush()
+    if not seen or (rc != 0 and failed == 0):
+        print("%s (%s): exited %d without a complete Check summary"
+              % (test["name"], label, rc), flush=True)
+        failed += 1
+    return passed, failed
+
+
+def main(argv):
+    list_file, build_dir = argv[1], argv[2]
+    only = set(argv[3:])
+    with open(list_file) as f:
+        tests = json.load(f)
+    tests.sort(key=lambda t: t["name"])
+    root = os.geteuid() == 0
+    total_pass = total_fail = 0
+    failures = []
+    for test in tests:
+        if only and test["name"] not in only:
+            continue
+        path = os.path.abspath(os.path.join(build_dir, test["path"]))
+        env = dict(os.environ)
+        env["CK_FORK"] = "yes"
+        env.setdefault("CK_VERBOSITY", "normal")
+        mult = float(test.get("timeout_multiplier", 1))
+        mult *= float(os.environ.get("SBX_TEST_TIMEOUT_SCALE", "1"))
+        env["CK_TIMEOUT_MULTIPLIER"] = str(mult)
+        env["SBX_BUILD_DIR"] = os.path.abspath(build_dir)
+        if not test.get("leak_check", True):
+            opts = env.get("ASAN_OPTIONS", "")
+            env["ASAN_OPTIONS"] = (opts + ":" if opts else "") + "detect_leaks=0"
+        runs = [([path], "as %s" % ("root" if root else "user"))]
+        if root and test.get("unprivileged"):
+            runs.append((UNPRIV + [path], "as nobody"))
+        for cmd, label in runs:
+            p, f = run_suite(test, cmd, label, env)
+            total_pass += p
+            total_fail += f
+            if f:
+                failures.append("%s (%s)" % (test["name"], label))
+    if failures:
+        print("failing suites: " + ", ".join(failures))
+    print("%d passed, %d failed" % (total_pass, total_fail), flush=True)
+    return 1 if total_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

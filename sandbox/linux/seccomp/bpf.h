@@ -1,0 +1,40 @@
+/* Compiled seccomp programs: the compiler (policy -> BPF) and an
+ * interpreter that runs a program on one input exactly as the kernel does.
+ *
+ * The program format is contract 4: a raw array of struct sock_filter, the
+ * bytes libseccomp's seccomp_export_bpf and minijail's --dump write.
+ */
+#ifndef SBX_LINUX_SECCOMP_BPF_H_
+#define SBX_LINUX_SECCOMP_BPF_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <glib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "sandbox/policy/policy.h"
+
+typedef struct {
+  struct sock_filter *insns; /* owned; g_free'd by sbx_bpf_program_clear */
+  size_t len;
+} sbx_bpf_program;
+
+#define SBX_BPF_ERROR (sbx_bpf_error_quark())
+GQuark sbx_bpf_error_quark(void);
+
+/* Compiles policy into *out. On failure *out is left empty. */
+gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
+                         GError **error);
+
+void sbx_bpf_program_clear(sbx_bpf_program *program);
+
+/* Runs a program on one input. Returns the SECCOMP_RET_* value; an invalid
+ * program (bad opcode, jump out of range, no return) yields
+ * SECCOMP_RET_KILL_PROCESS. If insns_executed is not NULL it receives the
+ * number of instructions executed. */
+uint32_t sbx_bpf_run(const struct sock_filter *insns, size_t len,
+                     const struct seccomp_data *data, size_t *insns_executed);
+
+#endif /* SBX_LINUX_SECCOMP_BPF_H_ */
