@@ -7,7 +7,9 @@
  * from the process's view altogether.
  *
  * How: every mount is made private (so nothing propagates back to the
- * host), a tmpfs is mounted on a scratch point (/tmp, else /mnt, else
+ * host), each bind source is taken as a detached copy with
+ * open_tree(OPEN_TREE_CLONE) (so the scratch mount cannot hide it), a
+ * tmpfs is mounted on a scratch point (/tmp, else /mnt, else
  * /dev), the requested bind mounts are placed inside it, a fresh procfs
  * is mounted when asked and allowed, the process pivot_root()s into the
  * tmpfs with pivot_root(".", "."), the old root is detached with
@@ -50,6 +52,10 @@ typedef struct {
   const char *target; /* path inside the new root; NULL: same as source */
   unsigned flags;     /* SBX_BIND_* */
 } sbx_bind_mount;
+
+/* At most this many bind mounts per root (their sources are held open on
+ * the stack while the root is built). */
+#define SBX_ROOT_MAX_BINDS 64
 
 typedef struct {
   const sbx_bind_mount *binds; /* not owned; may be NULL when n_binds == 0 */

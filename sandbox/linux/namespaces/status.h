@@ -49,7 +49,8 @@ typedef struct {
 typedef struct {
   /* Indexed like sbx_ns_kind_name(): in a namespace other than the host's.
    * pid is the caller's own pid namespace; pid_for_children is where its
-   * children will be (differs after unshare(CLONE_NEWPID)). */
+   * children will be (differs after unshare(CLONE_NEWPID); unknown until
+   * that namespace has its first process). */
   sbx_tristate ns[SBX_NS_KINDS];
   sbx_tristate ns_pid_for_children;
   sbx_tristate root_replaced; /* "/" is not the host's root */
