@@ -325,6 +325,17 @@ static int hygiene(void *arg) {
   if (sbx_fd_verify_only_raw(kept, 4, &stray) != -ENOTRECOVERABLE ||
       stray != extra)
     return 17;
+  close(extra);
+  /* So is one at the last number below the limit. */
+  struct rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  int last = (int)(rl.rlim_cur > 4096 ? 4095 : rl.rlim_cur - 1);
+  rl.rlim_cur = (rlim_t)last + 1;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || dup2(0, last) != last)
+    return 18;
+  if (sbx_fd_verify_only_raw(kept, 4, &stray) != -ENOTRECOVERABLE ||
+      stray != last)
+    return 19;
   return 0;
 }
 
