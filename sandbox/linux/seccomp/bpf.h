@@ -24,6 +24,12 @@ typedef struct {
 #define SBX_BPF_ERROR (sbx_bpf_error_quark())
 GQuark sbx_bpf_error_quark(void);
 
+typedef enum {
+  SBX_BPF_ERROR_INVALID_POLICY,  /* the policy structure breaks policy.h */
+  SBX_BPF_ERROR_TOO_LONG,        /* more than BPF_MAXINSNS instructions */
+  SBX_BPF_ERROR_INVALID_PROGRAM, /* seccomp(2) would refuse the program */
+} sbx_bpf_error_code;
+
 /* Compiles policy into *out. On failure *out is left empty. */
 gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
                          GError **error);
@@ -36,5 +42,19 @@ void sbx_bpf_program_clear(sbx_bpf_program *program);
  * number of instructions executed. */
 uint32_t sbx_bpf_run(const struct sock_filter *insns, size_t len,
                      const struct seccomp_data *data, size_t *insns_executed);
+
+/* Applies the checks seccomp(2) makes before it accepts a program (length,
+ * opcodes, jump targets, return at the end, scratch memory written before
+ * it is read, aligned loads inside struct seccomp_data). The error names
+ * the first offending instruction. */
+gboolean sbx_bpf_check(const struct sock_filter *insns, size_t len,
+                       GError **error);
+
+/* sbx_bpf_run for a program sbx_bpf_check already accepted: skips the
+ * whole-program check, so running many inputs costs only the instructions
+ * executed. Still never reads outside the program or the input. */
+uint32_t sbx_bpf_run_checked(const struct sock_filter *insns, size_t len,
+                             const struct seccomp_data *data,
+                             size_t *insns_executed);
 
 #endif /* SBX_LINUX_SECCOMP_BPF_H_ */

@@ -17,6 +17,7 @@ enum {
   SBX_SECCOMP_NEW_LISTENER = 1 << 1, /* return a user-notification fd */
 };
 
+/* Errors in this domain carry the errno value as their code. */
 #define SBX_SECCOMP_ERROR (sbx_seccomp_error_quark())
 GQuark sbx_seccomp_error_quark(void);
 

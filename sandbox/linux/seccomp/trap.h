@@ -29,6 +29,20 @@ typedef intptr_t (*sbx_trap_handler)(const sbx_trap_call *call, void *aux);
 #define SBX_TRAP_ERROR (sbx_trap_error_quark())
 GQuark sbx_trap_error_quark(void);
 
+typedef enum {
+  SBX_TRAP_ERROR_FROZEN,    /* sbx_trap_install() already ran */
+  SBX_TRAP_ERROR_RANGE,     /* nr outside 0..SBX_TRAP_MAX_NR-1 */
+  SBX_TRAP_ERROR_SIGACTION, /* the kernel refused the SIGSYS handler */
+} sbx_trap_error_code;
+
+/* Handlers exist for syscall numbers 0..SBX_TRAP_MAX_NR-1. */
+#define SBX_TRAP_MAX_NR 1024
+
+/* Exit status of a process killed for a trapped call without a handler
+ * when even raising SIGSYS was refused (128 + SIGSYS, as a shell reports a
+ * death by SIGSYS). Normally the process dies by SIGSYS itself. */
+#define SBX_TRAP_DENIED_EXIT_STATUS 159
+
 /* Registers the handler for syscall nr (replacing any earlier one). Fails
  * once sbx_trap_install() has run, or for a number out of range. */
 gboolean sbx_trap_register(int nr, sbx_trap_handler handler, void *aux,
