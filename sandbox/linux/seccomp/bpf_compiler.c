@@ -30,10 +30,11 @@
 
 #define OFF_NR ((uint32_t)offsetof(struct seccomp_data, nr))
 #define OFF_ARCH ((uint32_t)offsetof(struct seccomp_data, arch))
-#define OFF_ARG_LO(i) ((uint32_t)(offsetof(struct seccomp_data, args) + 8u * (i)))
+#define OFF_ARG_LO(i) \
+  ((uint32_t)(offsetof(struct seccomp_data, args) + 8u * (i)))
 #define OFF_ARG_HI(i) (OFF_ARG_LO(i) + 4u)
 
-G_DEFINE_QUARK(sbx-bpf-error-quark, sbx_bpf_error)
+G_DEFINE_QUARK(sbx - bpf - error - quark, sbx_bpf_error)
 
 typedef struct {
   uint32_t value;
@@ -123,8 +124,8 @@ static uint32_t emit_jump(builder *b, uint16_t code, uint32_t k, uint32_t jt,
     }
     break;
   }
-  struct sock_filter insn = BPF_JUMP(code, k, (uint8_t)distance(b, jt),
-                                     (uint8_t)distance(b, jf));
+  struct sock_filter insn =
+      BPF_JUMP(code, k, (uint8_t)distance(b, jt), (uint8_t)distance(b, jf));
   return append(b, insn);
 }
 
@@ -402,8 +403,7 @@ static uint32_t emit_leaf(builder *b, const nr_run *run, uint64_t lo,
   bool below = run->first > lo;
   bool above = (uint64_t)run->last + 1 < hi;
   if (below && above && run->first == run->last)
-    return emit_jump(b, BPF_JMP | BPF_JEQ | BPF_K, run->first, run->node,
-                     dflt);
+    return emit_jump(b, BPF_JMP | BPF_JEQ | BPF_K, run->first, run->node, dflt);
   uint32_t node = run->node;
   if (above)
     node = emit_jump(b, BPF_JMP | BPF_JGT | BPF_K, run->last, dflt, node);
@@ -612,10 +612,9 @@ gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
     if (node == dflt)
       continue;
     bool mergeable = rule_is_unconditional(sorted[r]);
-    uint64_t heat = use_frequency ? (nr < policy->n_frequency
-                                         ? policy->frequency[nr]
-                                         : 0)
-                                  : builtin_heat(nr);
+    uint64_t heat = use_frequency
+                        ? (nr < policy->n_frequency ? policy->frequency[nr] : 0)
+                        : builtin_heat(nr);
     nr_run *prev = n_runs ? &runs[n_runs - 1] : NULL;
     if (prev && mergeable && prev->mergeable && prev->node == node &&
         prev->last + 1 == nr) {
@@ -633,8 +632,8 @@ gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
   uint32_t x32 =
       emit_jump(&b, BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, kill, tree);
   uint32_t load_nr = emit_stmt(&b, BPF_LD | BPF_W | BPF_ABS, OFF_NR, x32);
-  uint32_t arch_ok = emit_jump(&b, BPF_JMP | BPF_JEQ | BPF_K,
-                               AUDIT_ARCH_X86_64, load_nr, kill);
+  uint32_t arch_ok = emit_jump(&b, BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64,
+                               load_nr, kill);
   emit_stmt(&b, BPF_LD | BPF_W | BPF_ABS, OFF_ARCH, arch_ok);
 
   gboolean ok = TRUE;

@@ -24,7 +24,7 @@
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
 #endif
 
-G_DEFINE_QUARK(sbx-seccomp-error-quark, sbx_seccomp_error)
+G_DEFINE_QUARK(sbx - seccomp - error - quark, sbx_seccomp_error)
 
 typedef enum {
   STEP_ARGUMENTS,

@@ -32,7 +32,7 @@
 #define SYS_SECCOMP 1
 #endif
 
-G_DEFINE_QUARK(sbx-trap-error-quark, sbx_trap_error)
+G_DEFINE_QUARK(sbx - trap - error - quark, sbx_trap_error)
 
 typedef struct {
   sbx_trap_handler handler;
@@ -78,7 +78,8 @@ static void put_str(line_buf *line, const char *s) {
 static void put_dec(line_buf *line, long value) {
   char digits[24];
   size_t n = 0;
-  unsigned long v = value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
+  unsigned long v =
+      value < 0 ? 0ul - (unsigned long)value : (unsigned long)value;
   do {
     digits[n++] = (char)('0' + v % 10);
     v /= 10;
@@ -107,8 +108,8 @@ static void put_hex(line_buf *line, uint64_t value) {
  * SBX_TRAP_DENIED_EXIT_STATUS if the filter refuses even that. */
 static void report_and_die(const sbx_trap_call *call, uint32_t arch) {
   line_buf line = {.len = 0};
-  const char *name = arch == AUDIT_ARCH_X86_64 ? sbx_syscall_name(call->nr)
-                                               : NULL;
+  const char *name =
+      arch == AUDIT_ARCH_X86_64 ? sbx_syscall_name(call->nr) : NULL;
   put_str(&line, "sbx: denied syscall ");
   put_str(&line, name ? name : "unknown");
   put_str(&line, "(");
