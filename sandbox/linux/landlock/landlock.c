@@ -15,7 +15,7 @@
 
 #include "sandbox/linux/namespaces/strbuf.h"
 
-G_DEFINE_QUARK(sbx-landlock-error-quark, sbx_landlock_error)
+G_DEFINE_QUARK(sbx - landlock - error - quark, sbx_landlock_error)
 
 typedef struct {
   char *path;
@@ -39,8 +39,8 @@ struct sbx_landlock_builder {
 };
 
 int sbx_landlock_abi_version(void) {
-  int abi = sbx_landlock_create_ruleset(NULL, 0,
-                                        LANDLOCK_CREATE_RULESET_VERSION);
+  int abi =
+      sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi < 0 ? 0 : abi;
 }
 
@@ -269,13 +269,12 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
   }
   rep->requested = want;
   rep->required_abi = b->required_abi;
-  int kernel_abi = sbx_landlock_create_ruleset(NULL, 0,
-                                               LANDLOCK_CREATE_RULESET_VERSION);
+  int kernel_abi =
+      sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (kernel_abi < 0) {
     int err = errno;
     rep->kernel_abi = 0;
-    g_set_error(error, SBX_LANDLOCK_ERROR, SBX_LANDLOCK_ERROR_UNSUPPORTED,
-                "%s",
+    g_set_error(error, SBX_LANDLOCK_ERROR, SBX_LANDLOCK_ERROR_UNSUPPORTED, "%s",
                 err == EOPNOTSUPP
                     ? "Landlock is supported by the kernel but disabled at "
                       "boot: add \"landlock\" to the lsm= kernel parameter"
@@ -293,8 +292,8 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
                 b->required_abi, kernel_abi);
     return -1;
   }
-  rep->abi = kernel_abi > SBX_LANDLOCK_ABI_KNOWN ? SBX_LANDLOCK_ABI_KNOWN
-                                                 : kernel_abi;
+  rep->abi =
+      kernel_abi > SBX_LANDLOCK_ABI_KNOWN ? SBX_LANDLOCK_ABI_KNOWN : kernel_abi;
   negotiate(rep->abi, &want, rep);
   rep->handled = want;
   rep->restrict_flags = want.restrict_flags;

@@ -58,28 +58,28 @@
 #include "sandbox/linux/landlock/landlock_uapi.h"
 
 /* Every right of each kind this code knows (ABI 7). */
-#define SBX_LANDLOCK_FS_ALL                                                \
-  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |            \
-   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |            \
-   LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |        \
-   LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |            \
-   LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |            \
-   LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |          \
-   LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER |                \
+#define SBX_LANDLOCK_FS_ALL                                         \
+  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |     \
+   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |     \
+   LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+   LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |     \
+   LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |     \
+   LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |   \
+   LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER |         \
    LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 #define SBX_LANDLOCK_NET_ALL \
   (LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP)
 #define SBX_LANDLOCK_SCOPE_ALL \
   (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
-#define SBX_LANDLOCK_LOG_ALL                                                \
-  (LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF |                               \
-   LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON |                                 \
+#define SBX_LANDLOCK_LOG_ALL                  \
+  (LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF | \
+   LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON |   \
    LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF)
 
 /* The rights that make sense on a file (the rest apply to directories). */
-#define SBX_LANDLOCK_FS_FILE_RIGHTS                                       \
-  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |           \
-   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |           \
+#define SBX_LANDLOCK_FS_FILE_RIGHTS                             \
+  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
    LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* Rights sets for path rules, named by how much they grant. */
@@ -93,12 +93,12 @@
  * regular files, directories, symlinks, sockets and fifos. Never device
  * nodes (MAKE_CHAR/MAKE_BLOCK); ioctl on devices is granted so an allowed
  * terminal or device node stays usable. No EXECUTE. */
-#define SBX_LANDLOCK_RIGHTS_READ_WRITE                                     \
-  (SBX_LANDLOCK_RIGHTS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |              \
-   LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_REMOVE_DIR |           \
-   LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR |          \
-   LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SYM |             \
-   LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |           \
+#define SBX_LANDLOCK_RIGHTS_READ_WRITE                            \
+  (SBX_LANDLOCK_RIGHTS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |     \
+   LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_REMOVE_DIR |  \
+   LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR | \
+   LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SYM |    \
+   LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |  \
    LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 #define SBX_LANDLOCK_ERROR (sbx_landlock_error_quark())
@@ -135,9 +135,9 @@ sbx_landlock_rights sbx_landlock_rights_for_abi(int abi);
 /* What was enforced, for the status report. Plain data, no pointers to
  * free; the reason strings are static. */
 typedef struct {
-  int kernel_abi;        /* what the kernel reported */
-  int abi;               /* the level used: min(kernel_abi, 7) */
-  int required_abi;      /* 0 if none */
+  int kernel_abi;   /* what the kernel reported */
+  int abi;          /* the level used: min(kernel_abi, 7) */
+  int required_abi; /* 0 if none */
   sbx_landlock_rights requested;
   sbx_landlock_rights handled; /* what the ruleset fd enforces */
   uint32_t restrict_flags;     /* pass these to restrict_self */
@@ -146,9 +146,9 @@ typedef struct {
   unsigned n_port_rules;
   unsigned n_drops;
   struct {
-    int abi;            /* the ABI that introduced the dropped feature */
+    int abi; /* the ABI that introduced the dropped feature */
     sbx_landlock_rights rights; /* what was dropped */
-    const char *reason; /* one line, static */
+    const char *reason;         /* one line, static */
   } drops[SBX_LANDLOCK_MAX_DROPS];
 } sbx_landlock_report;
 
@@ -212,7 +212,7 @@ gboolean sbx_landlock_restrict_self(int ruleset_fd, uint32_t restrict_flags,
  *   landlock: dropped at abi 6: scopes (abstract unix socket, signal): ...
  * into buf (NUL-terminated when len > 0); returns the full length like
  * snprintf. ASYNC-SIGNAL-SAFE. */
-size_t sbx_landlock_report_format(const sbx_landlock_report *report,
-                                  char *buf, size_t len);
+size_t sbx_landlock_report_format(const sbx_landlock_report *report, char *buf,
+                                  size_t len);
 
 #endif /* SBX_LINUX_LANDLOCK_LANDLOCK_H_ */

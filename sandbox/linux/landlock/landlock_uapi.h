@@ -128,16 +128,14 @@ struct sbx_landlock_net_port_attr {
 
 /* ASYNC-SIGNAL-SAFE wrappers; return what syscall(2) returns (-1/errno). */
 static inline int sbx_landlock_create_ruleset(
-    const struct sbx_landlock_ruleset_attr *attr, size_t size,
-    uint32_t flags) {
+    const struct sbx_landlock_ruleset_attr *attr, size_t size, uint32_t flags) {
   return (int)syscall(__NR_landlock_create_ruleset, attr, size, flags);
 }
 
 static inline int sbx_landlock_add_rule(int ruleset_fd, int rule_type,
-                                        const void *rule_attr,
-                                        uint32_t flags) {
-  return (int)syscall(__NR_landlock_add_rule, ruleset_fd, rule_type,
-                      rule_attr, flags);
+                                        const void *rule_attr, uint32_t flags) {
+  return (int)syscall(__NR_landlock_add_rule, ruleset_fd, rule_type, rule_attr,
+                      flags);
 }
 
 static inline int sbx_landlock_restrict_self_syscall(int ruleset_fd,

@@ -120,8 +120,7 @@ static int fail(sbx_creds_result *result, const char *step, int rc) {
   return rc;
 }
 
-int sbx_creds_apply_raw(const sbx_creds_config *cfg,
-                        sbx_creds_result *result) {
+int sbx_creds_apply_raw(const sbx_creds_config *cfg, sbx_creds_result *result) {
   int rc;
   result->securebits_locked = false;
   result->error = 0;

@@ -123,7 +123,7 @@ int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep) {
   for (;;) {
     int lowest = -1;
     for (size_t i = 0; i < n_keep; i++)
-      if ((unsigned)final[i] >= next && (lowest < 0 || final[i] < lowest))
+      if ((unsigned) final[i] >= next && (lowest < 0 || final[i] < lowest))
         lowest = final[i];
     if (lowest < 0)
       break;

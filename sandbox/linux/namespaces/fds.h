@@ -52,9 +52,9 @@ typedef struct {
 int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep);
 
 /* Checks every number from 0 to the soft RLIMIT_NOFILE - 1 (poll sweep,
- * fcntl(F_GETFD) confirmation) and checks that exactly the fds in keep[] are open.
- * Returns 0, or -ENOTRECOVERABLE with *stray (may be NULL) set to the first
- * unexpected open fd, or -EBADF with *stray set to a kept fd that is
+ * fcntl(F_GETFD) confirmation) and checks that exactly the fds in keep[] are
+ * open. Returns 0, or -ENOTRECOVERABLE with *stray (may be NULL) set to the
+ * first unexpected open fd, or -EBADF with *stray set to a kept fd that is
  * closed. ASYNC-SIGNAL-SAFE. */
 int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray);
 

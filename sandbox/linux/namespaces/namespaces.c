@@ -19,7 +19,7 @@
 
 #include "sandbox/linux/namespaces/strbuf.h"
 
-G_DEFINE_QUARK(sbx-ns-error-quark, sbx_ns_error)
+G_DEFINE_QUARK(sbx - ns - error - quark, sbx_ns_error)
 
 static const char *const kKindNames[SBX_NS_KINDS] = {
     "user", "pid", "net", "ipc", "uts", "mnt", "cgroup",
@@ -240,9 +240,8 @@ gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error) {
                  ? SBX_NS_ERROR_UNSUPPORTED
                  : SBX_NS_ERROR_FAILED;
   g_set_error(error, SBX_NS_ERROR, code,
-              "entering namespaces failed at %s: %s%s", step,
-              g_strerror(-rc), strcmp(step, "unshare") == 0 ? hint_for(-rc)
-                                                            : "");
+              "entering namespaces failed at %s: %s%s", step, g_strerror(-rc),
+              strcmp(step, "unshare") == 0 ? hint_for(-rc) : "");
   return FALSE;
 }
 
@@ -291,15 +290,13 @@ pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
   int release[2];
   if (pipe2(release, O_CLOEXEC) != 0) {
     g_set_error(error, SBX_NS_ERROR, SBX_NS_ERROR_FAILED,
-                "pipe2 for the namespace child failed: %s",
-                g_strerror(errno));
+                "pipe2 for the namespace child failed: %s", g_strerror(errno));
     return -1;
   }
   bool privileged = can_set_ids();
-  long pid = syscall(SYS_clone,
-                     (unsigned long)sbx_ns_clone_flags(cfg->namespaces) |
-                         SIGCHLD,
-                     NULL, NULL, NULL, 0);
+  long pid = syscall(
+      SYS_clone, (unsigned long)sbx_ns_clone_flags(cfg->namespaces) | SIGCHLD,
+      NULL, NULL, NULL, 0);
   if (pid == 0) {
     close(release[1]);
     child_setup(cfg, release[0], privileged);
@@ -309,11 +306,11 @@ pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
   close(release[0]);
   if (pid < 0) {
     close(release[1]);
-    g_set_error(error, SBX_NS_ERROR,
-                err == EPERM ? SBX_NS_ERROR_PERMISSION
-                             : SBX_NS_ERROR_UNSUPPORTED,
-                "clone with new namespaces failed: %s%s", g_strerror(err),
-                hint_for(err));
+    g_set_error(
+        error, SBX_NS_ERROR,
+        err == EPERM ? SBX_NS_ERROR_PERMISSION : SBX_NS_ERROR_UNSUPPORTED,
+        "clone with new namespaces failed: %s%s", g_strerror(err),
+        hint_for(err));
     return -1;
   }
   const char *step = NULL;

@@ -104,8 +104,9 @@ int sbx_ns_clone_flags(unsigned namespaces);
 
 /* In-process entry (pattern 1). Order: a root caller whose cfg->uid is
  * not 0 first drops to cfg->uid/gid in its current namespace (clearing
- * supplementary groups); then unshare(); then "deny" to setgroups when the
- * writer lacks CAP_SETGID outside, uid_map, gid_map; then the hostname.
+ * supplementary groups); then unshare(); then "deny" to setgroups (a
+ * process writing its own maps holds no capability outside, so the kernel
+ * requires it), uid_map, gid_map; then the hostname.
  * The process stays dumpable until credentials.h makes it undumpable
  * (the kernel only lets a dumpable process open its own map files).
  *

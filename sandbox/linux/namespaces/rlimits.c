@@ -10,20 +10,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(sbx-rlimit-error-quark, sbx_rlimit_error)
+G_DEFINE_QUARK(sbx - rlimit - error - quark, sbx_rlimit_error)
 
 static const struct {
   int resource;
   const char *name; /* without the RLIMIT_ prefix */
 } kLimits[] = {
-    {RLIMIT_AS, "AS"},         {RLIMIT_CORE, "CORE"},
-    {RLIMIT_CPU, "CPU"},       {RLIMIT_DATA, "DATA"},
-    {RLIMIT_FSIZE, "FSIZE"},   {RLIMIT_LOCKS, "LOCKS"},
-    {RLIMIT_MEMLOCK, "MEMLOCK"}, {RLIMIT_MSGQUEUE, "MSGQUEUE"},
-    {RLIMIT_NICE, "NICE"},     {RLIMIT_NOFILE, "NOFILE"},
-    {RLIMIT_NPROC, "NPROC"},   {RLIMIT_RSS, "RSS"},
-    {RLIMIT_RTPRIO, "RTPRIO"}, {RLIMIT_RTTIME, "RTTIME"},
-    {RLIMIT_SIGPENDING, "SIGPENDING"}, {RLIMIT_STACK, "STACK"},
+    {RLIMIT_AS, "AS"},
+    {RLIMIT_CORE, "CORE"},
+    {RLIMIT_CPU, "CPU"},
+    {RLIMIT_DATA, "DATA"},
+    {RLIMIT_FSIZE, "FSIZE"},
+    {RLIMIT_LOCKS, "LOCKS"},
+    {RLIMIT_MEMLOCK, "MEMLOCK"},
+    {RLIMIT_MSGQUEUE, "MSGQUEUE"},
+    {RLIMIT_NICE, "NICE"},
+    {RLIMIT_NOFILE, "NOFILE"},
+    {RLIMIT_NPROC, "NPROC"},
+    {RLIMIT_RSS, "RSS"},
+    {RLIMIT_RTPRIO, "RTPRIO"},
+    {RLIMIT_RTTIME, "RTTIME"},
+    {RLIMIT_SIGPENDING, "SIGPENDING"},
+    {RLIMIT_STACK, "STACK"},
 };
 
 #define N_LIMITS (sizeof(kLimits) / sizeof(kLimits[0]))
@@ -42,9 +50,9 @@ static bool same_upper(const char *a, const char *b) {
 int sbx_rlimit_from_name(const char *name) {
   if (!name)
     return -1;
-  if (upper(name[0]) == 'R' && upper(name[1]) == 'L' &&
-      upper(name[2]) == 'I' && upper(name[3]) == 'M' &&
-      upper(name[4]) == 'I' && upper(name[5]) == 'T' && name[6] == '_')
+  if (upper(name[0]) == 'R' && upper(name[1]) == 'L' && upper(name[2]) == 'I' &&
+      upper(name[3]) == 'M' && upper(name[4]) == 'I' && upper(name[5]) == 'T' &&
+      name[6] == '_')
     name += 7;
   for (size_t i = 0; i < N_LIMITS; i++)
     if (same_upper(name, kLimits[i].name))
@@ -88,10 +96,10 @@ int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
     if (syscall(SYS_prlimit64, 0, limits[i].resource, NULL, &cur) != 0)
       goto fail;
     /* Only ever narrow: clamp to what the process already has. */
-    next.rlim_max = limits[i].hard < cur.rlim_max ? limits[i].hard
-                                                  : cur.rlim_max;
-    next.rlim_cur = limits[i].soft < next.rlim_max ? limits[i].soft
-                                                   : next.rlim_max;
+    next.rlim_max =
+        limits[i].hard < cur.rlim_max ? limits[i].hard : cur.rlim_max;
+    next.rlim_cur =
+        limits[i].soft < next.rlim_max ? limits[i].soft : next.rlim_max;
     if (syscall(SYS_prlimit64, 0, limits[i].resource, &next, NULL) != 0)
       goto fail;
     continue;
@@ -103,8 +111,7 @@ int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
   return 0;
 }
 
-gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out,
-                                GError **error) {
+gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out, GError **error) {
   if (!text || !*text) {
     g_set_error(error, SBX_RLIMIT_ERROR, 0,
                 "empty resource limit value (write a number, e.g. 64, 16M, "
@@ -129,10 +136,18 @@ gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out,
   unsigned shift = 0;
   if (*end) {
     switch (upper(*end)) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      default: shift = 64; break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        shift = 64;
+        break;
     }
     if (shift == 64 || end[1] != '\0') {
       g_set_error(error, SBX_RLIMIT_ERROR, 0,

@@ -99,9 +99,9 @@ static unsigned long locked_flags(const char *path) {
 #ifndef __NR_move_mount
 #define __NR_move_mount 429
 #endif
-#define OPEN_TREE_CLONE_FLAG 1          /* OPEN_TREE_CLONE */
-#define AT_RECURSIVE_FLAG 0x8000        /* AT_RECURSIVE */
-#define MOVE_MOUNT_F_EMPTY_PATH_FLAG 4  /* MOVE_MOUNT_F_EMPTY_PATH */
+#define OPEN_TREE_CLONE_FLAG 1         /* OPEN_TREE_CLONE */
+#define AT_RECURSIVE_FLAG 0x8000       /* AT_RECURSIVE */
+#define MOVE_MOUNT_F_EMPTY_PATH_FLAG 4 /* MOVE_MOUNT_F_EMPTY_PATH */
 
 /* A detached copy of the tree at path, taken before the scratch tmpfs can
  * hide it (the scratch point may be an ancestor of a bind source). */
@@ -186,8 +186,8 @@ static int collect(const sbx_root_config *cfg, trees *t, sbx_root_result *r) {
       return set_fail(r, "bind source is not absolute and normalised",
                       b->source, EINVAL);
     if (!normalised(target))
-      return set_fail(r, "bind target is not absolute and normalised",
-                      target, EINVAL);
+      return set_fail(r, "bind target is not absolute and normalised", target,
+                      EINVAL);
     if ((rc = add_tree(t, b->source, b->flags & SBX_BIND_OPTIONAL, r)))
       return rc;
   }
@@ -249,8 +249,8 @@ static int populate(const sbx_root_config *cfg, const trees *t,
       return set_fail(r, "create /proc", "/proc", -rc);
     /* Needs a pid namespace owned by our user namespace; absence is
      * reported, not fatal. */
-    r->proc_mounted = mount("proc", dst, "proc",
-                            MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
+    r->proc_mounted =
+        mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
   }
   return 0;
 }
@@ -303,9 +303,8 @@ int sbx_root_make_empty_raw(const sbx_root_config *cfg,
     return set_fail(result, "detach the old root", "/", errno);
   if (chdir("/") != 0)
     return set_fail(result, "chdir /", "/", errno);
-  if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID |
-                                 MS_NODEV,
-            NULL) != 0)
+  if (mount(NULL, "/", NULL,
+            MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
     return set_fail(result, "remount the new root read-only", "/", errno);
   return 0;
 }

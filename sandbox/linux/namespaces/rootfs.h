@@ -60,10 +60,10 @@ typedef struct {
 typedef struct {
   const sbx_bind_mount *binds; /* not owned; may be NULL when n_binds == 0 */
   size_t n_binds;
-  bool mount_proc;  /* a new procfs at /proc (see requirements above) */
-  bool mount_dev;   /* a tmpfs /dev with null, zero, full, random, urandom
-                     * bound from the host (read-write, nosuid, noexec) */
-  bool mount_tmp;   /* a writable tmpfs at /tmp (nosuid, nodev) */
+  bool mount_proc; /* a new procfs at /proc (see requirements above) */
+  bool mount_dev;  /* a tmpfs /dev with null, zero, full, random, urandom
+                    * bound from the host (read-write, nosuid, noexec) */
+  bool mount_tmp;  /* a writable tmpfs at /tmp (nosuid, nodev) */
 } sbx_root_config;
 
 typedef enum {

@@ -97,16 +97,14 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
                        : SBX_TRI_NO;
   }
   out->ns_pid_for_children = SBX_TRI_UNKNOWN;
-  if (ref && ref->valid && ref->ino[1] &&
-      ns_stat("pid_for_children", &st) == 0)
+  if (ref && ref->valid && ref->ino[1] && ns_stat("pid_for_children", &st) == 0)
     out->ns_pid_for_children =
         st.st_ino != ref->ino[1] ? SBX_TRI_YES : SBX_TRI_NO;
   out->root_replaced = SBX_TRI_UNKNOWN;
   if (ref && ref->valid && ref->root_ino && stat("/", &st) == 0)
     out->root_replaced =
-        (st.st_ino != ref->root_ino || st.st_dev != ref->root_dev)
-            ? SBX_TRI_YES
-            : SBX_TRI_NO;
+        (st.st_ino != ref->root_ino || st.st_dev != ref->root_dev) ? SBX_TRI_YES
+                                                                   : SBX_TRI_NO;
 
   /* uid_map proves a user namespace on its own: the initial one maps
    * everything ("0 0 4294967295"). */
@@ -135,8 +133,8 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
   if (syscall(SYS_capget, &hdr, data) == 0) {
     out->cap_effective = data[0].effective | (uint64_t)data[1].effective << 32;
     out->cap_permitted = data[0].permitted | (uint64_t)data[1].permitted << 32;
-    out->cap_inheritable =
-        data[0].inheritable | (uint64_t)data[1].inheritable << 32;
+    out->cap_inheritable = data[0].inheritable | (uint64_t)data[1].inheritable
+                                                     << 32;
   }
   for (int cap = 0; cap < 64; cap++) {
     int r = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
@@ -144,15 +142,15 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
       break;
     if (r > 0)
       out->cap_bounding |= 1ull << cap;
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, (unsigned long)cap, 0,
-              0) > 0)
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, (unsigned long)cap, 0, 0) >
+        0)
       out->cap_ambient |= 1ull << cap;
   }
-  out->caps_empty = (out->cap_effective | out->cap_permitted |
-                     out->cap_inheritable | out->cap_bounding |
-                     out->cap_ambient) == 0
-                        ? SBX_TRI_YES
-                        : SBX_TRI_NO;
+  out->caps_empty =
+      (out->cap_effective | out->cap_permitted | out->cap_inheritable |
+       out->cap_bounding | out->cap_ambient) == 0
+          ? SBX_TRI_YES
+          : SBX_TRI_NO;
 
   int r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
   out->no_new_privs = r < 0 ? SBX_TRI_UNKNOWN : r ? SBX_TRI_YES : SBX_TRI_NO;
@@ -191,7 +189,7 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
 
   out->pid = getpid();
   pid_t sid = getsid(0);
-  out->new_session = sid < 0 ? SBX_TRI_UNKNOWN
+  out->new_session = sid < 0           ? SBX_TRI_UNKNOWN
                      : sid == out->pid ? SBX_TRI_YES
                                        : SBX_TRI_NO;
   out->uid = getuid();

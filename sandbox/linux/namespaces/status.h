@@ -69,10 +69,10 @@ typedef struct {
   sbx_tristate landlock;
   int landlock_abi;
 
-  pid_t pid;        /* getpid(): inside its own pid namespace */
-  uid_t uid, euid;  /* as seen inside */
+  pid_t pid;       /* getpid(): inside its own pid namespace */
+  uid_t uid, euid; /* as seen inside */
   gid_t gid, egid;
-  long open_fds;    /* -1 unknown */
+  long open_fds;        /* -1 unknown */
   uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit */
 } sbx_layer_status;
 

@@ -15,9 +15,9 @@
 #include <stdint.h>
 
 typedef struct {
-  char *buf;     /* caller's storage; may be NULL when cap == 0 */
-  size_t cap;    /* bytes available, including the NUL */
-  size_t len;    /* bytes the text needs so far (may exceed cap - 1) */
+  char *buf;  /* caller's storage; may be NULL when cap == 0 */
+  size_t cap; /* bytes available, including the NUL */
+  size_t len; /* bytes the text needs so far (may exceed cap - 1) */
 } sbx_strbuf;
 
 /* Starts an empty text in buf[0..cap). */

@@ -452,7 +452,8 @@ START_TEST(landlock_negotiation_drops_each_abis_features_below_it) {
   ck_assert(sbx_landlock_rights_for_abi(3).fs & LANDLOCK_ACCESS_FS_TRUNCATE);
   ck_assert(sbx_landlock_rights_for_abi(3).net == 0);
   ck_assert(sbx_landlock_rights_for_abi(4).net == SBX_LANDLOCK_NET_ALL);
-  ck_assert(!(sbx_landlock_rights_for_abi(4).fs & LANDLOCK_ACCESS_FS_IOCTL_DEV));
+  ck_assert(
+      !(sbx_landlock_rights_for_abi(4).fs & LANDLOCK_ACCESS_FS_IOCTL_DEV));
   ck_assert(sbx_landlock_rights_for_abi(5).fs & LANDLOCK_ACCESS_FS_IOCTL_DEV);
   ck_assert(sbx_landlock_rights_for_abi(5).scoped == 0);
   ck_assert(sbx_landlock_rights_for_abi(6).scoped == SBX_LANDLOCK_SCOPE_ALL);
@@ -467,15 +468,15 @@ END_TEST
 START_TEST(landlock_refuses_a_relative_path_and_a_missing_one) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
   GError *error = NULL;
-  ck_assert(!sbx_landlock_allow_path(b, "etc", SBX_LANDLOCK_RIGHTS_READ, 0,
-                                     &error));
-  ck_assert(g_error_matches(error, SBX_LANDLOCK_ERROR,
-                            SBX_LANDLOCK_ERROR_INVALID));
+  ck_assert(
+      !sbx_landlock_allow_path(b, "etc", SBX_LANDLOCK_RIGHTS_READ, 0, &error));
+  ck_assert(
+      g_error_matches(error, SBX_LANDLOCK_ERROR, SBX_LANDLOCK_ERROR_INVALID));
   g_clear_error(&error);
   ck_assert(!sbx_landlock_allow_path(b, "/nonexistent/sbx",
                                      SBX_LANDLOCK_RIGHTS_READ, 0, &error));
-  ck_assert(g_error_matches(error, SBX_LANDLOCK_ERROR,
-                            SBX_LANDLOCK_ERROR_PATH));
+  ck_assert(
+      g_error_matches(error, SBX_LANDLOCK_ERROR, SBX_LANDLOCK_ERROR_PATH));
   ck_assert_ptr_nonnull(strstr(error->message, "/nonexistent/sbx"));
   g_clear_error(&error);
   ck_assert(sbx_landlock_allow_path(b, "/nonexistent/sbx",
@@ -489,16 +490,18 @@ static Suite *landlock_suite(void) {
   Suite *s = suite_create("landlock");
   TCase *tc = tcase_create("landlock");
   tcase_set_timeout(tc, 20);
-  tcase_add_test(tc, landlock_allows_reading_an_allowed_file_and_refuses_another);
+  tcase_add_test(tc,
+                 landlock_allows_reading_an_allowed_file_and_refuses_another);
   tcase_add_test(tc, landlock_refuses_writing_under_a_read_only_rule);
   tcase_add_test(tc, landlock_gives_a_file_only_the_rights_valid_for_files);
   tcase_add_test(tc, landlock_worker_ruleset_lets_nothing_be_opened);
   tcase_add_test(tc, landlock_refuses_tcp_connect_to_a_loopback_listener);
   tcase_add_test(tc, landlock_port_rule_allows_connecting_to_that_port);
-  tcase_add_test(tc,
-                 landlock_scope_refuses_abstract_unix_connect_outside_the_domain);
+  tcase_add_test(
+      tc, landlock_scope_refuses_abstract_unix_connect_outside_the_domain);
   tcase_add_test(tc, landlock_signal_scope_refuses_kill_outside_the_domain);
-  tcase_add_test(tc, landlock_signal_scope_still_allows_signals_inside_the_domain);
+  tcase_add_test(tc,
+                 landlock_signal_scope_still_allows_signals_inside_the_domain);
   tcase_add_test(tc, landlock_stacking_a_second_ruleset_only_narrows);
   tcase_add_test(tc, landlock_refuses_a_minimum_abi_above_the_kernels);
   tcase_add_test(tc, landlock_report_says_what_was_enforced);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <glib.h>
+#include <linux/securebits.h>
 
 #include "sandbox/linux/namespaces/credentials.h"
 #include "sandbox/linux/namespaces/fds.h"
@@ -212,6 +213,10 @@ static int credentials_dropped(void *arg) {
   /* Capabilities cannot come back. */
   if (setuid(0) == 0)
     return 35;
+  /* Inside its user namespace it had CAP_SETPCAP, so the lock held. */
+  if (!res.securebits_locked ||
+      !(prctl(PR_GET_SECUREBITS, 0, 0, 0, 0) & SECBIT_NOROOT_LOCKED))
+    return 36;
   return 0;
 }
 
@@ -301,8 +306,10 @@ static int hygiene(void *arg) {
   if (!contains(before, n, dir) || !contains(before, n, sock))
     return 11; /* control */
   sbx_fd_keep keep[] = {
-      {0, SBX_FD_SAME, false}, {1, SBX_FD_SAME, false},
-      {2, SBX_FD_SAME, false}, {p[1], 3, true},
+      {0, SBX_FD_SAME, false},
+      {1, SBX_FD_SAME, false},
+      {2, SBX_FD_SAME, false},
+      {p[1], 3, true},
   };
   if (sbx_fd_keep_only_raw(keep, 4) != 0)
     return 12;
@@ -363,8 +370,7 @@ static int permutation(void *arg) {
   close(21);
   if (write(30, "p", 1) != 1 || write(31, "q", 1) != 1)
     return 13;
-  sbx_fd_keep keep[] = {
-      {2, SBX_FD_SAME, false}, {5, 3, false}, {3, 4, false}};
+  sbx_fd_keep keep[] = {{2, SBX_FD_SAME, false}, {5, 3, false}, {3, 4, false}};
   if (sbx_fd_keep_only_raw(keep, 3) != 0)
     return 14;
   char c = 0;
@@ -523,9 +529,8 @@ static int already_orphaned(void *arg) {
     return 12;
   if (sbx_creds_die_with_parent_raw(getppid(), -1) != 0)
     return 13; /* control: a live parent passes */
-  return sbx_creds_die_with_parent_raw(getppid() + 100000, -1) == -ESRCH
-             ? 0
-             : 14;
+  return sbx_creds_die_with_parent_raw(getppid() + 100000, -1) == -ESRCH ? 0
+                                                                         : 14;
 }
 
 START_TEST(die_with_parent_notices_a_parent_that_already_died) {
@@ -548,8 +553,9 @@ static int formatted(void *arg) {
   if (n >= sizeof(buf))
     return 11;
   if (!strstr(buf, "user=new pid=new net=new ipc=new uts=new mnt=new") ||
-      !strstr(buf, "effective=0x0 permitted=0x0 inheritable=0x0 "
-                   "bounding=0x0 ambient=0x0") ||
+      !strstr(buf,
+              "effective=0x0 permitted=0x0 inheritable=0x0 "
+              "bounding=0x0 ambient=0x0") ||
       !strstr(buf, "no_new_privs: yes") || !strstr(buf, "dumpable: no") ||
       !strstr(buf, "session: new (pid 1)") || !strstr(buf, "seccomp: off"))
     return 12;
@@ -573,13 +579,15 @@ static Suite *namespaces_suite(void) {
   Suite *s = suite_create("namespaces");
   TCase *tc = tcase_create("namespaces");
   tcase_set_timeout(tc, 20);
+  tcase_add_test(
+      tc, ns_clone_child_is_pid_1_in_new_user_pid_net_ipc_uts_namespaces);
   tcase_add_test(tc,
-                 ns_clone_child_is_pid_1_in_new_user_pid_net_ipc_uts_namespaces);
-  tcase_add_test(tc, ns_clone_child_has_only_loopback_and_cannot_reach_the_host);
+                 ns_clone_child_has_only_loopback_and_cannot_reach_the_host);
   tcase_add_test(tc, ns_enter_in_process_makes_the_first_child_pid_1);
+  tcase_add_test(
+      tc, creds_apply_empties_every_capability_set_in_a_new_user_namespace);
   tcase_add_test(tc,
-                 creds_apply_empties_every_capability_set_in_a_new_user_namespace);
-  tcase_add_test(tc, rootfs_empty_root_hides_every_host_file_but_the_bound_ones);
+                 rootfs_empty_root_hides_every_host_file_but_the_bound_ones);
   tcase_add_test(tc, fd_hygiene_leaves_only_the_kept_fds_at_their_numbers);
   tcase_add_test(tc, fd_hygiene_moves_a_permutation_of_fds_without_clobbering);
   tcase_add_test(tc, fd_hygiene_refuses_duplicate_targets_and_closed_fds);
