@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <glib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 
 #include "sandbox/linux/namespaces/credentials.h"
@@ -575,6 +577,32 @@ START_TEST(status_format_reports_every_layer_as_the_kernel_sees_it) {
 }
 END_TEST
 
+static int seccomp_counted(void *arg) {
+  (void)arg;
+  sbx_layer_status st;
+  sbx_status_collect(NULL, &st);
+  if (st.seccomp_mode != 0 || st.seccomp_filters != 0)
+    return 10; /* control: none yet */
+  struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  struct sock_fprog prog = {1, &allow};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return 11;
+  for (int i = 0; i < 2; i++)
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+      return 12;
+  sbx_status_collect(NULL, &st);
+  if (st.seccomp_mode != 2 || st.seccomp_filters != 2)
+    return 13;
+  char buf[2048];
+  sbx_status_format(&st, buf, sizeof(buf));
+  return strstr(buf, "seccomp: filter (2 filters)") ? 0 : 14;
+}
+
+START_TEST(status_counts_stacked_seccomp_filters) {
+  ck_assert_int_eq(run_forked(seccomp_counted, NULL), 0);
+}
+END_TEST
+
 static Suite *namespaces_suite(void) {
   Suite *s = suite_create("namespaces");
   TCase *tc = tcase_create("namespaces");
@@ -596,6 +624,7 @@ static Suite *namespaces_suite(void) {
   tcase_add_test(tc, pdeathsig_kills_the_child_when_its_parent_dies);
   tcase_add_test(tc, die_with_parent_notices_a_parent_that_already_died);
   tcase_add_test(tc, status_format_reports_every_layer_as_the_kernel_sees_it);
+  tcase_add_test(tc, status_counts_stacked_seccomp_filters);
   suite_add_tcase(s, tc);
   return s;
 }
