@@ -94,6 +94,10 @@ uint32_t sbx_action_to_ret(sbx_action action);
 uint32_t sbx_policy_eval(const sbx_policy *policy,
                          const struct seccomp_data *data);
 
+/* Whether one comparison holds for an argument value, with the 32-bit rule
+ * above applied (used by the evaluator and the linter). */
+bool sbx_cmp_holds(const sbx_cmp *cmp, uint64_t arg);
+
 /* Frees a policy and everything it owns; NULL is ignored. */
 void sbx_policy_free(sbx_policy *policy);
 

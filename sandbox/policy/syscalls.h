@@ -26,4 +26,8 @@ bool sbx_syscall_arg_is_32bit(int nr, unsigned arg);
  * NULL names. */
 int sbx_syscall_max(void);
 
+/* How many arguments syscall nr takes (0..6), or -1 when the reviewed
+ * table (sandbox/policy/syscall_args.txt) does not say. */
+int sbx_syscall_arg_count(int nr);
+
 #endif /* SBX_POLICY_SYSCALLS_H_ */
