@@ -1,0 +1,75 @@
+/* The broker process, as the host sees it.
+ *
+ * Why it exists: workers cannot open files; the broker, a separate process
+ * forked by the host before anything untrusted runs, opens them on their
+ * behalf after checking each request against the allowlist of the worker's
+ * type. The broker is itself sandboxed (its own seccomp policy, and a
+ * Landlock ruleset equal to the union of its allowlists), so even a
+ * compromised broker reaches only what some worker type may reach.
+ *
+ * Life cycle (host side):
+ *   1. Build one sbx_allowlist per worker type (permissions.h).
+ *   2. sbx_broker_start() forks the broker. Do it while the host is still
+ *      single-threaded: the child keeps running host code (no exec).
+ *   3. sbx_broker_connect(broker, type) once per worker: a new channel, of
+ *      which the host gets the worker's end to hand over (to the zygote's
+ *      spawn request, or to itself for in-process use). The channel, not
+ *      any message, decides which allowlist applies.
+ *   4. The worker talks to the broker with client.h (directly, or through
+ *      layer 1's SIGSYS handler, layer1.h).
+ *   5. sbx_broker_stop() closes the control channel; the broker exits
+ *      after it and is reaped. The broker also dies with the host
+ *      (PR_SET_PDEATHSIG).
+ *
+ * What it trusts: the host and the allowlists it passes. Nothing a worker
+ * sends (server.h).
+ */
+#ifndef SBX_BROKER_BROKER_H_
+#define SBX_BROKER_BROKER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "sandbox/broker/permissions.h"
+#include "sandbox/broker/server.h"
+
+typedef struct {
+  /* One per worker type; borrowed for the duration of sbx_broker_start
+   * (the broker works on its own copy, made by fork). */
+  const sbx_allowlist *const *allowlists;
+  size_t n_allowlists;
+  /* Where audit lines go (audit.h), or -1. The broker keeps a duplicate;
+   * the caller keeps its own descriptor. */
+  int audit_fd;
+  bool audit_grants; /* also log granted requests (costs a write each) */
+  /* Dangerous: run the broker without its own seccomp filter and Landlock
+   * ruleset. Only for measuring what those layers cost. */
+  bool dangerously_unsandboxed;
+} sbx_broker_config;
+
+typedef struct sbx_broker sbx_broker;
+
+/* Forks and starts the broker; returns once it is serving, or NULL with
+ * *error saying what failed (in the host or in the broker's own set-up). */
+sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error);
+
+/* A new channel for one worker of `type` (an allowlist's name). Returns
+ * the worker's end (SOCK_SEQPACKET, close-on-exec; the caller owns it), or
+ * -1 with *error set. Not thread-safe: call from one host thread. */
+int sbx_broker_connect(sbx_broker *broker, const char *type, GError **error);
+
+pid_t sbx_broker_pid(const sbx_broker *broker);
+
+/* The broker's counters (server.h), for tests and status reports. */
+gboolean sbx_broker_get_stats(sbx_broker *broker, sbx_broker_stats *out,
+                              GError **error);
+
+/* Stops the broker and frees the handle; *status (may be NULL) gets its
+ * wait status. Workers still connected see -EACCES from then on. NULL is
+ * ignored. */
+gboolean sbx_broker_stop(sbx_broker *broker, int *status, GError **error);
+
+#endif /* SBX_BROKER_BROKER_H_ */

@@ -1,0 +1,48 @@
+/* The broker's command table: for each command, what it carries, which
+ * permission it needs and which handler serves it.
+ *
+ * Why it exists: what a worker may ask is visible in one place (as in
+ * OpenSSH's privilege-separation monitor). The decoder, the client's
+ * pre-check and the server all read this table; nothing else lists
+ * commands.
+ *
+ * What it trusts: a request that sbx_broker_decode_request() accepted.
+ * Handlers still trust no path: the resolver validates each one.
+ */
+#ifndef SBX_BROKER_COMMANDS_H_
+#define SBX_BROKER_COMMANDS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox/broker/protocol.h"
+#include "sandbox/broker/resolver.h"
+
+typedef struct {
+  /* in */
+  const sbx_resolver *resolver;
+  pid_t pid; /* the sender, as the kernel reported it */
+  const sbx_broker_request_view *request;
+  /* out */
+  int fd;              /* descriptor to hand over, or -1 */
+  void *payload;       /* SBX_BROKER_MAX_PAYLOAD bytes */
+  size_t payload_len;
+  sbx_decision decision;
+} sbx_broker_call;
+
+typedef struct {
+  uint16_t command;
+  const char *name;
+  unsigned n_paths;
+  const char *permission; /* the right it needs, for documentation */
+  /* Field rules (see sbx_broker_check_fields): 0 or -EINVAL. */
+  int (*check)(uint32_t flags, uint32_t arg);
+  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. */
+  int (*handler)(sbx_broker_call *call);
+} sbx_broker_command;
+
+/* The table entry for a command, or NULL. Async-signal-safe. */
+const sbx_broker_command *sbx_broker_command_find(uint16_t command);
+
+#endif /* SBX_BROKER_COMMANDS_H_ */

@@ -1,0 +1,490 @@
+/* The broker's request loop; see server.h.
+ *
+ * Trusts the control channel and the allowlists. Trusts no byte, length or
+ * descriptor that arrives on a worker channel: each is checked before use,
+ * and every descriptor received is closed on every path.
+ */
+#include "sandbox/broker/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sandbox/broker/commands.h"
+#include "sandbox/broker/protocol.h"
+#include "sandbox/broker/resolver.h"
+
+/* Descriptors accepted per datagram before the message is refused: a
+ * correct client sends one; room for a few more lets the broker see (and
+ * close) what a hostile one sent instead of losing them to MSG_CTRUNC. */
+#define MAX_FDS_PER_MESSAGE 8
+
+typedef struct {
+  int fd;
+  size_t type;
+  bool closed;
+} channel;
+
+struct sbx_broker_server {
+  const sbx_audit *audit;
+  GPtrArray *resolvers; /* sbx_resolver *, indexed by type */
+  GArray *channels;     /* channel */
+  struct pollfd *pfds;
+  size_t n_pfds;
+  bool dirty;
+  unsigned char *request;
+  unsigned char *payload;
+  sbx_broker_stats stats;
+};
+
+typedef union {
+  char buf[CMSG_SPACE(sizeof(struct ucred)) +
+           CMSG_SPACE(MAX_FDS_PER_MESSAGE * sizeof(int))];
+  struct cmsghdr align;
+} control_buf;
+
+typedef struct {
+  int fds[MAX_FDS_PER_MESSAGE];
+  size_t n_fds;
+  size_t n_rights_blocks;
+  bool other_cmsg;
+  bool have_cred;
+  struct ucred cred;
+} ancillary;
+
+static void resolver_free_cb(gpointer p) {
+  sbx_resolver_free(p);
+}
+
+sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit) {
+  sbx_broker_server *s = g_new0(sbx_broker_server, 1);
+  s->audit = audit;
+  s->resolvers = g_ptr_array_new_with_free_func(resolver_free_cb);
+  s->channels = g_array_new(FALSE, TRUE, sizeof(channel));
+  s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
+  s->payload = g_malloc0(SBX_BROKER_MAX_PAYLOAD);
+  s->dirty = true;
+  return s;
+}
+
+void sbx_broker_server_free(sbx_broker_server *s) {
+  if (!s)
+    return;
+  for (guint i = 0; i < s->channels->len; i++) {
+    channel *ch = &g_array_index(s->channels, channel, i);
+    if (!ch->closed)
+      close(ch->fd);
+  }
+  g_array_unref(s->channels);
+  g_ptr_array_unref(s->resolvers);
+  g_free(s->pfds);
+  g_free(s->request);
+  g_free(s->payload);
+  g_free(s);
+}
+
+gboolean sbx_broker_server_add_type(sbx_broker_server *s,
+                                    const sbx_allowlist *list,
+                                    GError **error) {
+  sbx_resolver *r = sbx_resolver_new(list, error);
+  if (!r)
+    return FALSE;
+  g_ptr_array_add(s->resolvers, r);
+  return TRUE;
+}
+
+gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
+                                       size_t type_index, GError **error) {
+  if (type_index >= s->resolvers->len) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "broker channel for unknown worker type %zu (%u known)",
+                type_index, s->resolvers->len);
+    close(fd);
+    return FALSE;
+  }
+  int type = 0;
+  socklen_t tlen = sizeof(type);
+  int one = 1;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 ||
+      type != SOCK_SEQPACKET) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "broker channel (fd %d) is not a SOCK_SEQPACKET socket", fd);
+    close(fd);
+    return FALSE;
+  }
+  /* The kernel then attaches the sender's credentials to every request:
+   * its pid is what /proc/self means. */
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+    int err = errno;
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "setsockopt(SO_PASSCRED) on broker channel fd %d: %s", fd,
+                g_strerror(err));
+    close(fd);
+    return FALSE;
+  }
+  channel ch = {.fd = fd, .type = type_index, .closed = false};
+  g_array_append_val(s->channels, ch);
+  s->stats.channels++;
+  s->dirty = true;
+  return TRUE;
+}
+
+void sbx_broker_server_stats(const sbx_broker_server *s,
+                             sbx_broker_stats *out) {
+  *out = s->stats;
+}
+
+bool sbx_broker_server_holds_fd(const sbx_broker_server *s, int fd) {
+  for (guint i = 0; i < s->channels->len; i++) {
+    const channel *ch = &g_array_index(s->channels, channel, i);
+    if (!ch->closed && ch->fd == fd)
+      return true;
+  }
+  for (guint i = 0; i < s->resolvers->len; i++)
+    if (sbx_resolver_holds_fd(g_ptr_array_index(s->resolvers, i), fd))
+      return true;
+  return false;
+}
+
+static void collect_ancillary(struct msghdr *msg, ancillary *a) {
+  memset(a, 0, sizeof(*a));
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      const unsigned char *data = CMSG_DATA(c);
+      for (size_t i = 0; i < n; i++) {
+        int fd;
+        memcpy(&fd, data + i * sizeof(int), sizeof(int));
+        if (a->n_fds < MAX_FDS_PER_MESSAGE)
+          a->fds[a->n_fds++] = fd;
+        else
+          close(fd); /* cannot happen: the buffer holds no more */
+      }
+      a->n_rights_blocks++;
+    } else if (c->cmsg_level == SOL_SOCKET &&
+               c->cmsg_type == SCM_CREDENTIALS &&
+               c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+      memcpy(&a->cred, CMSG_DATA(c), sizeof(a->cred));
+      a->have_cred = true;
+    } else {
+      a->other_cmsg = true;
+    }
+  }
+}
+
+static void close_all(ancillary *a) {
+  for (size_t i = 0; i < a->n_fds; i++)
+    close(a->fds[i]);
+  a->n_fds = 0;
+}
+
+/* After MSG_CTRUNC: was it this process running out of descriptors (the
+ * client did nothing wrong) rather than a hostile sender? */
+static bool out_of_descriptors(int any_fd) {
+  int probe = fcntl(any_fd, F_DUPFD_CLOEXEC, 0);
+  if (probe >= 0) {
+    close(probe);
+    return false;
+  }
+  return errno == EMFILE || errno == ENFILE;
+}
+
+static void audit_protocol(sbx_broker_server *s, const channel *ch,
+                           pid_t pid, const char *reason, int err) {
+  const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
+  sbx_audit_record rec = {
+      .type = sbx_allowlist_name(sbx_resolver_allowlist(r)),
+      .pid = pid,
+      .op = "protocol",
+      .granted = false,
+      .result = -err,
+      .reason = reason,
+  };
+  sbx_audit_write(s->audit, &rec);
+}
+
+typedef enum { KEEP, CLOSE } verdict;
+
+static verdict refuse_message(sbx_broker_server *s, const channel *ch,
+                              ancillary *a, const char *reason) {
+  close_all(a);
+  s->stats.bad_messages++;
+  audit_protocol(s, ch, a->have_cred ? a->cred.pid : 0, reason, EPROTO);
+  return CLOSE;
+}
+
+static verdict send_reply(int reply_fd, const sbx_broker_request_view *q,
+                          int result, int fd, const void *payload,
+                          size_t payload_len) {
+  sbx_broker_reply rep;
+  memset(&rep, 0, sizeof(rep));
+  rep.magic = SBX_BROKER_MAGIC;
+  rep.version = SBX_BROKER_VERSION;
+  rep.command = q->command;
+  rep.id = q->id;
+  rep.result = result;
+  rep.payload_len = (uint32_t)payload_len;
+  struct iovec iov[2] = {
+      {.iov_base = &rep, .iov_len = sizeof(rep)},
+      {.iov_base = (void *)payload, .iov_len = payload_len},
+  };
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } cbuf;
+  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = payload_len ? 2 : 1};
+  if (fd >= 0) {
+    rep.flags |= SBX_BROKER_REPLY_HAS_FD;
+    memset(&cbuf, 0, sizeof(cbuf));
+    msg.msg_control = cbuf.buf;
+    msg.msg_controllen = sizeof(cbuf.buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  ssize_t n;
+  do {
+    n = sendmsg(reply_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0)
+    return KEEP;
+  switch (errno) {
+    case EPIPE:
+    case ECONNRESET:
+    case EAGAIN:
+    case ENOBUFS:
+    case ENOMEM:
+      /* The client went away or will never read: its loss alone. */
+      return KEEP;
+    default:
+      /* Not a connected socket: the request was not a correct client's. */
+      return CLOSE;
+  }
+}
+
+static verdict serve_one(sbx_broker_server *s, channel *ch) {
+  struct iovec iov = {.iov_base = s->request,
+                      .iov_len = SBX_BROKER_MAX_REQUEST + 1};
+  control_buf cbuf;
+  struct msghdr msg = {
+      .msg_iov = &iov,
+      .msg_iovlen = 1,
+      .msg_control = cbuf.buf,
+      .msg_controllen = sizeof(cbuf.buf),
+  };
+  ssize_t n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR)
+      return KEEP;
+    return CLOSE;
+  }
+  ancillary a;
+  collect_ancillary(&msg, &a);
+  if (n == 0 && a.n_fds == 0 && !(msg.msg_flags & MSG_CTRUNC))
+    return CLOSE; /* end of file (or an empty datagram): B1 */
+  if (msg.msg_flags & MSG_CTRUNC) {
+    close_all(&a);
+    if (out_of_descriptors(ch->fd)) {
+      /* The kernel dropped the reply socket, so the client sees end of
+       * file at once; the channel stays (F4). */
+      s->stats.dropped++;
+      audit_protocol(s, ch, a.have_cred ? a.cred.pid : 0,
+                     "broker out of descriptors", EMFILE);
+      return KEEP;
+    }
+    return refuse_message(s, ch, &a, "truncated control data");
+  }
+  if (msg.msg_flags & MSG_TRUNC)
+    return refuse_message(s, ch, &a, "datagram longer than the maximum");
+  if (a.other_cmsg)
+    return refuse_message(s, ch, &a, "unexpected control message");
+  if (a.n_rights_blocks != 1 || a.n_fds != 1)
+    return refuse_message(s, ch, &a,
+                          a.n_fds == 0 ? "no reply descriptor"
+                                       : "more than one descriptor");
+  sbx_broker_request_view q;
+  const char *why = NULL;
+  if (sbx_broker_decode_request(s->request, (size_t)n, &q, &why) != 0)
+    return refuse_message(s, ch, &a, why);
+
+  int reply_fd = a.fds[0];
+  const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
+  const sbx_allowlist *list = sbx_resolver_allowlist(r);
+  sbx_broker_call call = {
+      .resolver = r,
+      .pid = a.have_cred ? a.cred.pid : 0,
+      .request = &q,
+      .fd = -1,
+      .payload = s->payload,
+      .payload_len = 0,
+      .decision = {.granted = false, .reason = "no decision"},
+  };
+  int result = -EACCES; /* B8: default to denial */
+  if (!(sbx_allowlist_commands(list) & (1u << q.command))) {
+    call.decision.reason = "command not enabled for this worker type";
+    result = -sbx_allowlist_denied_errno(list);
+  } else {
+    result = sbx_broker_command_find(q.command)->handler(&call);
+  }
+  s->stats.requests++;
+  if (!call.decision.granted)
+    s->stats.denied++;
+  sbx_audit_record rec = {
+      .type = sbx_allowlist_name(list),
+      .pid = call.pid,
+      .op = sbx_broker_command_name(q.command),
+      .path = q.path,
+      .path2 = q.path2,
+      .command = q.command,
+      .flags = q.flags,
+      .granted = call.decision.granted,
+      .result = result,
+      .reason = call.decision.granted ? NULL : call.decision.reason,
+  };
+  sbx_audit_write(s->audit, &rec);
+
+  verdict v = send_reply(reply_fd, &q, result, call.fd,
+                         result >= 0 ? call.payload : NULL,
+                         result >= 0 ? call.payload_len : 0);
+  if (call.fd >= 0)
+    close(call.fd);
+  close(reply_fd);
+  if (v == CLOSE) {
+    s->stats.bad_messages++;
+    audit_protocol(s, ch, call.pid, "reply descriptor is not a socket",
+                   ENOTSOCK);
+  }
+  return v;
+}
+
+/* Returns false when the control channel is finished. */
+static bool serve_control(sbx_broker_server *s, int control_fd) {
+  sbx_broker_control_request req;
+  struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
+  control_buf cbuf;
+  struct msghdr msg = {
+      .msg_iov = &iov,
+      .msg_iovlen = 1,
+      .msg_control = cbuf.buf,
+      .msg_controllen = sizeof(cbuf.buf),
+  };
+  ssize_t n = recvmsg(control_fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0)
+    return errno == EAGAIN || errno == EINTR;
+  ancillary a;
+  collect_ancillary(&msg, &a);
+  if (n == 0) {
+    close_all(&a);
+    return false;
+  }
+  sbx_broker_control_reply rep;
+  memset(&rep, 0, sizeof(rep));
+  rep.magic = SBX_BROKER_CONTROL_MAGIC;
+  rep.result = -EINVAL;
+  if ((size_t)n != sizeof(req) || req.magic != SBX_BROKER_CONTROL_MAGIC ||
+      (msg.msg_flags & MSG_TRUNC)) {
+    close_all(&a);
+  } else if (msg.msg_flags & MSG_CTRUNC) {
+    close_all(&a);
+    rep.result = out_of_descriptors(control_fd) ? -EMFILE : -EINVAL;
+  } else if (req.op == SBX_BROKER_CONTROL_ADD_CHANNEL) {
+    if (a.n_fds == 1 && a.n_rights_blocks == 1) {
+      GError *error = NULL;
+      int fd = a.fds[0];
+      a.n_fds = 0;
+      if (sbx_broker_server_add_channel(s, fd, req.arg, &error)) {
+        rep.result = 0;
+      } else {
+        g_error_free(error);
+      }
+    }
+    close_all(&a);
+  } else if (req.op == SBX_BROKER_CONTROL_STATUS) {
+    close_all(&a);
+    rep.result = 0;
+  } else {
+    close_all(&a);
+  }
+  rep.stats = s->stats;
+  rep.stats.channels = 0;
+  for (guint i = 0; i < s->channels->len; i++)
+    rep.stats.channels +=
+        !g_array_index(s->channels, channel, i).closed;
+  ssize_t w;
+  do {
+    w = send(control_fd, &rep, sizeof(rep), MSG_NOSIGNAL);
+  } while (w < 0 && errno == EINTR);
+  return w >= 0 || errno != EPIPE;
+}
+
+static void rebuild_pollset(sbx_broker_server *s, int control_fd) {
+  /* Drop closed channels first so indices match the poll set. */
+  guint j = 0;
+  for (guint i = 0; i < s->channels->len; i++) {
+    channel ch = g_array_index(s->channels, channel, i);
+    if (!ch.closed)
+      g_array_index(s->channels, channel, j++) = ch;
+  }
+  g_array_set_size(s->channels, j);
+  s->n_pfds = 1 + s->channels->len;
+  s->pfds = g_renew(struct pollfd, s->pfds, s->n_pfds);
+  s->pfds[0] = (struct pollfd){.fd = control_fd, .events = POLLIN};
+  for (guint i = 0; i < s->channels->len; i++)
+    s->pfds[1 + i] = (struct pollfd){
+        .fd = g_array_index(s->channels, channel, i).fd, .events = POLLIN};
+  s->dirty = false;
+}
+
+static void close_channel(sbx_broker_server *s, channel *ch) {
+  close(ch->fd);
+  ch->closed = true;
+  ch->fd = -1;
+  s->dirty = true;
+}
+
+int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
+  for (;;) {
+    if (s->dirty)
+      rebuild_pollset(s, control_fd);
+    int n = poll(s->pfds, s->n_pfds, -1);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      int err = errno;
+      close(control_fd);
+      return -err;
+    }
+    /* One request per ready channel per round (B7). */
+    size_t n_channels = s->n_pfds - 1;
+    for (size_t i = 0; i < n_channels; i++) {
+      short rev = s->pfds[1 + i].revents;
+      if (!rev)
+        continue;
+      channel *ch = &g_array_index(s->channels, channel, i);
+      if (ch->closed)
+        continue;
+      if (rev & POLLIN) {
+        if (serve_one(s, ch) == CLOSE)
+          close_channel(s, ch);
+      } else if (rev & (POLLHUP | POLLERR | POLLNVAL)) {
+        close_channel(s, ch);
+      }
+    }
+    short crev = s->pfds[0].revents;
+    if (crev & POLLIN) {
+      if (!serve_control(s, control_fd)) {
+        close(control_fd);
+        return 0;
+      }
+    } else if (crev & (POLLHUP | POLLERR | POLLNVAL)) {
+      close(control_fd);
+      return 0;
+    }
+  }
+}

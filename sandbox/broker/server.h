@@ -1,0 +1,92 @@
+/* The broker's request loop: channels in, decisions out.
+ *
+ * Why it exists: this is the code that runs inside the broker process,
+ * between the worker channels and the resolver. It owns the channels, reads
+ * one datagram at a time from each, dispatches through the command table
+ * and answers on the reply socket that came with the request.
+ *
+ * What it trusts: the control channel (from the host) and the allowlists it
+ * was given. What it refuses: anything else a channel sends that a correct
+ * client would not (see protocol.h). A bad message closes its channel
+ * only; the broker keeps serving the others (B1-B8).
+ *
+ * Fairness and cost: one poll() per wake-up, then at most one request per
+ * ready channel per round, so a flooding worker cannot starve the others.
+ * Replies are sent with MSG_DONTWAIT, so a client that never reads cannot
+ * block the broker. A request costs recvmsg, the resolver's openat2 and
+ * fstat (and fcntl to drop the O_NONBLOCK the broker opens with), sendmsg
+ * and the closes: no further system call on the hot path.
+ */
+#ifndef SBX_BROKER_SERVER_H_
+#define SBX_BROKER_SERVER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "sandbox/broker/audit.h"
+#include "sandbox/broker/permissions.h"
+
+/* The host <-> broker control protocol (host side: broker.c). One datagram
+ * per message on a SOCK_SEQPACKET pair. */
+#define SBX_BROKER_CONTROL_MAGIC 0x53425843u /* "SBXC" */
+
+typedef enum {
+  SBX_BROKER_CONTROL_ADD_CHANNEL = 1, /* arg: type index; SCM_RIGHTS: fd */
+  SBX_BROKER_CONTROL_STATUS,          /* reply carries the counters */
+} sbx_broker_control_op;
+
+typedef struct {
+  uint32_t magic;
+  uint32_t op;
+  uint32_t arg;
+  uint32_t pad;
+} sbx_broker_control_request;
+
+typedef struct {
+  uint64_t channels;        /* open worker channels */
+  uint64_t requests;        /* requests answered */
+  uint64_t denied;          /* of which denied by the allowlist */
+  uint64_t bad_messages;    /* channels closed for a malformed message */
+  uint64_t dropped;         /* requests dropped for lack of descriptors */
+} sbx_broker_stats;
+
+typedef struct {
+  uint32_t magic;
+  int32_t result; /* 0 or -errno */
+  sbx_broker_stats stats;
+} sbx_broker_control_reply;
+
+typedef struct sbx_broker_server sbx_broker_server;
+
+/* A server with no types and no channels. The audit descriptor is
+ * borrowed. */
+sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit);
+void sbx_broker_server_free(sbx_broker_server *server);
+
+/* Adds a worker type; its index (0, 1, ...) is what ADD_CHANNEL names.
+ * Opens the resolver's root directories. `list` is borrowed. */
+gboolean sbx_broker_server_add_type(sbx_broker_server *server,
+                                    const sbx_allowlist *list,
+                                    GError **error);
+
+/* Takes ownership of `fd`, a SOCK_SEQPACKET channel to one worker of type
+ * `type_index`. */
+gboolean sbx_broker_server_add_channel(sbx_broker_server *server, int fd,
+                                       size_t type_index, GError **error);
+
+/* Serves the control channel `control_fd` (owned) and every channel until
+ * the control channel reaches end of file. Returns 0, or -errno if poll
+ * fails for a reason other than EINTR. */
+int sbx_broker_server_run(sbx_broker_server *server, int control_fd);
+
+void sbx_broker_server_stats(const sbx_broker_server *server,
+                             sbx_broker_stats *out);
+
+/* Every descriptor the server holds (resolver roots included): for the
+ * broker's own fd hygiene checks. */
+bool sbx_broker_server_holds_fd(const sbx_broker_server *server, int fd);
+
+#endif /* SBX_BROKER_SERVER_H_ */
