@@ -1,0 +1,390 @@
+/* The compiler against the policy's own meaning: compiled programs and
+ * sbx_policy_eval agree on every input tried, for random policies with
+ * every operator, width and action (hundreds of rules to force long
+ * jumps); the checker agrees with the kernel on what is a valid program.
+ */
+#include <check.h>
+#include <errno.h>
+#include <linux/audit.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/linux/seccomp/loader.h"
+
+typedef struct {
+  uint64_t state;
+} rng;
+
+static uint64_t next(rng *r) {
+  r->state ^= r->state << 13;
+  r->state ^= r->state >> 7;
+  r->state ^= r->state << 17;
+  return r->state;
+}
+
+static sbx_action random_action(rng *r) {
+  sbx_action a = {(sbx_action_kind)(next(r) % 8), 0};
+  if (a.kind == SBX_ACTION_ERRNO || a.kind == SBX_ACTION_TRACE ||
+      a.kind == SBX_ACTION_TRAP)
+    a.data = (uint16_t)(next(r) % 4);
+  return a;
+}
+
+static uint64_t interesting(rng *r) {
+  switch (next(r) % 7) {
+    case 0:
+      return next(r) % 4;
+    case 1:
+      return next(r);
+    case 2:
+      return next(r) & 0xffffffffu;
+    case 3:
+      return ~0ull;
+    case 4:
+      return 1ull << (next(r) % 64);
+    case 5:
+      return 0xffffffffull << 32 | (next(r) % 4);
+    default:
+      return (next(r) % 4) << 32 | (next(r) % 4);
+  }
+}
+
+/* Rules are sorted and unique, numbers spread so runs and gaps mix. */
+static sbx_policy *random_policy(rng *r, size_t max_rules) {
+  sbx_policy *p = g_new0(sbx_policy, 1);
+  size_t n = max_rules ? next(r) % max_rules : 0;
+  p->rules = g_new0(sbx_rule, n + 1);
+  int nr = -1;
+  for (size_t i = 0; i < n; i++) {
+    nr += 1 + (next(r) % 3 == 0 ? (int)(next(r) % 5) : 0);
+    sbx_rule *rule = &p->rules[p->n_rules++];
+    rule->nr = nr;
+    rule->on_match = random_action(r);
+    rule->on_mismatch = random_action(r);
+    if (next(r) % 2) {
+      rule->n_alts = 1 + next(r) % 4;
+      rule->alts = g_new0(sbx_conjunction, rule->n_alts);
+      for (size_t a = 0; a < rule->n_alts; a++) {
+        sbx_conjunction *alt = &rule->alts[a];
+        alt->n_cmps = next(r) % 4;
+        alt->cmps = g_new0(sbx_cmp, alt->n_cmps + 1);
+        for (size_t c = 0; c < alt->n_cmps; c++) {
+          alt->cmps[c].arg = (uint8_t)(next(r) % 6);
+          alt->cmps[c].arg_is_32bit = next(r) % 2;
+          alt->cmps[c].op = (sbx_cmp_op)(next(r) % 8);
+          alt->cmps[c].value = interesting(r);
+        }
+      }
+    }
+  }
+  p->default_action = random_action(r);
+  return p;
+}
+
+static void free_random_policy(sbx_policy *p) {
+  for (size_t i = 0; i < p->n_rules; i++) {
+    for (size_t a = 0; a < p->rules[i].n_alts; a++)
+      g_free(p->rules[i].alts[a].cmps);
+    g_free(p->rules[i].alts);
+  }
+  g_free(p->rules);
+  g_free(p);
+}
+
+static const sbx_rule *find_rule(const sbx_policy *p, int nr) {
+  for (size_t i = 0; i < p->n_rules; i++)
+    if (p->rules[i].nr == nr)
+      return &p->rules[i];
+  return NULL;
+}
+
+/* Inputs built from the policy's own constants: each one, +-1, with junk
+ * in the other half; plus 0, ~0, x32 and i386 numbers, unknown numbers. */
+static void random_input(rng *r, const sbx_policy *p, struct seccomp_data *d) {
+  memset(d, 0, sizeof(*d));
+  d->arch = next(r) % 64 ? AUDIT_ARCH_X86_64 : AUDIT_ARCH_I386;
+  int top = p->n_rules ? p->rules[p->n_rules - 1].nr : 0;
+  switch (next(r) % 16) {
+    case 0:
+      d->nr = (int)next(r);
+      break;
+    case 1:
+      d->nr = (int)(0x40000000u | (next(r) % (top + 2)));
+      break;
+    default:
+      d->nr = (int)(next(r) % (top + 3));
+      break;
+  }
+  const sbx_rule *rule = find_rule(p, d->nr);
+  for (int a = 0; a < 6; a++) {
+    uint64_t v = interesting(r);
+    if (rule && rule->n_alts && next(r) % 4) {
+      const sbx_conjunction *alt = &rule->alts[next(r) % rule->n_alts];
+      for (size_t c = 0; c < alt->n_cmps; c++) {
+        if (alt->cmps[c].arg == a && next(r) % 2) {
+          v = alt->cmps[c].value + (next(r) % 3) - 1;
+          if (next(r) % 3 == 0)
+            v ^= (next(r) % 2 ? 1ull : 0x80000000ull) << 32;
+        }
+      }
+    }
+    d->args[a] = v;
+  }
+}
+
+static void assert_agree(const sbx_policy *p, const sbx_bpf_program *prog,
+                         rng *r, int inputs) {
+  for (int i = 0; i < inputs; i++) {
+    struct seccomp_data d;
+    random_input(r, p, &d);
+    uint32_t got = sbx_bpf_run_checked(prog->insns, prog->len, &d, NULL);
+    uint32_t want = sbx_policy_eval(p, &d);
+    ck_assert_msg(got == want,
+                  "nr %d arch 0x%x args %#llx %#llx %#llx %#llx %#llx %#llx: "
+                  "program 0x%08x, policy 0x%08x",
+                  d.nr, d.arch, (unsigned long long)d.args[0],
+                  (unsigned long long)d.args[1], (unsigned long long)d.args[2],
+                  (unsigned long long)d.args[3], (unsigned long long)d.args[4],
+                  (unsigned long long)d.args[5], got, want);
+  }
+}
+
+START_TEST(compiled_random_policies_agree_with_the_policy) {
+  rng r = {0x9e3779b97f4a7c15ull + (uint64_t)_i};
+  sbx_policy *p = random_policy(&r, _i % 4 == 0 ? 400 : 40);
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(sbx_bpf_check(prog.insns, prog.len, &error), "%s",
+                error ? error->message : "");
+  assert_agree(p, &prog, &r, 100000);
+  /* sbx_bpf_run (with its own check) gives the same answers. */
+  for (int i = 0; i < 200; i++) {
+    struct seccomp_data d;
+    random_input(&r, p, &d);
+    ck_assert_uint_eq(sbx_bpf_run(prog.insns, prog.len, &d, NULL),
+                      sbx_policy_eval(p, &d));
+  }
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+/* Many argument-checked rules put the returns far behind the search
+ * tree, so conditional jumps need helpers. */
+static sbx_policy *long_policy(size_t n_rules) {
+  sbx_policy *p = g_new0(sbx_policy, 1);
+  p->rules = g_new0(sbx_rule, n_rules);
+  p->n_rules = n_rules;
+  for (size_t i = 0; i < n_rules; i++) {
+    sbx_rule *rule = &p->rules[i];
+    rule->nr = 1000 + (int)i; /* past every real call: the loaded filter
+                                 leaves the child's own calls alone */
+    rule->n_alts = 2;
+    rule->alts = g_new0(sbx_conjunction, 2);
+    for (int a = 0; a < 2; a++) {
+      rule->alts[a].n_cmps = 1;
+      rule->alts[a].cmps = g_new0(sbx_cmp, 1);
+      rule->alts[a].cmps[0] =
+          (sbx_cmp){(uint8_t)a, false, SBX_CMP_GE, (uint64_t)i << 31};
+    }
+    rule->on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
+    rule->on_mismatch = (sbx_action){SBX_ACTION_ERRNO, (uint16_t)(i % 7 + 1)};
+  }
+  p->default_action = (sbx_action){SBX_ACTION_ALLOW, 0};
+  return p;
+}
+
+START_TEST(long_programs_use_long_jumps_and_load_in_the_kernel) {
+  sbx_policy *p = long_policy(300);
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_uint_gt(prog.len, 1000);
+  bool has_ja = false;
+  for (size_t i = 0; i < prog.len; i++)
+    has_ja |= prog.insns[i].code == (BPF_JMP | BPF_JA);
+  ck_assert(has_ja);
+  rng r = {12345};
+  assert_agree(p, &prog, &r, 100000);
+  /* The kernel takes it too. */
+  pid_t pid = fork();
+  if (pid == 0)
+    _exit(sbx_seccomp_load_raw(prog.insns, prog.len, 0) == 0 ? 0 : 1);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+START_TEST(too_long_programs_are_refused_naming_a_rule) {
+  sbx_policy *p = long_policy(450);
+  for (size_t i = 0; i < p->n_rules; i++)
+    p->rules[i].name = g_strdup_printf("call%zu", i);
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert(!sbx_bpf_compile(p, &prog, &error));
+  ck_assert_int_eq(error->code, SBX_BPF_ERROR_TOO_LONG);
+  ck_assert_ptr_nonnull(strstr(error->message, "4096"));
+  ck_assert_ptr_nonnull(strstr(error->message, "syscall call"));
+  ck_assert_ptr_null(prog.insns);
+  g_error_free(error);
+  for (size_t i = 0; i < p->n_rules; i++)
+    g_free(p->rules[i].name);
+  free_random_policy(p);
+}
+END_TEST
+
+START_TEST(duplicate_rules_are_refused) {
+  sbx_rule rules[2] = {{0}};
+  rules[0].nr = rules[1].nr = 3;
+  rules[0].name = rules[1].name = "close";
+  sbx_policy p = {rules, 2, {SBX_ACTION_ALLOW, 0}, NULL, 0};
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert(!sbx_bpf_compile(&p, &prog, &error));
+  ck_assert_int_eq(error->code, SBX_BPF_ERROR_INVALID_POLICY);
+  ck_assert_ptr_nonnull(strstr(error->message, "close"));
+  g_error_free(error);
+}
+END_TEST
+
+START_TEST(search_depth_stays_logarithmic) {
+  /* 256 unconditional rules with alternating actions: 256 runs, so the
+   * tree needs 8 levels; the whole path is prologue + tree + leaf. */
+  sbx_rule rules[256] = {{0}};
+  for (int i = 0; i < 256; i++) {
+    rules[i].nr = 2 * i;
+    rules[i].on_match = (sbx_action){
+        i % 2 ? SBX_ACTION_ALLOW : SBX_ACTION_ERRNO, (uint16_t)(i % 2)};
+  }
+  sbx_policy p = {rules, 256, {SBX_ACTION_KILL_PROCESS, 0}, NULL, 0};
+  sbx_bpf_program prog;
+  ck_assert(sbx_bpf_compile(&p, &prog, NULL));
+  size_t worst = 0;
+  for (int nr = 0; nr < 600; nr++) {
+    struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+    size_t executed = 0;
+    sbx_bpf_run(prog.insns, prog.len, &d, &executed);
+    if (executed > worst)
+      worst = executed;
+  }
+  /* 4 prologue + 8 levels + 1 leaf + 1 return, plus one BPF_JA where a
+   * subtree lies beyond a conditional jump's reach. */
+  ck_assert_uint_le(worst, 15);
+  sbx_bpf_program_clear(&prog);
+}
+END_TEST
+
+/* Random programs, mostly valid: the checker must accept exactly what the
+ * kernel accepts. */
+static void random_program(rng *r, struct sock_filter *insns, size_t len) {
+  static const uint16_t codes[] = {
+      BPF_LD | BPF_W | BPF_ABS,  BPF_LD | BPF_H | BPF_ABS,
+      BPF_LD | BPF_IMM,          BPF_LDX | BPF_IMM,
+      BPF_LD | BPF_MEM,          BPF_ST,
+      BPF_ALU | BPF_ADD | BPF_K, BPF_ALU | BPF_DIV | BPF_K,
+      BPF_ALU | BPF_LSH | BPF_K, BPF_ALU | BPF_MOD | BPF_K,
+      BPF_MISC | BPF_TAX,        BPF_JMP | BPF_JA,
+      BPF_JMP | BPF_JEQ | BPF_K, BPF_JMP | BPF_JSET | BPF_X,
+      BPF_RET | BPF_K,           BPF_RET | BPF_A,
+      BPF_RET | BPF_X,           BPF_LD | BPF_W | BPF_LEN,
+  };
+  for (size_t i = 0; i < len; i++) {
+    insns[i].code = codes[next(r) % G_N_ELEMENTS(codes)];
+    insns[i].jt = (uint8_t)(next(r) % 4);
+    insns[i].jf = (uint8_t)(next(r) % 4);
+    insns[i].k = (uint32_t)(next(r) % 70);
+  }
+  if (next(r) % 4)
+    insns[len - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+}
+
+static bool kernel_accepts(const struct sock_filter *insns, size_t len) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int rc = sbx_seccomp_load_raw(insns, len, 0);
+    _exit(rc == 0 ? 0 : rc == -EINVAL ? 1 : 2);
+  }
+  /* Once loaded, the program itself decides how the child ends; only a
+   * refused load is sure to exit with 1. */
+  int status;
+  waitpid(pid, &status, 0);
+  ck_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 2));
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+START_TEST(checker_accepts_exactly_what_the_kernel_accepts) {
+  rng r = {777};
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 150; i++) {
+    struct sock_filter insns[8];
+    size_t len = 1 + next(&r) % 8;
+    random_program(&r, insns, len);
+    bool ours = sbx_bpf_check(insns, len, NULL);
+    ck_assert_msg(ours == kernel_accepts(insns, len),
+                  "program %d: checker %s, kernel disagrees", i,
+                  ours ? "accepts" : "refuses");
+    if (ours)
+      accepted++;
+    else
+      refused++;
+  }
+  /* Both outcomes were exercised. */
+  ck_assert_int_gt(accepted, 10);
+  ck_assert_int_gt(refused, 10);
+}
+END_TEST
+
+START_TEST(interpreter_follows_alu_and_scratch_semantics) {
+  struct sock_filter prog[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_STMT(BPF_ST, 3),
+      BPF_STMT(BPF_LDX | BPF_IMM, 0),
+      BPF_STMT(BPF_LD | BPF_MEM, 3),
+      BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 10),
+      BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0), /* X == 0: returns 0 */
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct seccomp_data d = {.nr = 5, .arch = AUDIT_ARCH_X86_64};
+  size_t executed = 0;
+  ck_assert_uint_eq(sbx_bpf_run(prog, G_N_ELEMENTS(prog), &d, &executed), 0);
+  ck_assert_uint_eq(executed, 6);
+  prog[2].k = 3; /* X = 3: (5 + 10) / 3 = 5, then falls to the return */
+  prog[6] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+  ck_assert_uint_eq(sbx_bpf_run(prog, G_N_ELEMENTS(prog), &d, NULL), 5);
+}
+END_TEST
+
+static Suite *bpf_compiler_suite(void) {
+  Suite *s = suite_create("bpf_compiler");
+  TCase *tc = tcase_create("compiler");
+  tcase_set_timeout(tc, 30);
+  tcase_add_loop_test(tc, compiled_random_policies_agree_with_the_policy, 0,
+                      12);
+  tcase_add_test(tc, long_programs_use_long_jumps_and_load_in_the_kernel);
+  tcase_add_test(tc, too_long_programs_are_refused_naming_a_rule);
+  tcase_add_test(tc, duplicate_rules_are_refused);
+  tcase_add_test(tc, search_depth_stays_logarithmic);
+  tcase_add_test(tc, checker_accepts_exactly_what_the_kernel_accepts);
+  tcase_add_test(tc, interpreter_follows_alu_and_scratch_semantics);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *runner = srunner_create(bpf_compiler_suite());
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
