@@ -1,0 +1,311 @@
+/* A real broker process and real clients: grants, denials with the
+ * documented errno, hostile raw datagrams (B1-B4, B8) that close only their
+ * own channel, and a killed broker (F1). Each refusal has its control. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/broker/broker.h"
+#include "sandbox/broker/client.h"
+#include "sandbox/broker/protocol.h"
+#include "sandbox/tests/broker/broker_test_util.h"
+
+typedef struct {
+  broker_test_tree t;
+  sbx_allowlist *list;
+  sbx_broker *b;
+} fixture;
+
+static void start(fixture *f) {
+  broker_test_tree_make(&f->t);
+  f->list = broker_test_tree_allowlist(&f->t, "worker");
+  const sbx_allowlist *lists[] = {f->list};
+  sbx_broker_config cfg = {.allowlists = lists, .n_allowlists = 1,
+                           .audit_fd = -1};
+  GError *error = NULL;
+  f->b = sbx_broker_start(&cfg, &error);
+  ck_assert_msg(f->b != NULL, "%s", error ? error->message : "");
+}
+
+static void stop(fixture *f) {
+  if (f->b)
+    sbx_broker_stop(f->b, NULL, NULL);
+  sbx_allowlist_free(f->list);
+  broker_test_tree_free(&f->t);
+}
+
+static int connect_worker(fixture *f) {
+  GError *error = NULL;
+  int fd = sbx_broker_connect(f->b, "worker", &error);
+  ck_assert_msg(fd >= 0, "%s", error ? error->message : "");
+  return fd;
+}
+
+START_TEST(broker_serves_allowed_reads_writes_and_creates) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  char *s = broker_test_read_fd(fd);
+  ck_assert_str_eq(s, "good");
+  g_free(s);
+  ck_assert_int_eq(fcntl(fd, F_GETFD), FD_CLOEXEC);
+  close(fd);
+  fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_eq(fcntl(fd, F_GETFD), 0); /* not asked: not set */
+  close(fd);
+  char *p = broker_test_path(&f.t, "rw/new");
+  fd = sbx_broker_open(&c, p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, "w", 1), 1);
+  close(fd);
+  struct stat st;
+  ck_assert_int_eq(sbx_broker_stat(&c, p, &st), 0);
+  ck_assert_int_eq(st.st_size, 1);
+  ck_assert_int_eq(sbx_broker_access(&c, p, W_OK, 0), 0);
+  char *q = broker_test_path(&f.t, "rw/renamed");
+  ck_assert_int_eq(sbx_broker_rename(&c, p, q, 0), 0);
+  ck_assert_int_eq(sbx_broker_unlink(&c, q), 0);
+  char *d = broker_test_path(&f.t, "rw/dir");
+  ck_assert_int_eq(sbx_broker_mkdir(&c, d, 0755), 0);
+  ck_assert_int_eq(sbx_broker_rmdir(&c, d), 0);
+  char *tmp = broker_test_path(&f.t, "tmp/t.XXXXXX");
+  fd = sbx_broker_open(&c, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  ck_assert_int_eq(st.st_nlink, 0);
+  close(fd);
+  g_free(p);
+  g_free(q);
+  g_free(d);
+  g_free(tmp);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+START_TEST(broker_denies_with_the_documented_errno) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  /* Control: the canary is readable without the broker. */
+  int direct = open(f.t.canary, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(direct, 0);
+  close(direct);
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.canary, O_RDONLY, 0), -EACCES);
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.good_file, O_WRONLY, 0), -EACCES);
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.sibling, O_RDONLY, 0), -EACCES);
+  char *missing = broker_test_path(&f.t, "good/missing");
+  ck_assert_int_eq(sbx_broker_open(&c, missing, O_RDONLY, 0), -ENOENT);
+  char *link = broker_test_path(&f.t, "good/evil");
+  ck_assert_int_eq(symlink(f.t.canary, link), 0);
+  ck_assert_int_eq(sbx_broker_open(&c, link, O_RDONLY, 0), -EACCES);
+  char *dotdot = g_strconcat(f.t.good, "/../canary", NULL);
+  ck_assert_int_eq(sbx_broker_open(&c, dotdot, O_RDONLY, 0), -EACCES);
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.good_file, 8, 0), -EINVAL);
+  g_free(missing);
+  g_free(link);
+  g_free(dotdot);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+/* Sends raw bytes (and optionally descriptors) as one datagram. */
+static void send_raw(int ch, const void *buf, size_t len, const int *fds,
+                     size_t n_fds) {
+  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(4 * sizeof(int))];
+    struct cmsghdr align;
+  } cbuf;
+  memset(&cbuf, 0, sizeof(cbuf));
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (n_fds) {
+    msg.msg_control = cbuf.buf;
+    msg.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, n_fds * sizeof(int));
+  }
+  ck_assert_int_ge(sendmsg(ch, &msg, MSG_NOSIGNAL), 0);
+}
+
+/* The channel is closed by the broker: the next read sees end of file. */
+static bool channel_closed(int ch) {
+  struct pollfd p = {.fd = ch, .events = POLLIN};
+  if (poll(&p, 1, 3000) != 1)
+    return false;
+  char b;
+  return recv(ch, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+typedef enum {
+  BAD_SHORT,
+  BAD_MAGIC,
+  BAD_VERSION,
+  BAD_COMMAND,
+  BAD_LENGTHS,
+  BAD_NO_NUL,
+  BAD_EMBEDDED_NUL,
+  BAD_FIELDS,
+  BAD_NO_FD,
+  BAD_TWO_FDS,
+  BAD_WRONG_FD_KIND,
+  BAD_OVERSIZED,
+  BAD_COUNT,
+} bad_kind;
+
+static void send_bad(int ch, bad_kind k, int reply_fd) {
+  unsigned char buf[SBX_BROKER_MAX_REQUEST + 64];
+  memset(buf, 0, sizeof(buf));
+  sbx_broker_request h = {.magic = SBX_BROKER_MAGIC,
+                          .version = SBX_BROKER_VERSION,
+                          .command = SBX_BROKER_CMD_OPEN,
+                          .path_len = 5};
+  const char *path = "/etc";
+  size_t len = sizeof(h) + 5;
+  int fds[2] = {reply_fd, reply_fd};
+  size_t n_fds = 1;
+  switch (k) {
+    case BAD_SHORT: len = 7; break;
+    case BAD_MAGIC: h.magic ^= 1; break;
+    case BAD_VERSION: h.version = 99; break;
+    case BAD_COMMAND: h.command = 200; break;
+    case BAD_LENGTHS: h.path_len = 60000; break;
+    case BAD_NO_NUL: path = "/etcX"; break;
+    case BAD_EMBEDDED_NUL: path = "/e\0c"; h.path_len = 5; break;
+    case BAD_FIELDS: h.arg = 1u << 20; break;
+    case BAD_NO_FD: n_fds = 0; break;
+    case BAD_TWO_FDS: n_fds = 2; break;
+    case BAD_WRONG_FD_KIND: break;
+    case BAD_OVERSIZED: len = sizeof(buf); break;
+    case BAD_COUNT: break;
+  }
+  memcpy(buf, &h, sizeof(h));
+  memcpy(buf + sizeof(h), path, 5);
+  send_raw(ch, buf, len, fds, n_fds);
+}
+
+START_TEST(broker_closes_only_the_channel_of_a_hostile_client) {
+  fixture f;
+  start(&f);
+  sbx_broker_client good;
+  sbx_broker_client_init(&good, connect_worker(&f));
+  for (int k = 0; k < BAD_COUNT; k++) {
+    int ch = connect_worker(&f);
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+    int pipefd[2];
+    ck_assert_int_eq(pipe(pipefd), 0);
+    int reply = k == BAD_WRONG_FD_KIND ? pipefd[0] : sv[1];
+    if (k == BAD_WRONG_FD_KIND) {
+      /* A well-formed request whose reply descriptor is not a socket. */
+      sbx_broker_request h = {.magic = SBX_BROKER_MAGIC,
+                              .version = SBX_BROKER_VERSION,
+                              .command = SBX_BROKER_CMD_STAT,
+                              .path_len = (uint16_t)strlen(f.t.good_file) + 1};
+      unsigned char buf[PATH_MAX + 64];
+      memcpy(buf, &h, sizeof(h));
+      memcpy(buf + sizeof(h), f.t.good_file, h.path_len);
+      send_raw(ch, buf, sizeof(h) + h.path_len, &reply, 1);
+    } else {
+      send_bad(ch, (bad_kind)k, reply);
+    }
+    close(sv[1]);
+    close(pipefd[0]);
+    ck_assert_msg(channel_closed(ch), "kind %d did not close its channel", k);
+    /* B3/B8: nothing came back on the reply socket, and the broker closed
+     * the descriptor it received (end of file, not a hang). */
+    char b;
+    struct pollfd p = {.fd = sv[0], .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 3000), 1);
+    ck_assert_int_eq(recv(sv[0], &b, 1, MSG_DONTWAIT), 0);
+    close(sv[0]);
+    close(pipefd[1]);
+    close(ch);
+    /* The other worker is served throughout. */
+    int fd = sbx_broker_open(&good, f.t.good_file, O_RDONLY, 0);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+  }
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.bad_messages, BAD_COUNT);
+  ck_assert_uint_eq(st.channels, 1);
+  close(good.channel);
+  stop(&f);
+}
+END_TEST
+
+START_TEST(broker_peer_death_only_closes_that_channel) {
+  fixture f;
+  start(&f);
+  int a = connect_worker(&f);
+  int b = connect_worker(&f);
+  close(a); /* B1 */
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, b);
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.channels, 1);
+  close(b);
+  stop(&f);
+}
+END_TEST
+
+START_TEST(broker_killed_gives_a_clean_error) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0); /* control */
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(kill(sbx_broker_pid(f.b), SIGKILL), 0);
+  int status = 0;
+  ck_assert(sbx_broker_stop(f.b, &status, NULL));
+  f.b = NULL;
+  ck_assert(WIFSIGNALED(status));
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0), -EACCES);
+  struct stat st;
+  ck_assert_int_eq(sbx_broker_stat(&c, f.t.good_file, &st), -EACCES);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+int main(void) {
+  umask(022);
+  Suite *s = suite_create("broker_integration");
+  TCase *tc = tcase_create("broker");
+  tcase_set_timeout(tc, 20);
+  tcase_add_test(tc, broker_serves_allowed_reads_writes_and_creates);
+  tcase_add_test(tc, broker_denies_with_the_documented_errno);
+  tcase_add_test(tc, broker_closes_only_the_channel_of_a_hostile_client);
+  tcase_add_test(tc, broker_peer_death_only_closes_that_channel);
+  tcase_add_test(tc, broker_killed_gives_a_clean_error);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
