@@ -1,0 +1,241 @@
+/* sbx: sandboxed worker processes for Linux, in the style of Chromium's.
+ *
+ * A host process links libsbx and runs its untrusted work (parsing,
+ * decoding, rendering) in worker processes. Each worker is forked by a
+ * zygote and starts under every layer its process type's profile names:
+ * new user/pid/net/ipc namespaces, no capabilities, no_new_privs, seccomp
+ * filters (its file-system calls trap to a broker, everything else is an
+ * allowlist with argument checks), and Landlock. A worker opens files only
+ * through the broker, which checks each request against the allowlist on
+ * the object it actually opened.
+ *
+ * Life cycle of a host (the numbers are the order of the calls):
+ *   1. Register the worker entry points: one sbx_process_type per kind of
+ *      worker, naming its entry function and its profile (a built-in one,
+ *      "baseline", "renderer", "utility", or a .profile file).
+ *   2. sbx_sandbox_start() - while the host is still single-threaded (the
+ *      zygote is a fork of the host, and fork copies only the calling
+ *      thread): loads every profile, compiles every policy, starts the
+ *      broker and the zygote. Nothing untrusted has run yet.
+ *   3. sbx_sandbox_spawn() - one worker per call; returns its pid as the
+ *      host sees it. Any number, any types, any time (from one thread).
+ *   4. sbx_sandbox_wait() - how each worker ended: its exit code, a
+ *      signal, the system call and arguments a policy killed it for, the
+ *      sandbox layer that could not be installed, or that the zygote died.
+ *   5. sbx_sandbox_stop() - stops the zygote (every remaining worker dies
+ *      with it) and the broker.
+ *
+ * In-process use (Chromium's model for a process that sandboxes itself):
+ *   1. sbx_sandbox_enter_self() - starts this process's own broker, then
+ *      installs the profile's layers on the calling process (seccomp with
+ *      TSYNC, so threads that already exist are covered too). There is no
+ *      way back; sbx_sandbox_status tells what is in place.
+ *
+ * Conventions: every call that can fail returns gboolean and fills a
+ * GError (domain SBX_ERROR) whose message names the file, line, path or
+ * system call involved. Each struct pointer argument is borrowed for the
+ * duration of the call unless its comment says otherwise; strings are
+ * copied. Results the caller must free say so.
+ */
+#ifndef SBX_SBX_H_
+#define SBX_SBX_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SBX_NAME_MAX 32 /* process type and layer names, NUL included */
+#define SBX_STATUS_MAX_LAYERS 8
+
+#define SBX_ERROR (sbx_error_quark())
+GQuark sbx_error_quark(void);
+
+typedef enum {
+  SBX_ERROR_INVALID,     /* the configuration or a profile is wrong */
+  SBX_ERROR_UNSUPPORTED, /* the kernel lacks a layer the profile requires */
+  SBX_ERROR_FAILED,      /* a system call failed; the message names it */
+  SBX_ERROR_TIMED_OUT,   /* sbx_sandbox_wait: no worker ended in time */
+  SBX_ERROR_ZYGOTE_DIED, /* the zygote is gone; no worker is left */
+} sbx_error_code;
+
+/* ---- What is active in a sandboxed process ---------------------------- */
+
+typedef enum {
+  SBX_LAYER_UNKNOWN = -1, /* the kernel could not be asked */
+  SBX_LAYER_OFF = 0,
+  SBX_LAYER_ON = 1,
+} sbx_layer_state;
+
+/* A sandbox status report, as the kernel tells it (like Chromium's
+ * chrome://sandbox). Plain data. */
+typedef struct {
+  char process_type[SBX_NAME_MAX];
+  pid_t pid; /* inside its pid namespace */
+  uid_t uid;
+  gid_t gid;
+  sbx_layer_state user_ns, pid_ns, net_ns, ipc_ns, uts_ns, mount_ns, cgroup_ns;
+  sbx_layer_state empty_root;      /* "/" is an empty tmpfs, not the host's */
+  sbx_layer_state no_capabilities; /* every capability set empty */
+  sbx_layer_state no_new_privs;
+  sbx_layer_state undumpable;
+  sbx_layer_state new_session;
+  sbx_layer_state seccomp;   /* filter mode */
+  int seccomp_filters;       /* stacked filters the kernel counts; -1 unknown */
+  unsigned n_seccomp_layers; /* the filters sbx installed, in order */
+  char seccomp_layers[SBX_STATUS_MAX_LAYERS][SBX_NAME_MAX];
+  sbx_layer_state broker; /* file-system calls go to the broker */
+  sbx_layer_state landlock;
+  int landlock_abi;     /* -1 unknown / absent */
+  int open_fds;         /* -1 unknown */
+  bool fully_sandboxed; /* every layer above that a worker needs is ON */
+} sbx_sandbox_status;
+
+/* Writes one "layer: state" line per layer into buf (NUL-terminated when
+ * len > 0). Returns the length the whole report needs, like snprintf.
+ * Async-signal-safe: a worker may call it on itself at any time. */
+size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
+                                 size_t len);
+
+/* ---- The worker side -------------------------------------------------- */
+
+/* What a worker's entry function receives. Everything is owned by sbx and
+ * stays valid until the worker exits. */
+typedef struct {
+  const char *process_type;
+  const void *payload; /* the bytes passed to sbx_sandbox_spawn */
+  size_t payload_len;
+  int n_fds;       /* the host's descriptors are 0 .. n_fds-1 (at least 3:
+                      stdio the host did not pass is /dev/null) */
+  int broker_fd;   /* the broker channel, or -1; do not close */
+  int report_fd;   /* the end-of-life report pipe; do not close */
+  void *user_data; /* sbx_process_type.user_data */
+  /* What the kernel reports is active; NULL unless the profile asks for
+   * it ([worker] status = true), since collecting it costs a few dozen
+   * microseconds per spawn. */
+  const sbx_sandbox_status *status;
+} sbx_worker_args;
+
+/* A worker's main function. Its return value is the worker's exit code.
+ * The worker is a fork of the host as it was at sbx_sandbox_start(), so
+ * globals set before that call are visible. Memory-leak checkers cannot
+ * run inside a seccomp sandbox; workers end with _exit(). */
+typedef int (*sbx_worker_entry)(const sbx_worker_args *args);
+
+/* ---- The host side ---------------------------------------------------- */
+
+/* Step 1: one kind of worker. */
+typedef struct {
+  const char *name;    /* "renderer"; at most SBX_NAME_MAX - 1 bytes */
+  const char *profile; /* built-in name or a .profile path; NULL: name */
+  sbx_worker_entry entry;
+  void *user_data; /* borrowed: must be valid when sbx_sandbox_start runs
+                      (workers see the host's memory as it was then) */
+  /* Extra broker rules for this type, in the allowlist's text form
+   * ("read /usr/share/doc/", "create /tmp/home-xyz/"), NULL-terminated;
+   * may be NULL. For paths only known at run time, such as a home
+   * directory. Copied. */
+  const char *const *extra_rules;
+} sbx_process_type;
+
+typedef struct {
+  const sbx_process_type *types; /* borrowed; copied */
+  size_t n_types;
+  /* Where .profile and .policy files named by relative path are found;
+   * NULL: the current directory. Built-in names never touch the disk. */
+  const char *profile_dir;
+  /* Broker denials are appended here, one line each; NULL: stderr. */
+  const char *audit_log;
+} sbx_sandbox_config;
+
+typedef struct sbx_sandbox sbx_sandbox;
+
+/* Step 2. On success *out is a new sandbox the caller owns (free it with
+ * sbx_sandbox_stop). Fails if the host already runs more than one thread. */
+gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
+                           GError **error);
+
+/* Step 3: one worker. */
+typedef struct {
+  const char *process_type; /* one of the registered names */
+  const void *payload;      /* copied; at most 64 KiB; may be NULL */
+  size_t payload_len;
+  /* Descriptors the worker receives as 0 .. n_fds-1 (duplicated; the
+   * caller keeps its own). At most 16. NULL/0: stdio is /dev/null. */
+  const int *fds;
+  size_t n_fds;
+} sbx_spawn_config;
+
+gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox, const sbx_spawn_config *spawn,
+                           pid_t *pid, GError **error);
+
+/* Step 4. */
+typedef enum {
+  SBX_EXIT_NORMAL,       /* exit_code */
+  SBX_EXIT_SIGNALED,     /* signal */
+  SBX_EXIT_POLICY_KILL,  /* syscall_nr, syscall_args: the refused call */
+  SBX_EXIT_SETUP_FAILED, /* detail: the layer that could not be installed */
+  SBX_EXIT_ZYGOTE_DIED,  /* killed with its zygote */
+} sbx_exit_reason;
+
+typedef struct {
+  pid_t pid; /* as the host sees it */
+  sbx_exit_reason reason;
+  int exit_code;  /* NORMAL */
+  int signal;     /* SIGNALED, POLICY_KILL (SIGSYS), ZYGOTE_DIED (SIGKILL) */
+  int syscall_nr; /* POLICY_KILL */
+  uint64_t syscall_args[6];
+  char detail[160]; /* one readable line, e.g. "socket(41) args 0x2, ..." */
+} sbx_worker_exit;
+
+/* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any
+ * worker) to end and fills *exit. SBX_ERROR_TIMED_OUT when none did;
+ * SBX_ERROR_ZYGOTE_DIED once the zygote is gone and every worker has been
+ * reported. */
+gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid, int timeout_ms,
+                          sbx_worker_exit *exit, GError **error);
+
+/* For poll(2): readable when sbx_sandbox_wait may have news. */
+int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
+
+/* The helper processes, as the host sees them (for monitoring). */
+pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
+pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
+
+/* Step 5: stops everything and frees the sandbox. NULL is ignored. */
+void sbx_sandbox_stop(sbx_sandbox *sandbox);
+
+/* ---- In-process ------------------------------------------------------- */
+
+typedef struct {
+  const char *process_type;       /* for the status report and audit lines */
+  const char *profile;            /* built-in name or .profile path */
+  const char *profile_dir;        /* as in sbx_sandbox_config */
+  const char *const *extra_rules; /* as in sbx_process_type */
+  const char *audit_log;          /* as in sbx_sandbox_config */
+} sbx_self_config;
+
+/* Sandboxes the calling process for good. *status (may be NULL) receives
+ * what is in place afterwards. On failure after the first layer was
+ * installed the process is left partly sandboxed, never less than it was;
+ * the error says which layer failed. */
+gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
+                                sbx_sandbox_status *status, GError **error);
+
+/* ---- Built-in policies and profiles ------------------------------------ */
+
+/* The text of a built-in file ("renderer.policy", "renderer.profile", ...),
+ * or NULL. Static; do not free. */
+const char *sbx_builtin_text(const char *file_name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBX_SBX_H_ */

@@ -1,0 +1,26 @@
+# baseline.profile: a generic worker that computes on what it is handed and
+# opens nothing. The format is described in docs/policies.md.
+
+[profile]
+description=Generic worker: every layer, no file access at all
+seccomp=baseline.policy
+
+[broker]
+# No rules: every file request is refused (EACCES), and audited.
+rules=
+
+[namespaces]
+enter=user;pid;net;ipc;uts;mount;cgroup
+empty-root=true
+
+[landlock]
+enabled=true
+
+[rlimits]
+core=0
+nofile=64
+memlock=64K
+msgqueue=0
+
+[worker]
+status=false

@@ -1,0 +1,352 @@
+/* Loading profiles: see profile.h. */
+#include "sandbox/policy/builtin/profile.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "sandbox/linux/namespaces/namespaces.h"
+#include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/parser.h"
+
+G_DEFINE_QUARK(sbx - profile - error - quark, sbx_profile_error)
+
+typedef struct {
+  const char *group;
+  const char *const *keys; /* NULL: any key (rlimits: checked by name) */
+} known_group;
+
+static const char *const profile_keys[] = {"description", "seccomp", NULL};
+static const char *const broker_keys[] = {"rules", "umask", "denied-errno",
+                                          NULL};
+static const char *const ns_keys[] = {"enter", "empty-root", NULL};
+static const char *const landlock_keys[] = {"enabled", "min-abi", "optional",
+                                            NULL};
+static const char *const worker_keys[] = {"status", NULL};
+
+static const known_group known_groups[] = {
+    {"profile", profile_keys}, {"broker", broker_keys},
+    {"namespaces", ns_keys},   {"landlock", landlock_keys},
+    {"rlimits", NULL},         {"worker", worker_keys},
+};
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} ns_names[] = {
+    {"user", SBX_NS_USER},     {"pid", SBX_NS_PID}, {"net", SBX_NS_NET},
+    {"ipc", SBX_NS_IPC},       {"uts", SBX_NS_UTS}, {"mount", SBX_NS_MOUNT},
+    {"cgroup", SBX_NS_CGROUP},
+};
+
+static gboolean invalid(GError **error, const char *source, const char *group,
+                        const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+
+static gboolean invalid(GError **error, const char *source, const char *group,
+                        const char *key, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (key)
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_INVALID,
+                "%s: [%s] %s: %s", source, group, key, msg);
+  else
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_INVALID,
+                "%s: [%s]: %s", source, group, msg);
+  return FALSE;
+}
+
+static gboolean check_structure(GKeyFile *kf, const char *source,
+                                GError **error) {
+  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  for (size_t i = 0; groups[i]; i++) {
+    const known_group *known = NULL;
+    for (size_t j = 0; j < G_N_ELEMENTS(known_groups); j++) {
+      if (strcmp(groups[i], known_groups[j].group) == 0)
+        known = &known_groups[j];
+    }
+    if (!known)
+      return invalid(error, source, groups[i], NULL,
+                     "unknown group (known: profile, broker, namespaces, "
+                     "landlock, rlimits, worker)");
+    if (!known->keys)
+      continue;
+    g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
+    for (size_t k = 0; keys && keys[k]; k++) {
+      if (!g_strv_contains(known->keys, keys[k]))
+        return invalid(error, source, groups[i], keys[k], "unknown key");
+    }
+  }
+  if (!g_key_file_has_group(kf, "profile"))
+    return invalid(error, source, "profile", NULL, "the group is missing");
+  return TRUE;
+}
+
+/* A boolean that defaults when absent; malformed is an error. */
+static gboolean get_bool(GKeyFile *kf, const char *source, const char *group,
+                         const char *key, bool fallback, bool *out,
+                         GError **error) {
+  *out = fallback;
+  if (!g_key_file_has_key(kf, group, key, NULL))
+    return TRUE;
+  GError *local = NULL;
+  gboolean v = g_key_file_get_boolean(kf, group, key, &local);
+  if (local) {
+    g_error_free(local);
+    return invalid(error, source, group, key, "expected true or false");
+  }
+  *out = v;
+  return TRUE;
+}
+
+static char **get_list(GKeyFile *kf, const char *group, const char *key) {
+  gsize n = 0;
+  char **items = g_key_file_get_string_list(kf, group, key, &n, NULL);
+  GPtrArray *out = g_ptr_array_new();
+  for (gsize i = 0; items && i < n; i++) {
+    char *s = g_strstrip(items[i]);
+    if (*s)
+      g_ptr_array_add(out, g_strdup(s));
+  }
+  g_strfreev(items);
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static gboolean parse_broker(GKeyFile *kf, sbx_profile *p, GError **error) {
+  p->broker_rules = get_list(kf, "broker", "rules");
+  g_autofree char *umask_text =
+      g_key_file_get_string(kf, "broker", "umask", NULL);
+  if (umask_text) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(g_strstrip(umask_text), &end, 8);
+    if (errno || !*umask_text || *end || v > 0777)
+      return invalid(error, p->source, "broker", "umask",
+                     "\"%s\" is not an octal mode up to 0777", umask_text);
+    p->umask = (mode_t)v;
+    p->umask_set = true;
+  }
+  g_autofree char *denied =
+      g_key_file_get_string(kf, "broker", "denied-errno", NULL);
+  if (denied) {
+    g_strstrip(denied);
+    if (strcmp(denied, "EACCES") == 0)
+      p->denied_errno = EACCES;
+    else if (strcmp(denied, "EPERM") == 0)
+      p->denied_errno = EPERM;
+    else if (strcmp(denied, "ENOENT") == 0)
+      p->denied_errno = ENOENT;
+    else
+      return invalid(error, p->source, "broker", "denied-errno",
+                     "\"%s\": expected EACCES, EPERM or ENOENT", denied);
+  }
+  return TRUE;
+}
+
+static gboolean parse_namespaces(GKeyFile *kf, sbx_profile *p, GError **error) {
+  p->namespaces = SBX_NS_ALL;
+  if (g_key_file_has_key(kf, "namespaces", "enter", NULL)) {
+    g_auto(GStrv) names = get_list(kf, "namespaces", "enter");
+    p->namespaces = 0;
+    for (size_t i = 0; names[i]; i++) {
+      unsigned bit = 0;
+      for (size_t j = 0; j < G_N_ELEMENTS(ns_names); j++) {
+        if (strcmp(names[i], ns_names[j].name) == 0)
+          bit = ns_names[j].bit;
+      }
+      if (!bit)
+        return invalid(error, p->source, "namespaces", "enter",
+                       "unknown namespace \"%s\" (known: user, pid, net, "
+                       "ipc, uts, mount, cgroup)",
+                       names[i]);
+      p->namespaces |= bit;
+    }
+    if (!(p->namespaces & SBX_NS_USER))
+      return invalid(error, p->source, "namespaces", "enter",
+                     "\"user\" is required: without it the other "
+                     "namespaces need privilege");
+  }
+  if (!get_bool(kf, p->source, "namespaces", "empty-root", true, &p->empty_root,
+                error))
+    return FALSE;
+  if (p->empty_root && !(p->namespaces & SBX_NS_MOUNT))
+    return invalid(error, p->source, "namespaces", "empty-root",
+                   "an empty root needs the \"mount\" namespace");
+  return TRUE;
+}
+
+static gboolean parse_landlock(GKeyFile *kf, sbx_profile *p, GError **error) {
+  if (!get_bool(kf, p->source, "landlock", "enabled", true, &p->landlock,
+                error) ||
+      !get_bool(kf, p->source, "landlock", "optional", false,
+                &p->landlock_optional, error))
+    return FALSE;
+  g_autofree char *abi = g_key_file_get_string(kf, "landlock", "min-abi", NULL);
+  if (abi) {
+    char *end = NULL;
+    long v = strtol(g_strstrip(abi), &end, 10);
+    if (!*abi || *end || v < 0 || v > 7)
+      return invalid(error, p->source, "landlock", "min-abi",
+                     "\"%s\": expected an ABI version from 0 to 7", abi);
+    p->landlock_min_abi = (int)v;
+  }
+  if (p->landlock_optional && p->landlock_min_abi > 0)
+    return invalid(error, p->source, "landlock", "optional",
+                   "an optional Landlock cannot also require ABI %d",
+                   p->landlock_min_abi);
+  return TRUE;
+}
+
+static gboolean parse_rlimits(GKeyFile *kf, sbx_profile *p, GError **error) {
+  if (!g_key_file_has_group(kf, "rlimits"))
+    return TRUE;
+  g_auto(GStrv) keys = g_key_file_get_keys(kf, "rlimits", NULL, NULL);
+  for (size_t i = 0; keys && keys[i]; i++) {
+    int resource = sbx_rlimit_from_name(keys[i]);
+    if (resource < 0)
+      return invalid(error, p->source, "rlimits", keys[i],
+                     "unknown resource (as, core, cpu, data, fsize, "
+                     "memlock, msgqueue, nofile, nproc, stack, ...)");
+    for (size_t j = 0; j < p->n_rlimits; j++) {
+      if (p->rlimits[j].resource == resource)
+        return invalid(error, p->source, "rlimits", keys[i],
+                       "given twice (under another spelling)");
+    }
+    if (p->n_rlimits >= SBX_PROFILE_MAX_RLIMITS)
+      return invalid(error, p->source, "rlimits", keys[i],
+                     "more than %d limits", SBX_PROFILE_MAX_RLIMITS);
+    g_autofree char *text = g_key_file_get_string(kf, "rlimits", keys[i], NULL);
+    rlim_t value;
+    GError *local = NULL;
+    if (!sbx_rlimit_parse_value(g_strstrip(text), &value, &local)) {
+      invalid(error, p->source, "rlimits", keys[i], "%s", local->message);
+      g_error_free(local);
+      return FALSE;
+    }
+    p->rlimits[p->n_rlimits++] =
+        (sbx_rlimit){.resource = resource, .soft = value, .hard = value};
+  }
+  return TRUE;
+}
+
+sbx_profile *sbx_profile_parse(const char *text, const char *name,
+                               const char *source, const char *dir,
+                               GError **error) {
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  GError *local = NULL;
+  if (!g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE,
+                                 &local)) {
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_INVALID, "%s: %s",
+                source, local->message);
+    g_error_free(local);
+    return NULL;
+  }
+  if (!check_structure(kf, source, error))
+    return NULL;
+
+  g_autoptr(sbx_profile) p = g_new0(sbx_profile, 1);
+  p->name = g_strdup(name);
+  p->source = g_strdup(source);
+  p->dir = g_strdup(dir);
+  p->description = g_key_file_get_string(kf, "profile", "description", NULL);
+  p->seccomp = get_list(kf, "profile", "seccomp");
+  if (!p->seccomp[0]) {
+    invalid(error, source, "profile", "seccomp",
+            "at least one policy is required (a worker without a syscall "
+            "filter is not sandboxed)");
+    return NULL;
+  }
+  if (!parse_broker(kf, p, error) || !parse_namespaces(kf, p, error) ||
+      !parse_landlock(kf, p, error) || !parse_rlimits(kf, p, error) ||
+      !get_bool(kf, source, "worker", "status", false, &p->status, error))
+    return NULL;
+  return g_steal_pointer(&p);
+}
+
+sbx_profile *sbx_profile_load(const char *name, const char *search_dir,
+                              GError **error) {
+  if (!name || !*name) {
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_NOT_FOUND,
+                "no profile named");
+    return NULL;
+  }
+  g_autofree char *file = g_str_has_suffix(name, ".profile")
+                              ? g_strdup(name)
+                              : g_strconcat(name, ".profile", NULL);
+  g_autofree char *stem = g_path_get_basename(file);
+  stem[strlen(stem) - strlen(".profile")] = '\0';
+  if (!strchr(name, '/')) {
+    const sbx_builtin_file *f = sbx_builtin_find(file);
+    if (f) {
+      g_autofree char *source = g_strconcat("builtin:", file, NULL);
+      return sbx_profile_parse(f->text, stem, source, NULL, error);
+    }
+  }
+  g_autofree char *path = strchr(name, '/') || !search_dir
+                              ? g_strdup(strchr(name, '/') ? name : file)
+                              : g_build_filename(search_dir, file, NULL);
+  g_autofree char *text = NULL;
+  GError *local = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &local)) {
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_NOT_FOUND,
+                "%s: no built-in profile of that name, and the file cannot "
+                "be read: %s",
+                name, local->message);
+    g_error_free(local);
+    return NULL;
+  }
+  g_autofree char *dir = g_path_get_dirname(path);
+  return sbx_profile_parse(text, stem, path, dir, error);
+}
+
+void sbx_profile_free(sbx_profile *p) {
+  if (!p)
+    return;
+  g_free(p->name);
+  g_free(p->source);
+  g_free(p->dir);
+  g_free(p->description);
+  g_strfreev(p->seccomp);
+  g_strfreev(p->broker_rules);
+  g_free(p);
+}
+
+static void free_policy(gpointer p) {
+  sbx_policy_free(p);
+}
+
+GPtrArray *sbx_profile_policies(const sbx_profile *profile, char ***names,
+                                GError **error) {
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(free_policy);
+  g_autoptr(GPtrArray) display = g_ptr_array_new_with_free_func(g_free);
+  for (size_t i = 0; profile->seccomp[i]; i++) {
+    const char *layer = profile->seccomp[i];
+    sbx_policy *policy = NULL;
+    GError *local = NULL;
+    if (!strchr(layer, '/') && sbx_builtin_find(layer)) {
+      policy = sbx_builtin_policy(layer, &local);
+    } else if (profile->dir || g_path_is_absolute(layer)) {
+      g_autofree char *path = g_path_is_absolute(layer)
+                                  ? g_strdup(layer)
+                                  : g_build_filename(profile->dir, layer, NULL);
+      policy = sbx_policy_parse_file(path, &local);
+    } else {
+      g_set_error(&local, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_NOT_FOUND,
+                  "%s: no built-in policy of that name", layer);
+    }
+    if (!policy) {
+      g_propagate_prefixed_error(error, local,
+                                 "%s: [profile] seccomp: ", profile->source);
+      return NULL;
+    }
+    g_ptr_array_add(out, policy);
+    g_ptr_array_add(display, g_path_get_basename(layer));
+  }
+  if (names) {
+    g_ptr_array_add(display, NULL);
+    *names = (char **)g_ptr_array_free(g_steal_pointer(&display), FALSE);
+  }
+  return g_steal_pointer(&out);
+}

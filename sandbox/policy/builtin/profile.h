@@ -1,0 +1,93 @@
+/* Profiles: everything about one process type in one GKeyFile.
+ *
+ * Why it exists: a process type is more than a seccomp policy. Which
+ * filters stack in which order, what the broker lets it open, which
+ * namespaces it lives in, whether Landlock must be there, its resource
+ * limits - one file says all of it, so a reviewer reads one place. The
+ * format is defined in docs/policies.md; in short:
+ *
+ *   [profile]     description=TEXT
+ *                 seccomp=POLICY;POLICY...   stacked in this order, after
+ *                                            the broker-client layer
+ *   [broker]      rules=KIND PATH;...        the broker's allowlist rules
+ *                 umask=077                  for files the broker creates
+ *                 denied-errno=EACCES        EACCES, EPERM or ENOENT
+ *   [namespaces]  enter=user;pid;net;ipc;uts;mount;cgroup
+ *                 empty-root=true
+ *   [landlock]    enabled=true  min-abi=N  optional=false
+ *   [rlimits]     NAME=VALUE                 nofile=64, core=0, as=4G, ...
+ *   [worker]      status=true                fill sbx_worker_args.status
+ *
+ * A POLICY is a built-in policy name ("renderer.policy") or a path,
+ * relative to the profile's own directory; built-in names win, so no file
+ * can shadow one.
+ *
+ * What it refuses: unknown groups and keys (a typo must not silently drop
+ * a restriction), malformed values, an empty seccomp list, namespaces
+ * without "user". A profile that fails to load never half-loads; the error
+ * names the file, group and key.
+ */
+#ifndef SBX_POLICY_BUILTIN_PROFILE_H_
+#define SBX_POLICY_BUILTIN_PROFILE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "sandbox/linux/namespaces/rlimits.h"
+#include "sandbox/policy/policy.h"
+
+#define SBX_PROFILE_MAX_RLIMITS 16
+
+#define SBX_PROFILE_ERROR (sbx_profile_error_quark())
+GQuark sbx_profile_error_quark(void);
+
+typedef enum {
+  SBX_PROFILE_ERROR_NOT_FOUND, /* no such built-in or file */
+  SBX_PROFILE_ERROR_INVALID,   /* the file is wrong; the message says where */
+} sbx_profile_error_code;
+
+typedef struct {
+  char *name;          /* "renderer": the file name without ".profile" */
+  char *source;        /* "builtin:renderer.profile" or the path read */
+  char *dir;           /* where relative policy paths resolve; NULL: built-in */
+  char *description;   /* may be NULL */
+  char **seccomp;      /* NULL-terminated, at least one */
+  char **broker_rules; /* NULL-terminated, may be empty */
+  bool umask_set;
+  mode_t umask;
+  int denied_errno;    /* 0: the broker's default (EACCES) */
+  unsigned namespaces; /* SBX_NS_* bits */
+  bool empty_root;
+  bool landlock;
+  int landlock_min_abi;   /* 0: any */
+  bool landlock_optional; /* run without Landlock on a kernel that lacks it */
+  sbx_rlimit rlimits[SBX_PROFILE_MAX_RLIMITS];
+  size_t n_rlimits;
+  bool status; /* collect the status report for the entry function */
+} sbx_profile;
+
+/* Parses profile text. source names it in messages; dir is where its
+ * relative policy paths resolve (NULL: only built-in policies). */
+sbx_profile *sbx_profile_parse(const char *text, const char *name,
+                               const char *source, const char *dir,
+                               GError **error);
+
+/* A built-in profile ("renderer", "renderer.profile") or, when no built-in
+ * has that name, a file: name itself if it contains a '/', else
+ * search_dir/name (search_dir NULL: the current directory). */
+sbx_profile *sbx_profile_load(const char *name, const char *search_dir,
+                              GError **error);
+
+void sbx_profile_free(sbx_profile *profile);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sbx_profile, sbx_profile_free)
+
+/* Parses the profile's seccomp layers in order: a GPtrArray of sbx_policy
+ * that frees them. *names (may be NULL) receives each layer's display
+ * name ("renderer.policy"), NULL-terminated, for g_strfreev. */
+GPtrArray *sbx_profile_policies(const sbx_profile *profile, char ***names,
+                                GError **error);
+
+#endif /* SBX_POLICY_BUILTIN_PROFILE_H_ */

@@ -1,0 +1,30 @@
+# renderer.profile: a worker that parses and lays out untrusted documents.
+# The format is described in docs/policies.md.
+
+[profile]
+description=Document renderer: reads fonts, shared data and libraries through the broker
+seccomp=renderer.policy
+
+[broker]
+# Libraries for dlopen (the loader reads its cache first), shared data.
+# The host adds the worker's home and its input directory at run time.
+rules=read /etc/ld.so.cache;read /usr/lib/x86_64-linux-gnu/;read /usr/share/fonts/;read /usr/share/common-licenses/;stat-intermediate /usr/lib/x86_64-linux-gnu/
+umask=077
+denied-errno=EACCES
+
+[namespaces]
+enter=user;pid;net;ipc;uts;mount;cgroup
+empty-root=true
+
+[landlock]
+enabled=true
+
+[rlimits]
+core=0
+nofile=128
+fsize=64M
+memlock=64K
+msgqueue=0
+
+[worker]
+status=true

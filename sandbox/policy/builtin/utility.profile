@@ -1,0 +1,25 @@
+# utility.profile: a worker that transforms data it is handed and keeps
+# nothing. The format is described in docs/policies.md.
+
+[profile]
+description=Data transformer: no files; input and output through its descriptors
+seccomp=utility.policy
+
+[broker]
+rules=
+
+[namespaces]
+enter=user;pid;net;ipc;uts;mount;cgroup
+empty-root=true
+
+[landlock]
+enabled=true
+
+[rlimits]
+core=0
+nofile=32
+memlock=64K
+msgqueue=0
+
+[worker]
+status=false
