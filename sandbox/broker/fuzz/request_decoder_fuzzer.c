@@ -1,0 +1,34 @@
+/* libFuzzer target: the broker's request decoder on arbitrary datagrams.
+ * An accepted request must have the shape the handlers rely on. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox/broker/protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  sbx_broker_request_view v;
+  const char *why = NULL;
+  if (sbx_broker_decode_request(data, size, &v, &why) != 0) {
+    if (!why)
+      abort();
+    return 0;
+  }
+  const char *end = (const char *)data + size;
+  if (!v.path || v.path + v.path_len >= end || v.path[v.path_len] != '\0' ||
+      strlen(v.path) != v.path_len)
+    abort();
+  if (sbx_broker_command_paths(v.command) == 2) {
+    if (!v.path2 || v.path2 + v.path2_len >= end ||
+        strlen(v.path2) != v.path2_len)
+      abort();
+  } else if (v.path2) {
+    abort();
+  }
+  if (sbx_broker_check_fields(v.command, v.flags, v.arg) != 0)
+    abort();
+  return 0;
+}
