@@ -1,0 +1,256 @@
+/* Denial lines and the audit log; see report.h.
+ *
+ * Trusts nothing in the events' strings; escapes them. Refuses nothing:
+ * a log that cannot be written loses lines, never decisions.
+ */
+#include "tools/sbx-run/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-glib/json-glib.h>
+
+struct sbx_run_report {
+  int audit_fd; /* -1: none */
+  int stderr_fd;
+  GHashTable *printed; /* denial lines already written */
+};
+
+sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
+                                   GError **error) {
+  int fd = -1;
+  if (audit_path) {
+    fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      int err = errno;
+      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
+                  "--audit %s: %s", audit_path, g_strerror(err));
+      return NULL;
+    }
+  }
+  sbx_run_report *r = g_new0(sbx_run_report, 1);
+  r->audit_fd = fd;
+  r->stderr_fd = stderr_fd;
+  r->printed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  return r;
+}
+
+void sbx_run_report_free(sbx_run_report *r) {
+  if (!r)
+    return;
+  if (r->audit_fd >= 0)
+    close(r->audit_fd);
+  g_hash_table_destroy(r->printed);
+  g_free(r);
+}
+
+static void append_escaped(GString *s, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+      g_string_append_printf(s, "\\x%02x", *p);
+    else
+      g_string_append_c(s, (char)*p);
+  }
+}
+
+char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
+  GString *s = g_string_new("sbx: denied ");
+  g_string_append(s, ev->operation ? ev->operation : "syscall");
+  g_string_append_c(s, ' ');
+  if (ev->path)
+    append_escaped(s, ev->path);
+  else if (ev->detail)
+    append_escaped(s, ev->detail);
+  else
+    append_escaped(s, ev->syscall);
+  if (ev->path && ev->path2) {
+    g_string_append(s, " -> ");
+    append_escaped(s, ev->path2);
+  }
+  switch (ev->hint) {
+    case SBX_UNOTIFY_HINT_READ:
+      if (ev->hint_path) {
+        g_string_append(s, " (allow with --allow-read ");
+        append_escaped(s, ev->hint_path);
+        g_string_append_c(s, ')');
+      }
+      break;
+    case SBX_UNOTIFY_HINT_WRITE:
+      if (ev->hint_path) {
+        g_string_append(s, " (allow with --allow-write ");
+        append_escaped(s, ev->hint_path);
+        g_string_append_c(s, ')');
+      }
+      break;
+    case SBX_UNOTIFY_HINT_EXEC:
+      g_string_append(s, " (allow with --allow-exec)");
+      break;
+    case SBX_UNOTIFY_HINT_NET:
+      g_string_append(s, " (allow with --net)");
+      break;
+    case SBX_UNOTIFY_HINT_NONE:
+      break;
+  }
+  return g_string_free(s, FALSE);
+}
+
+static const char *errno_name(int err) {
+  switch (err) {
+    case 0:
+      return "0";
+    case EPERM:
+      return "EPERM";
+    case ENOENT:
+      return "ENOENT";
+    case EBADF:
+      return "EBADF";
+    case EACCES:
+      return "EACCES";
+    case EFAULT:
+      return "EFAULT";
+    case EEXIST:
+      return "EEXIST";
+    case ENOTDIR:
+      return "ENOTDIR";
+    case EISDIR:
+      return "EISDIR";
+    case EINVAL:
+      return "EINVAL";
+    case ENOSPC:
+      return "ENOSPC";
+    case EROFS:
+      return "EROFS";
+    case ENAMETOOLONG:
+      return "ENAMETOOLONG";
+    case ENOSYS:
+      return "ENOSYS";
+    case ENOTEMPTY:
+      return "ENOTEMPTY";
+    case ELOOP:
+      return "ELOOP";
+    case ENODATA:
+      return "ENODATA";
+    case EXDEV:
+      return "EXDEV";
+    case ENOTSUP:
+      return "ENOTSUP";
+    case ERANGE:
+      return "ERANGE";
+    case EAGAIN:
+      return "EAGAIN";
+    case ENXIO:
+      return "ENXIO";
+    default:
+      return NULL;
+  }
+}
+
+char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  json_builder_set_member_name(b, "time");
+  json_builder_add_double_value(b, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+  json_builder_set_member_name(b, "decision");
+  json_builder_add_string_value(b, ev->allowed ? "allow" : "deny");
+  json_builder_set_member_name(b, "pid");
+  json_builder_add_int_value(b, ev->pid);
+  json_builder_set_member_name(b, "syscall");
+  json_builder_add_string_value(b, ev->syscall);
+  json_builder_set_member_name(b, "nr");
+  json_builder_add_int_value(b, ev->nr);
+  json_builder_set_member_name(b, "operation");
+  json_builder_add_string_value(b, ev->operation ? ev->operation : "syscall");
+  /* Paths are bytes, not necessarily UTF-8: escape what JSON cannot
+   * carry as is. */
+  if (ev->path) {
+    GString *s = g_string_new(NULL);
+    append_escaped(s, ev->path);
+    json_builder_set_member_name(b, "path");
+    json_builder_add_string_value(b, s->str);
+    g_string_free(s, TRUE);
+  }
+  if (ev->path2) {
+    GString *s = g_string_new(NULL);
+    append_escaped(s, ev->path2);
+    json_builder_set_member_name(b, "path2");
+    json_builder_add_string_value(b, s->str);
+    g_string_free(s, TRUE);
+  }
+  if (ev->detail) {
+    GString *s = g_string_new(NULL);
+    append_escaped(s, ev->detail);
+    json_builder_set_member_name(b, "detail");
+    json_builder_add_string_value(b, s->str);
+    g_string_free(s, TRUE);
+  }
+  json_builder_set_member_name(b, "flags");
+  json_builder_add_int_value(b, (gint64)ev->flags);
+  json_builder_set_member_name(b, "errno");
+  json_builder_add_int_value(b, ev->error);
+  const char *en = errno_name(ev->error);
+  if (en && ev->error) {
+    json_builder_set_member_name(b, "errno_name");
+    json_builder_add_string_value(b, en);
+  }
+  json_builder_set_member_name(b, "served");
+  json_builder_add_boolean_value(b, ev->served);
+  if (ev->reason) {
+    json_builder_set_member_name(b, "reason");
+    json_builder_add_string_value(b, ev->reason);
+  }
+  if (!ev->allowed && ev->hint != SBX_UNOTIFY_HINT_NONE) {
+    g_autofree char *line = sbx_run_report_format_denial(ev);
+    const char *hint = strstr(line, "(allow with ");
+    if (hint) {
+      json_builder_set_member_name(b, "hint");
+      g_autofree char *h = g_strndup(hint + 12, strlen(hint + 12) - 1);
+      json_builder_add_string_value(b, h);
+    }
+  }
+  json_builder_end_object(b);
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  json_generator_set_root(gen, root);
+  return json_generator_to_data(gen, NULL);
+}
+
+static void write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    buf += n;
+    len -= (size_t)n;
+  }
+}
+
+void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
+  sbx_run_report *r = data;
+  if (r->audit_fd >= 0) {
+    g_autofree char *json = sbx_run_report_format_json(ev);
+    g_autofree char *line = g_strconcat(json, "\n", NULL);
+    write_all(r->audit_fd, line, strlen(line));
+  }
+  if (ev->allowed || !ev->served)
+    return;
+  char *line = sbx_run_report_format_denial(ev);
+  if (g_hash_table_contains(r->printed, line)) {
+    g_free(line);
+    return;
+  }
+  g_autofree char *out = g_strconcat(line, "\n", NULL);
+  write_all(r->stderr_fd, out, strlen(out));
+  /* Bounded: a program probing endless distinct names still prints each
+   * once, but the table stops growing. */
+  if (g_hash_table_size(r->printed) < 4096)
+    g_hash_table_add(r->printed, line);
+  else
+    g_free(line);
+}
