@@ -6,13 +6,13 @@ for every macro the headers define (cc -E -dM), keeps the object-like ones
 whose names look like constants, and writes a C file of
 
     #ifdef NAME
-      {"NAME", (uint64_t)(NAME)},
+      {"NAME", (uint64_t)((NAME) | 0)},
     #endif
 
 entries that includes the same headers. The compiler evaluates every value
 against those headers; this script never computes one. Macros that are not
-integer constant expressions (function calls, pointers, strings, types) make
-the compiler complain; the script compiles the file with -fsyntax-only,
+integer constant expressions (function calls, pointers, floating values,
+strings, types) make the compiler complain; the script compiles the file with -fsyntax-only,
 drops the entries the diagnostics point at, and repeats until the file
 compiles cleanly with the build's own warning flags.
 
@@ -48,7 +48,10 @@ def fail(msg):
 
 
 def read_groups(path):
+    """Returns ([(group, [header...])...], {excluded name...})."""
     groups = []
+    excluded = set()
+    section = None
     with open(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -56,19 +59,27 @@ def read_groups(path):
                 continue
             m = GROUP_RE.match(line)
             if m:
-                if any(g[0] == m.group(1) for g in groups):
+                section = m.group(1)
+                if section == "exclude":
+                    continue
+                if any(g[0] == section for g in groups):
                     fail("%s:%d: group %s repeated" % (path, lineno, line))
-                groups.append((m.group(1), []))
-            elif not groups:
+                groups.append((section, []))
+            elif section is None:
                 fail("%s:%d: header before the first [group]" %
                      (path, lineno))
+            elif section == "exclude":
+                if not NAME_RE.match(line):
+                    fail("%s:%d: not a constant name: %s" %
+                         (path, lineno, line))
+                excluded.add(line)
             elif not re.match(r"^[A-Za-z0-9_./-]+\.h$", line):
                 fail("%s:%d: not a header name: %s" % (path, lineno, line))
             else:
                 groups[-1][1].append(line)
     if not groups:
         fail("%s: no groups" % path)
-    return groups
+    return groups, excluded
 
 
 def read_supplement(path):
@@ -132,7 +143,9 @@ def render(group, headers, names, supplement, table_header):
     entry_lines = {}
     for name in sorted(names):
         lines.append("#ifdef %s" % name)
-        lines.append("    {\"%s\", (uint64_t)(%s)}," % (name, name))
+        # "| 0": a pointer or floating value is then a compile error, so the
+        # entry is dropped instead of converted.
+        lines.append("    {\"%s\", (uint64_t)((%s) | 0)}," % (name, name))
         entry_lines[len(lines)] = name
         lines.append("#endif")
     lines.append("};")
@@ -190,7 +203,7 @@ def main(argv):
     ap.add_argument("--depfile")
     opts = ap.parse_args(argv)
 
-    groups = read_groups(opts.headers)
+    groups, excluded = read_groups(opts.headers)
     supplement = read_supplement(opts.supplement)
     expected = ["constants_%s.c" % g for g, _ in groups]
     if [os.path.basename(p) for p in opts.out_c] != expected:
@@ -237,7 +250,7 @@ def main(argv):
 
     deps = set()
     for (group, headers), out_path in zip(groups, opts.out_c):
-        names = macro_names(opts.cc, cflags, headers)
+        names = macro_names(opts.cc, cflags, headers) - excluded
         if not names:
             fail("group %s defines no constants" % group)
         diag = ""

@@ -151,7 +151,18 @@ static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
     }
     sbx_token tok = {.text = line + i, .line = lineno, .col = (unsigned)i};
     size_t j = i;
-    if (g_ascii_isdigit(c) ||
+    const sbx_token *prev =
+        tokens->len ? &g_array_index(tokens, sbx_token, tokens->len - 1)
+                    : NULL;
+    if (prev != NULL && prev->type == SBX_TOK_DIRECTIVE &&
+        (sbx_token_is(prev, "@include") || sbx_token_is(prev, "@frequency"))) {
+      /* Whatever follows these directives is their path; the parser says
+       * what is wrong with it. */
+      while (j < n && !g_ascii_isspace(line[j]) && line[j] != '#')
+        j++;
+      tok.type = SBX_TOK_PATH;
+      tok.len = (unsigned)(j - i);
+    } else if (g_ascii_isdigit(c) ||
         (c == '-' && i + 1 < n && g_ascii_isdigit(line[i + 1]))) {
       j = i + 1;
       while (j < n && (g_ascii_isalnum(line[j]) || line[j] == '_'))

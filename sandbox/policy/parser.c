@@ -809,7 +809,8 @@ static char *resolve_path(stmt *s, const char *directive, GError **error) {
     return NULL;
   }
   const sbx_token *t = tok(s, 1);
-  if (t->type != SBX_TOK_PATH) {
+  if (t->type != SBX_TOK_PATH || t->len < 2 ||
+      !(t->text[0] == '/' || (t->text[0] == '.' && t->text[1] == '/'))) {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, 1, 1,
                "%s needs a path that starts with '/' or './' (relative "
                "paths resolve against this file's directory), not '%.*s'",
