@@ -1,0 +1,65 @@
+/* Layer 1, the broker-client filter: a worker's file-system calls become
+ * broker requests.
+ *
+ * Why it exists: a worker must not open files itself, yet ordinary code
+ * (libc's fopen, the dynamic loader's dlopen) calls open(2) and stat(2)
+ * directly. Layer 1 makes every file-system call return SECCOMP_RET_TRAP;
+ * the SIGSYS handler registered here forwards it to the broker through the
+ * client (client.h) and writes the broker's answer into the trapped call's
+ * return register, so the calling code sees an ordinary result or errno.
+ *
+ * The layer is written in the policy language (builtin
+ * broker-client.policy, which lists every call it traps and refuses and
+ * why). It allows everything else: the per-process-type layer 2 installed
+ * on top of it is the allowlist, and stacked filters only narrow.
+ *
+ * Life cycle:
+ *   zygote:     sbx_layer1_compile in the host (the program goes into the
+ *               type's layers, first), sbx_layer1_register_traps_raw once
+ *               in the zygote, sbx_layer1_attach_raw in each worker; the
+ *               worker loads the program (worker.h steps 5-6).
+ *   in-process: sbx_broker_start, connect a channel, then
+ *               sbx_layer1_enter(client) loads the layer on every thread.
+ *
+ * Ownership: the client passed to the trap registration is borrowed for
+ * the rest of the process's life: the handlers read it on every trap.
+ */
+#ifndef SBX_BROKER_LAYER1_H_
+#define SBX_BROKER_LAYER1_H_
+
+#include <glib.h>
+
+#include "sandbox/broker/client.h"
+#include "sandbox/linux/seccomp/bpf.h"
+
+#define SBX_LAYER1_ERROR (sbx_layer1_error_quark())
+GQuark sbx_layer1_error_quark(void);
+
+typedef enum {
+  SBX_LAYER1_ERROR_POLICY, /* the built-in policy did not parse or compile */
+  SBX_LAYER1_ERROR_TRAPS,  /* a handler or the SIGSYS handler was refused */
+  SBX_LAYER1_ERROR_LOAD,   /* seccomp(2) refused the program */
+} sbx_layer1_error_code;
+
+/* The name the layer carries in reports and status ("broker-client"). */
+#define SBX_LAYER1_NAME "broker-client"
+
+/* The broker-client layer compiled from broker-client.policy. */
+gboolean sbx_layer1_compile(sbx_bpf_program *out, GError **error);
+
+/* Registers the SIGSYS trap handlers for every call the layer traps, each
+ * forwarding to the broker through client (a sbx_broker_client *, borrowed,
+ * must outlive the process's use of it), and installs the SIGSYS handler.
+ * ASYNC-SIGNAL-SAFE enough to run in the zygote before any worker (returns
+ * 0 or -errno); matches sbx_zygote_config.register_broker_traps_raw. */
+int sbx_layer1_register_traps_raw(void *client);
+
+/* Per worker: points client at channel_fd (sbx_broker_client_init); matches
+ * sbx_zygote_config.broker_attach_raw. ASYNC-SIGNAL-SAFE. */
+int sbx_layer1_attach_raw(void *client, int channel_fd);
+
+/* In-process (no zygote): register the traps for client and load the layer
+ * on the calling process with TSYNC (threads already running are covered). */
+gboolean sbx_layer1_enter(sbx_broker_client *client, GError **error);
+
+#endif /* SBX_BROKER_LAYER1_H_ */
