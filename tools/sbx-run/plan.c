@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/parser.h"
 
@@ -348,8 +349,7 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
 }
 
 static gboolean compile_baseline(sbx_run_plan *p, GError **error) {
-  sbx_policy *pol = sbx_policy_parse_string(
-      sbx_run_builtin_policy, "builtin:sbx-run.policy", NULL, error);
+  sbx_policy *pol = sbx_builtin_policy("sbx-run.policy", error);
   if (!pol)
     return FALSE;
   gboolean ok = sbx_bpf_compile(pol, &p->baseline, error);

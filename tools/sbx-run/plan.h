@@ -54,7 +54,7 @@ void sbx_run_options_clear(sbx_run_options *o);
 
 typedef struct {
   sbx_allowlist *allowlist;
-  sbx_bpf_program baseline;  /* the built-in sbx-run.policy */
+  sbx_bpf_program baseline;  /* builtin:sbx-run.policy, from libsbx */
   sbx_bpf_program layers[SBX_RUN_MAX_LAYERS]; /* --policy and profile */
   size_t n_layers;
   int landlock_fd;           /* -1 on a kernel without Landlock */
@@ -73,10 +73,6 @@ typedef struct {
 /* Builds the plan; on failure *error names the option, file or path. */
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error);
 void sbx_run_plan_free(sbx_run_plan *p);
-
-/* The text of the built-in baseline (sandbox/policy/builtin/sbx-run.policy),
- * embedded at build time. */
-extern const char sbx_run_builtin_policy[];
 
 #define SBX_RUN_ERROR (sbx_run_error_quark())
 GQuark sbx_run_error_quark(void);

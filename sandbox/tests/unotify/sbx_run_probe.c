@@ -47,9 +47,15 @@ static atomic_int race_stop;
 static void *flipper(void *unused) {
   (void)unused;
   size_t la = strlen(race_a) + 1, lb = strlen(race_b) + 1;
+  /* Each name stays a while, so an unsupervised open sees the canary's
+   * name often enough for the control to show the flip is real. */
   while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
     memcpy(race_path, race_b, lb);
+    for (volatile int spin = 0; spin < 200; spin++) {
+    }
     memcpy(race_path, race_a, la);
+    for (volatile int spin = 0; spin < 200; spin++) {
+    }
   }
   return NULL;
 }
