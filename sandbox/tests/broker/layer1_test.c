@@ -1,0 +1,828 @@
+/* Layer 1 with a real broker: the compiled filter's verdicts, then
+ * unmodified libc calls (fopen, stat, dlopen, ...) inside processes that
+ * entered layer 1 and Landlock, so that the broker is the only way to a
+ * file, in-process and in zygote workers. Every refusal has a control: the
+ * same call outside the sandbox, or from the same process before it
+ * entered the sandbox, succeeds.
+ *
+ * Sandboxed code runs in forked children; they report the first failed
+ * expectation through a pipe and leave with _exit.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/broker/broker.h"
+#include "sandbox/broker/client.h"
+#include "sandbox/broker/layer1.h"
+#include "sandbox/linux/landlock/landlock.h"
+#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/linux/zygote/zygote.h"
+#include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/syscalls.h"
+#include "sandbox/tests/broker/broker_test_util.h"
+
+#define LIBDIR "/usr/lib/x86_64-linux-gnu/"
+
+/* ---- Fixture: a tree, a broker serving it and the loader's files -------- */
+
+typedef struct {
+  broker_test_tree t;
+  sbx_allowlist *list;
+  sbx_broker *b;
+  int channel;
+} fixture;
+
+static void start(fixture *f) {
+  broker_test_tree_make(&f->t);
+  f->list = broker_test_tree_allowlist(&f->t, "worker");
+  GError *error = NULL;
+  const char *system_rules =
+      "read " LIBDIR "\nstat-intermediate " LIBDIR "\nread /etc/ld.so.cache\n";
+  ck_assert_msg(sbx_allowlist_parse(f->list, system_rules, "layer1_test",
+                                    &error),
+                "%s", error ? error->message : "");
+  const sbx_allowlist *lists[] = {f->list};
+  sbx_broker_config cfg = {.allowlists = lists, .n_allowlists = 1,
+                           .audit_fd = -1};
+  f->b = sbx_broker_start(&cfg, &error);
+  ck_assert_msg(f->b != NULL, "%s", error ? error->message : "");
+  f->channel = sbx_broker_connect(f->b, "worker", &error);
+  ck_assert_msg(f->channel >= 0, "%s", error ? error->message : "");
+}
+
+static void stop(fixture *f) {
+  if (f->b)
+    sbx_broker_stop(f->b, NULL, NULL);
+  if (f->channel >= 0)
+    close(f->channel);
+  sbx_allowlist_free(f->list);
+  broker_test_tree_free(&f->t);
+}
+
+static uint64_t broker_requests(fixture *f) {
+  sbx_broker_stats stats;
+  GError *error = NULL;
+  ck_assert_msg(sbx_broker_get_stats(f->b, &stats, &error), "%s",
+                error ? error->message : "");
+  return stats.requests;
+}
+
+/* ---- Sandboxed children -------------------------------------------------- */
+
+/* Where a child reports its first failed expectation. */
+static int failure_fd = -1;
+
+static int fail_at(int line, const char *fmt, ...) {
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "line %d: ", line);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+  va_end(ap);
+  ssize_t ignored = write(failure_fd, buf, strlen(buf));
+  (void)ignored;
+  return 1;
+}
+
+#define EXPECT(cond)                                                     \
+  do {                                                                   \
+    if (!(cond))                                                         \
+      return fail_at(__LINE__, "%s (errno %d %s)", #cond, errno,         \
+                     strerror(errno));                                   \
+  } while (0)
+
+#define EXPECT_ERRNO(call, err)                                          \
+  do {                                                                   \
+    errno = 0;                                                           \
+    long r_ = (long)(call);                                              \
+    if (r_ != -1 || errno != (err))                                      \
+      return fail_at(__LINE__, "%s: got %ld errno %d (%s), want -1 %s",  \
+                     #call, r_, errno, strerror(errno), #err);           \
+  } while (0)
+
+/* Landlock with every right handled and no rule: the process cannot open
+ * anything by itself any more. */
+static int enter_landlock(void) {
+  sbx_landlock_builder *b = sbx_landlock_builder_new();
+  sbx_landlock_report report;
+  int fd = sbx_landlock_build(b, &report, NULL);
+  sbx_landlock_builder_free(b);
+  if (fd < 0)
+    return -1;
+  int rc = sbx_landlock_restrict_self_raw(fd, report.restrict_flags);
+  close(fd);
+  return rc;
+}
+
+typedef struct {
+  fixture *f;
+  int (*body)(fixture *f);
+  bool landlock;
+} child_plan;
+
+static sbx_broker_client child_client;
+
+static int enter_and_run(void *arg) {
+  const child_plan *plan = arg;
+  sbx_broker_client_init(&child_client, plan->f->channel);
+  GError *error = NULL;
+  if (!sbx_layer1_enter(&child_client, &error))
+    return fail_at(__LINE__, "sbx_layer1_enter: %s", error->message);
+  if (plan->landlock && enter_landlock() != 0)
+    return fail_at(__LINE__, "Landlock could not be entered");
+  return plan->body(plan->f);
+}
+
+/* Runs body in a child under layer 1 (and Landlock when asked); fails the
+ * test with the child's message unless it returned 0. Returns the child's
+ * status as broker_test_run_in_child reports it. */
+static int run_sandboxed(fixture *f, int (*body)(fixture *f), bool landlock,
+                         bool expect_success) {
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  failure_fd = p[1];
+  child_plan plan = {.f = f, .body = body, .landlock = landlock};
+  int status = broker_test_run_in_child(enter_and_run, &plan);
+  close(p[1]);
+  failure_fd = -1;
+  char msg[512] = "";
+  ssize_t n = read(p[0], msg, sizeof msg - 1);
+  close(p[0]);
+  if (n > 0)
+    msg[n] = '\0';
+  if (expect_success)
+    ck_assert_msg(status == 0 && n <= 0, "sandboxed child: status %d: %s",
+                  status, msg);
+  return status;
+}
+
+static char *slurp(FILE *fp) {
+  static char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, fp);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* ---- The compiled program ------------------------------------------------ */
+
+static uint32_t verdict(const sbx_bpf_program *prog, uint32_t arch, int nr) {
+  struct seccomp_data d;
+  memset(&d, 0, sizeof d);
+  d.arch = arch;
+  d.nr = nr;
+  return sbx_bpf_run(prog->insns, prog->len, &d, NULL);
+}
+
+static int nr_of(const char *name) {
+  int nr = sbx_syscall_number(name);
+  ck_assert_msg(nr >= 0, "unknown syscall %s", name);
+  return nr;
+}
+
+START_TEST(layer1_traps_file_calls_and_allows_what_its_handler_needs) {
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_layer1_compile(&prog, &error), "%s",
+                error ? error->message : "");
+  static const char *trapped[] = {
+      "open",      "openat",     "creat",  "stat",       "lstat",
+      "newfstatat", "statx",     "access", "faccessat",  "faccessat2",
+      "readlink",  "readlinkat", "mkdir",  "mkdirat",    "rmdir",
+      "unlink",    "unlinkat",   "rename", "renameat",   "renameat2"};
+  for (size_t i = 0; i < G_N_ELEMENTS(trapped); i++)
+    ck_assert_msg(verdict(&prog, AUDIT_ARCH_X86_64, nr_of(trapped[i])) ==
+                      SECCOMP_RET_TRAP,
+                  "%s is not trapped", trapped[i]);
+  static const char *allowed[] = {"socketpair", "sendmsg", "recvmsg",
+                                  "close",      "fstat",   "rt_sigreturn",
+                                  "read",       "mmap",    "getpid"};
+  for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++)
+    ck_assert_msg(verdict(&prog, AUDIT_ARCH_X86_64, nr_of(allowed[i])) ==
+                      SECCOMP_RET_ALLOW,
+                  "%s is not allowed", allowed[i]);
+  ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_X86_64, nr_of("openat2")),
+                    SECCOMP_RET_ERRNO | ENOSYS);
+  static const char *refused[] = {"link", "symlink", "chmod", "chown",
+                                  "truncate", "utimensat", "mknod", "chdir",
+                                  "execve", "statfs"};
+  for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
+    ck_assert_msg(verdict(&prog, AUDIT_ARCH_X86_64, nr_of(refused[i])) ==
+                      (SECCOMP_RET_ERRNO | EPERM),
+                  "%s is not EPERM", refused[i]);
+  /* x32 numbers and other architectures die, as under every sbx policy. */
+  ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_X86_64,
+                            0x40000000 | nr_of("getpid")),
+                    SECCOMP_RET_KILL_PROCESS);
+  ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_I386, 20),
+                    SECCOMP_RET_KILL_PROCESS);
+  sbx_bpf_program_clear(&prog);
+}
+END_TEST
+
+/* ---- In-process ---------------------------------------------------------- */
+
+typedef unsigned long (*crc32_fn)(unsigned long, const unsigned char *,
+                                  unsigned);
+
+static int body_dlopen(fixture *f) {
+  (void)f;
+  void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    return fail_at(__LINE__, "dlopen: %s", dlerror());
+  crc32_fn crc = (crc32_fn)(uintptr_t)dlsym(h, "crc32");
+  EXPECT(crc != NULL);
+  EXPECT(crc(0, (const unsigned char *)"abc", 3) == 0x352441c2ul);
+  return 0;
+}
+
+START_TEST(dlopen_of_a_library_goes_through_the_broker_and_runs) {
+  fixture f;
+  start(&f);
+  /* Control: libz is not in this process yet, so dlopen must open it. */
+  ck_assert_ptr_null(dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD));
+  uint64_t before = broker_requests(&f);
+  run_sandboxed(&f, body_dlopen, true, true);
+  /* The loader's cache and the library itself came from the broker. */
+  ck_assert_uint_ge(broker_requests(&f) - before, 2);
+  stop(&f);
+}
+END_TEST
+
+static int body_fopen(fixture *f) {
+  FILE *fp = fopen(f->t.good_file, "r");
+  EXPECT(fp != NULL);
+  EXPECT(strcmp(slurp(fp), "good") == 0);
+  fclose(fp);
+  errno = 0;
+  EXPECT(fopen(f->t.canary, "r") == NULL && errno == EACCES);
+  errno = 0;
+  EXPECT(fopen(f->t.sibling, "r") == NULL && errno == EACCES);
+  errno = 0;
+  EXPECT(fopen(f->t.good_file, "w") == NULL && errno == EACCES);
+  EXPECT_ERRNO(open("/etc/passwd", O_RDONLY), EACCES);
+  /* Missing files inside the tree are missing, not forbidden. */
+  char *missing = broker_test_path(&f->t, "good/missing");
+  EXPECT_ERRNO(open(missing, O_RDONLY), ENOENT);
+  return 0;
+}
+
+START_TEST(fopen_reads_allowed_files_and_gets_eacces_elsewhere) {
+  fixture f;
+  start(&f);
+  /* Controls: without the sandbox every one of these opens. */
+  const char *outside[] = {f.t.canary, f.t.sibling, "/etc/passwd"};
+  for (size_t i = 0; i < G_N_ELEMENTS(outside); i++) {
+    FILE *fp = fopen(outside[i], "r");
+    ck_assert_msg(fp != NULL, "control: fopen %s: %s", outside[i],
+                  strerror(errno));
+    fclose(fp);
+  }
+  FILE *fp = fopen(f.t.good_file, "r+");
+  ck_assert_ptr_nonnull(fp);
+  fclose(fp);
+  run_sandboxed(&f, body_fopen, true, true);
+  stop(&f);
+}
+END_TEST
+
+static int body_path_calls(fixture *f) {
+  struct stat st;
+  char *link = broker_test_path(&f->t, "good/link");
+  EXPECT(stat(f->t.good_file, &st) == 0 && S_ISREG(st.st_mode) &&
+         st.st_size == 4);
+  EXPECT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT(stat(link, &st) == 0 && S_ISREG(st.st_mode));
+  char target[64] = "";
+  EXPECT(readlink(link, target, sizeof target) == 4 &&
+         memcmp(target, "file", 4) == 0);
+  EXPECT(access(f->t.good_file, R_OK) == 0);
+  EXPECT_ERRNO(access(f->t.good_file, W_OK), EACCES);
+  EXPECT_ERRNO(access(f->t.canary, F_OK), EACCES);
+  EXPECT_ERRNO(stat(f->t.canary, &st), EACCES);
+
+  char *dir = broker_test_path(&f->t, "rw/dir");
+  char *moved = broker_test_path(&f->t, "rw/moved");
+  char *file = broker_test_path(&f->t, "rw/file");
+  char *renamed = broker_test_path(&f->t, "rw/renamed");
+  EXPECT(mkdir(dir, 0755) == 0);
+  EXPECT(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+  EXPECT(rename(dir, moved) == 0);
+  EXPECT(rmdir(moved) == 0);
+  EXPECT(mkdirat(AT_FDCWD, dir, 0700) == 0);
+  EXPECT(unlinkat(AT_FDCWD, dir, AT_REMOVEDIR) == 0);
+  EXPECT_ERRNO(stat(dir, &st), ENOENT);
+  FILE *fp = fopen(file, "w");
+  EXPECT(fp != NULL);
+  EXPECT(fputs("written", fp) >= 0);
+  EXPECT(fclose(fp) == 0);
+  EXPECT(renameat2(AT_FDCWD, file, AT_FDCWD, renamed, RENAME_NOREPLACE) == 0);
+  char *gone = broker_test_path(&f->t, "rw/gone");
+  int fd = creat(gone, 0600);
+  EXPECT(fd >= 0);
+  close(fd);
+  EXPECT(unlink(gone) == 0);
+  /* Writes stay inside the create tree. */
+  char *outside = broker_test_path(&f->t, "good/new");
+  EXPECT_ERRNO(mkdir(outside, 0755), EACCES);
+  EXPECT_ERRNO(rename(renamed, outside), EACCES);
+  EXPECT_ERRNO(unlink(f->t.good_file), EACCES);
+  /* The broker does not serve these; layer 1 answers EPERM. */
+  EXPECT_ERRNO(symlink("x", file), EPERM);
+  EXPECT_ERRNO(chmod(renamed, 0600), EPERM);
+  return 0;
+}
+
+START_TEST(path_calls_inside_the_tree_are_served_and_writes_stay_in_it) {
+  fixture f;
+  start(&f);
+  char *link = broker_test_path(&f.t, "good/link");
+  ck_assert_int_eq(symlink("file", link), 0);
+  run_sandboxed(&f, body_path_calls, true, true);
+  /* What the child did is on disk. */
+  char *renamed = broker_test_path(&f.t, "rw/renamed");
+  char *text = NULL;
+  ck_assert(g_file_get_contents(renamed, &text, NULL, NULL));
+  ck_assert_str_eq(text, "written");
+  char *gone = broker_test_path(&f.t, "rw/gone");
+  char *outside = broker_test_path(&f.t, "good/new");
+  ck_assert_int_ne(access(gone, F_OK), 0);
+  ck_assert_int_ne(access(outside, F_OK), 0);
+  /* Controls for the refusals: unsandboxed, the same calls work. */
+  ck_assert_int_eq(mkdir(outside, 0755), 0);
+  ck_assert_int_eq(rmdir(outside), 0);
+  char *sym = broker_test_path(&f.t, "rw/sym");
+  ck_assert_int_eq(symlink("x", sym), 0);
+  ck_assert_int_eq(chmod(renamed, 0600), 0);
+  g_free(text);
+  g_free(link);
+  g_free(renamed);
+  g_free(gone);
+  g_free(outside);
+  g_free(sym);
+  stop(&f);
+}
+END_TEST
+
+static int body_descriptor_calls(fixture *f) {
+  int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0);
+  struct stat st;
+  /* glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH). */
+  EXPECT(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 4);
+  EXPECT(syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH) == 0 &&
+         st.st_size == 4);
+  struct statx stx;
+  memset(&stx, 0, sizeof stx);
+  EXPECT(statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &stx) == 0 &&
+         (stx.stx_mask & STATX_SIZE) && stx.stx_size == 4 &&
+         S_ISREG(stx.stx_mode));
+  memset(&stx, 0, sizeof stx);
+  EXPECT(statx(AT_FDCWD, f->t.good_file, 0, STATX_SIZE, &stx) == 0 &&
+         stx.stx_size == 4);
+  int p[2];
+  EXPECT(pipe(p) == 0);
+  EXPECT(fstat(p[0], &st) == 0 && S_ISFIFO(st.st_mode));
+  close(p[0]);
+  close(p[1]);
+  EXPECT_ERRNO(fstat(1000, &st), EBADF);
+  /* The working directory is not served; nor are relative paths, with
+   * AT_FDCWD or a directory descriptor. */
+  EXPECT_ERRNO(syscall(SYS_newfstatat, AT_FDCWD, "", &st, AT_EMPTY_PATH),
+               EACCES);
+  EXPECT_ERRNO(open("file", O_RDONLY), EACCES);
+  int dir = open(f->t.good, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  EXPECT(dir >= 0);
+  EXPECT_ERRNO(openat(dir, "file", O_RDONLY), EACCES);
+  /* An absolute path ignores the directory descriptor. */
+  int again = openat(dir, f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(again >= 0);
+  close(again);
+  close(dir);
+  EXPECT_ERRNO(open("", O_RDONLY), ENOENT);
+  EXPECT_ERRNO(syscall(SYS_newfstatat, fd, "", &st, 0x40000000), EINVAL);
+  close(fd);
+  /* Spellings the broker refuses are normalised first. */
+  char *odd = g_strdup_printf("/%s/./sub//../file", f->t.good);
+  FILE *fp = fopen(odd, "r");
+  EXPECT(fp != NULL);
+  EXPECT(strcmp(slurp(fp), "good") == 0);
+  fclose(fp);
+  return 0;
+}
+
+START_TEST(fstat_is_served_locally_and_relative_paths_get_eacces) {
+  fixture f;
+  start(&f);
+  /* Controls: unsandboxed, the relative forms open the same file. */
+  ck_assert_int_eq(chdir(f.t.good), 0);
+  int fd = open("file", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  int dir = open(f.t.good, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  fd = openat(dir, "file", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  close(dir);
+  run_sandboxed(&f, body_descriptor_calls, true, true);
+  ck_assert_int_eq(chdir("/"), 0);
+  stop(&f);
+}
+END_TEST
+
+static long try_openat2(const char *path) {
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY | O_CLOEXEC;
+  return syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+static int body_openat2(fixture *f) {
+  EXPECT_ERRNO(try_openat2(f->t.good_file), ENOSYS);
+  return 0;
+}
+
+START_TEST(openat2_gets_enosys_so_libc_falls_back) {
+  fixture f;
+  start(&f);
+  long fd = try_openat2(f.t.good_file); /* control: the kernel has it */
+  ck_assert_int_ge(fd, 0);
+  close((int)fd);
+  run_sandboxed(&f, body_openat2, true, true);
+  stop(&f);
+}
+END_TEST
+
+/* A thread that exists before layer 1 is entered, and opens on request. */
+typedef struct {
+  const char *path;
+  int go[2];
+  int done[2];
+  int result; /* fd, or -errno */
+} opener;
+
+static void *opener_main(void *arg) {
+  opener *o = arg;
+  char c;
+  while (read(o->go[0], &c, 1) == 1) {
+    int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+    o->result = fd >= 0 ? fd : -errno;
+    if (write(o->done[1], "x", 1) != 1)
+      break;
+  }
+  return NULL;
+}
+
+static int ask(opener *o) {
+  char c;
+  if (write(o->go[1], "x", 1) != 1 || read(o->done[0], &c, 1) != 1)
+    return -EIO;
+  return o->result;
+}
+
+static int body_none(fixture *f) {
+  (void)f;
+  return 0;
+}
+
+static int thread_before_entry(void *arg) {
+  fixture *f = arg;
+  opener o = {.path = f->t.canary};
+  if (pipe(o.go) || pipe(o.done))
+    return fail_at(__LINE__, "pipe");
+  pthread_t t;
+  if (pthread_create(&t, NULL, opener_main, &o))
+    return fail_at(__LINE__, "pthread_create");
+  /* Control: before layer 1 the thread opens the canary itself. */
+  int fd = ask(&o);
+  EXPECT(fd >= 0);
+  close(fd);
+  child_plan plan = {.f = f, .body = body_none, .landlock = false};
+  if (enter_and_run(&plan) != 0)
+    return 1;
+  /* The thread has no Landlock domain: only the broker can refuse it. */
+  EXPECT(ask(&o) == -EACCES);
+  o.path = f->t.good_file;
+  fd = ask(&o);
+  EXPECT(fd >= 0);
+  close(fd);
+  return 0;
+}
+
+START_TEST(a_thread_started_before_entry_is_brokered_too) {
+  fixture f;
+  start(&f);
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  failure_fd = p[1];
+  int status = broker_test_run_in_child(thread_before_entry, &f);
+  close(p[1]);
+  char msg[512] = "";
+  ssize_t n = read(p[0], msg, sizeof msg - 1);
+  if (n > 0)
+    msg[n] = '\0';
+  close(p[0]);
+  ck_assert_msg(status == 0, "child status %d: %s", status, msg);
+  stop(&f);
+}
+END_TEST
+
+#define N_THREADS 4
+#define N_OPENS 1000
+
+typedef struct {
+  const char *path;
+  char expect[24];
+  int mixed;
+  int failed;
+} reader;
+
+static void *reader_main(void *arg) {
+  reader *r = arg;
+  for (int i = 0; i < N_OPENS; i++) {
+    FILE *fp = fopen(r->path, "r");
+    if (!fp) {
+      r->failed++;
+      continue;
+    }
+    char buf[16] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    if (strcmp(buf, r->expect) != 0)
+      r->mixed++;
+    fclose(fp);
+  }
+  return NULL;
+}
+
+static char *thread_files[N_THREADS];
+
+static int body_threads(fixture *f) {
+  (void)f;
+  reader r[N_THREADS];
+  pthread_t t[N_THREADS];
+  int fd_before = dup(0);
+  close(fd_before);
+  for (int i = 0; i < N_THREADS; i++) {
+    r[i] = (reader){.path = thread_files[i]};
+    snprintf(r[i].expect, sizeof r[i].expect, "thread-%d", i);
+    EXPECT(pthread_create(&t[i], NULL, reader_main, &r[i]) == 0);
+  }
+  for (int i = 0; i < N_THREADS; i++) {
+    pthread_join(t[i], NULL);
+    EXPECT(r[i].failed == 0);
+    EXPECT(r[i].mixed == 0);
+  }
+  /* Every descriptor the broker sent was closed again. */
+  int fd_after = dup(0);
+  close(fd_after);
+  EXPECT(fd_after == fd_before);
+  return 0;
+}
+
+START_TEST(four_threads_opening_at_once_each_get_their_own_file) {
+  fixture f;
+  start(&f);
+  for (int i = 0; i < N_THREADS; i++) {
+    char *rel = g_strdup_printf("good/thread-%d", i);
+    thread_files[i] = broker_test_path(&f.t, rel);
+    char *text = g_strdup_printf("thread-%d", i);
+    broker_test_write(thread_files[i], text);
+    g_free(rel);
+    g_free(text);
+  }
+  uint64_t before = broker_requests(&f);
+  run_sandboxed(&f, body_threads, true, true);
+  ck_assert_uint_ge(broker_requests(&f) - before, N_THREADS * N_OPENS);
+  for (int i = 0; i < N_THREADS; i++)
+    g_free(thread_files[i]);
+  stop(&f);
+}
+END_TEST
+
+static int body_blocked_sigsys(fixture *f) {
+  int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0); /* control: with SIGSYS deliverable the call works */
+  close(fd);
+  /* A forged SIGSYS is ignored. */
+  EXPECT(raise(SIGSYS) == 0);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGSYS);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  return fail_at(__LINE__, "open with SIGSYS blocked returned %d", fd);
+}
+
+START_TEST(blocking_sigsys_while_a_call_traps_kills_the_process) {
+  fixture f;
+  start(&f);
+  int status = run_sandboxed(&f, body_blocked_sigsys, true, false);
+  ck_assert_int_eq(status, 128 + SIGSYS);
+  stop(&f);
+}
+END_TEST
+
+/* Killed broker (F1): the child says when its control open is done, then
+ * waits until the broker is gone. */
+static int killed_go[2];
+static int killed_ready[2];
+
+static int body_killed_broker(fixture *f) {
+  int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0); /* control: the broker answers while it lives */
+  close(fd);
+  EXPECT(write(killed_ready[1], "r", 1) == 1);
+  char c;
+  EXPECT(read(killed_go[0], &c, 1) == 1);
+  EXPECT_ERRNO(open(f->t.good_file, O_RDONLY | O_CLOEXEC), EACCES);
+  struct stat st;
+  EXPECT_ERRNO(stat(f->t.good_file, &st), EACCES);
+  errno = 0;
+  EXPECT(fopen(f->t.good_file, "r") == NULL && errno == EACCES);
+  return 0;
+}
+
+static int killed_child(void *arg) {
+  child_plan plan = {.f = arg, .body = body_killed_broker, .landlock = true};
+  return enter_and_run(&plan);
+}
+
+START_TEST(a_killed_broker_gives_eacces_from_the_trapped_call) {
+  fixture f;
+  start(&f);
+  ck_assert_int_eq(pipe(killed_go), 0);
+  ck_assert_int_eq(pipe(killed_ready), 0);
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  failure_fd = p[1];
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    _exit(killed_child(&f));
+  close(p[1]);
+  close(killed_go[0]);
+  close(killed_ready[1]);
+  char ready;
+  ck_assert_int_eq(read(killed_ready[0], &ready, 1), 1);
+  close(killed_ready[0]);
+  ck_assert_int_eq(kill(sbx_broker_pid(f.b), SIGKILL), 0);
+  int bstatus = 0;
+  ck_assert(sbx_broker_stop(f.b, &bstatus, NULL));
+  f.b = NULL;
+  ck_assert(WIFSIGNALED(bstatus));
+  ck_assert_int_eq(write(killed_go[1], "x", 1), 1);
+  close(killed_go[1]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  char msg[512] = "";
+  ssize_t n = read(p[0], msg, sizeof msg - 1);
+  if (n > 0)
+    msg[n] = '\0';
+  close(p[0]);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child status 0x%x: %s", status, msg);
+  stop(&f);
+}
+END_TEST
+
+/* ---- In a zygote worker --------------------------------------------------- */
+
+/* The zygote's copy of this is what its workers use. */
+static sbx_broker_client zygote_client;
+
+typedef struct {
+  char allowed[256];
+  char forbidden[256];
+} worker_paths;
+
+static int worker_entry(const sbx_worker_args *args) {
+  worker_paths paths;
+  memcpy(&paths, args->payload, sizeof paths);
+  long out[4] = {0, 0, 0, 0};
+  int fd = open(paths.allowed, O_RDONLY);
+  if (fd >= 0) {
+    char buf[8] = "";
+    out[0] = read(fd, buf, sizeof buf - 1) == 4 && memcmp(buf, "good", 4) == 0;
+    close(fd);
+  } else {
+    out[1] = errno;
+  }
+  errno = 0;
+  out[2] = open(paths.forbidden, O_RDONLY);
+  out[3] = errno;
+  return write(3, out, sizeof out) == sizeof out ? 0 : 91;
+}
+
+START_TEST(a_zygote_worker_opens_allowed_files_with_plain_open) {
+  fixture f;
+  start(&f);
+  sbx_bpf_program layers[2];
+  GError *error = NULL;
+  ck_assert_msg(sbx_layer1_compile(&layers[0], &error), "%s",
+                error ? error->message : "");
+  sbx_policy *renderer = sbx_builtin_policy("renderer", &error);
+  ck_assert_msg(renderer != NULL, "%s", error ? error->message : "");
+  ck_assert_msg(sbx_bpf_compile(renderer, &layers[1], &error), "%s",
+                error ? error->message : "");
+  sbx_policy_free(renderer);
+  static const char *names[] = {SBX_LAYER1_NAME, "renderer.policy"};
+  sbx_zygote_type type = {.name = "renderer",
+                          .entry = worker_entry,
+                          .layers = layers,
+                          .layer_names = names,
+                          .n_layers = 2,
+                          .uses_broker = true,
+                          .landlock = true};
+  sbx_zygote_config config = {
+      .types = &type,
+      .n_types = 1,
+      .register_broker_traps_raw = sbx_layer1_register_traps_raw,
+      .broker_attach_raw = sbx_layer1_attach_raw,
+      .broker_client = &zygote_client,
+  };
+  sbx_zygote *z = NULL;
+  ck_assert_msg(sbx_zygote_start(&config, &z, &error), "%s",
+                error ? error->message : "");
+
+  /* Control: the forbidden file is readable outside the sandbox. */
+  int direct = open(f.t.canary, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(direct, 0);
+  close(direct);
+
+  worker_paths paths;
+  memset(&paths, 0, sizeof paths);
+  g_strlcpy(paths.allowed, f.t.good_file, sizeof paths.allowed);
+  g_strlcpy(paths.forbidden, f.t.canary, sizeof paths.forbidden);
+  int out[2];
+  ck_assert_int_eq(pipe(out), 0);
+  int fds[] = {0, 1, 2, out[1]};
+  sbx_zygote_spawn_request req = {.process_type = "renderer",
+                                  .payload = &paths,
+                                  .payload_len = sizeof paths,
+                                  .fds = fds,
+                                  .n_fds = 4,
+                                  .broker_channel = f.channel};
+  pid_t pid;
+  ck_assert_msg(sbx_zygote_spawn(z, &req, &pid, &error), "%s",
+                error ? error->message : "");
+  close(out[1]);
+  long got[4];
+  ssize_t n = read(out[0], got, sizeof got);
+  close(out[0]);
+  sbx_worker_exit exit_info;
+  ck_assert_msg(sbx_zygote_wait(z, pid, 20000, &exit_info, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(n == (ssize_t)sizeof got, "worker ended early: %s",
+                exit_info.detail);
+  ck_assert_msg(got[0] == 1, "allowed open failed: errno %ld", got[1]);
+  ck_assert_int_eq(got[2], -1);
+  ck_assert_int_eq(got[3], EACCES);
+  ck_assert_int_eq(exit_info.reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(exit_info.exit_code, 0);
+  sbx_zygote_stop(z);
+  sbx_bpf_program_clear(&layers[0]);
+  sbx_bpf_program_clear(&layers[1]);
+  stop(&f);
+}
+END_TEST
+
+int main(void) {
+  umask(022);
+  Suite *s = suite_create("layer1");
+  TCase *tc = tcase_create("layer1");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, layer1_traps_file_calls_and_allows_what_its_handler_needs);
+  tcase_add_test(tc, dlopen_of_a_library_goes_through_the_broker_and_runs);
+  tcase_add_test(tc, fopen_reads_allowed_files_and_gets_eacces_elsewhere);
+  tcase_add_test(tc,
+                 path_calls_inside_the_tree_are_served_and_writes_stay_in_it);
+  tcase_add_test(tc, fstat_is_served_locally_and_relative_paths_get_eacces);
+  tcase_add_test(tc, openat2_gets_enosys_so_libc_falls_back);
+  tcase_add_test(tc, a_thread_started_before_entry_is_brokered_too);
+  tcase_add_test(tc, four_threads_opening_at_once_each_get_their_own_file);
+  tcase_add_test(tc, blocking_sigsys_while_a_call_traps_kills_the_process);
+  tcase_add_test(tc, a_killed_broker_gives_eacces_from_the_trapped_call);
+  tcase_add_test(tc, a_zygote_worker_opens_allowed_files_with_plain_open);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
