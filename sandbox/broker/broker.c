@@ -59,6 +59,7 @@ static void reset_signals(void) {
 }
 
 static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
+                                        const sbx_bpf_program *program,
                                         int control, pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
     _exit(1);
@@ -97,7 +98,7 @@ static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
     child_fail(control, "broker: prctl(PR_SET_DUMPABLE)", NULL);
   if (!config->dangerously_unsandboxed &&
       !sbx_broker_sandbox_self(config->allowlists, config->n_allowlists,
-                               &error))
+                               program, &error))
     child_fail(control, "broker: cannot sandbox itself", error);
 
   sbx_broker_control_reply ready;
@@ -122,16 +123,24 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
       }
     }
   }
+  /* Compiled here, so the broker child only loads it. */
+  sbx_bpf_program program = {0};
+  if (!config->dangerously_unsandboxed &&
+      !sbx_broker_sandbox_compile(&program, error))
+    return NULL;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     int err = errno;
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
                 "socketpair for the broker's control channel: %s",
                 g_strerror(err));
+    sbx_bpf_program_clear(&program);
     return NULL;
   }
   pid_t parent = getpid();
   pid_t pid = fork();
+  if (pid != 0)
+    sbx_bpf_program_clear(&program);
   if (pid < 0) {
     int err = errno;
     close(sv[0]);
@@ -142,7 +151,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
   }
   if (pid == 0) {
     close(sv[0]);
-    broker_main(config, sv[1], parent);
+    broker_main(config, &program, sv[1], parent);
   }
   close(sv[1]);
 

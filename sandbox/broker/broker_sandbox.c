@@ -1,8 +1,8 @@
 /* The broker's own sandbox; see broker_sandbox.h.
  *
- * Trusts the allowlists (host policy). The Landlock ruleset is derived
- * from them mechanically, entry by entry, so it can never be wider than
- * what the broker may hand out.
+ * Trusts the allowlists (host policy) and the built-in broker.policy. The
+ * Landlock ruleset is derived from the allowlists mechanically, entry by
+ * entry, so it can never be wider than what the broker may hand out.
  */
 #include "sandbox/broker/broker_sandbox.h"
 
@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "sandbox/linux/landlock/landlock.h"
+#include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/policy/builtin/builtin.h"
 
 guint64 sbx_broker_landlock_rights(const sbx_allow_entry *e,
                                    gboolean *on_parent) {
@@ -101,8 +103,21 @@ static gboolean restrict_landlock(const sbx_allowlist *const *lists,
   return ok;
 }
 
+gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error) {
+  sbx_policy *policy = sbx_builtin_policy("broker.policy", error);
+  if (!policy)
+    return FALSE;
+  gboolean ok = sbx_bpf_compile(policy, out, error);
+  sbx_policy_free(policy);
+  if (!ok)
+    g_prefix_error(error, "builtin:broker.policy: ");
+  return ok;
+}
+
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
-                                 size_t n_lists, GError **error) {
+                                 size_t n_lists,
+                                 const sbx_bpf_program *program,
+                                 GError **error) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     int err = errno;
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
@@ -111,5 +126,9 @@ gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
   }
   if (!restrict_landlock(lists, n_lists, error))
     return FALSE;
+  if (!sbx_seccomp_load(program->insns, program->len, 0, NULL, error)) {
+    g_prefix_error(error, "the broker's seccomp policy: ");
+    return FALSE;
+  }
   return TRUE;
 }

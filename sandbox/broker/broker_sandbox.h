@@ -19,6 +19,7 @@
 #include <glib.h>
 
 #include "sandbox/broker/permissions.h"
+#include "sandbox/linux/seccomp/bpf.h"
 
 /* The Landlock rights an allowlist entry needs, on the path the broker
  * opens: the entry's directory for recursive entries, the file (or its
@@ -27,9 +28,17 @@
 guint64 sbx_broker_landlock_rights(const sbx_allow_entry *entry,
                                    gboolean *on_parent);
 
-/* Confines the calling (broker) process: no_new_privs, Landlock, seccomp.
- * Run after the resolvers have opened their roots. */
+/* The broker's seccomp program, compiled from the built-in broker.policy.
+ * Runs in the host before the fork, so the broker only loads it. */
+gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error);
+
+/* Confines the calling (broker) process, in this order: no_new_privs,
+ * Landlock (landlock_restrict_self is not in broker.policy, so it must come
+ * first), then `program` (from sbx_broker_sandbox_compile). Run after the
+ * resolvers have opened their roots. */
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
-                                 size_t n_lists, GError **error);
+                                 size_t n_lists,
+                                 const sbx_bpf_program *program,
+                                 GError **error);
 
 #endif /* SBX_BROKER_BROKER_SANDBOX_H_ */
