@@ -214,16 +214,35 @@ void sbx_sandbox_stop(sbx_sandbox *sandbox);
 /* ---- In-process ------------------------------------------------------- */
 
 typedef struct {
-  const char *process_type;       /* for the status report and audit lines */
+  const char *process_type;       /* for the status report and audit lines;
+                                     NULL: "self" */
   const char *profile;            /* built-in name or .profile path */
   const char *profile_dir;        /* as in sbx_sandbox_config */
   const char *const *extra_rules; /* as in sbx_process_type */
   const char *audit_log;          /* as in sbx_sandbox_config */
+  /* Stay in the process's namespaces even though the profile names some.
+   * Needed once threads run: the kernel lets only a single-threaded
+   * process enter a new user namespace. Seccomp, the broker and Landlock
+   * still apply; the status reports the namespaces as OFF. */
+  bool keep_namespaces;
 } sbx_self_config;
 
-/* Sandboxes the calling process for good. *status (may be NULL) receives
- * what is in place afterwards. On failure after the first layer was
- * installed the process is left partly sandboxed, never less than it was;
+/* Sandboxes the calling process for good, in this order: starts its broker
+ * (a fork, before any layer), enters the profile's namespaces except pid
+ * (single-threaded processes only, see keep_namespaces) and its empty
+ * root, drops capabilities, sets no_new_privs and undumpable, applies the
+ * rlimits, loads layer 1 and the profile's policies on every thread
+ * (TSYNC), then Landlock on the calling thread. Threads that already run
+ * are held by every seccomp layer, so their file-system calls go to the
+ * broker too; Landlock and capabilities are per thread in Linux and cover
+ * the calling thread and the threads it creates afterwards. The session
+ * is kept. Call it from the thread that lives longest (the broker dies
+ * with the thread that forked it).
+ *
+ * *status (may be NULL) receives what is in place afterwards. A failure
+ * before the first seccomp layer stops the broker again and leaves the
+ * process's filters as they were (namespaces already entered stay); after
+ * it, the process is left partly sandboxed, never less than it was, and
  * the error says which layer failed. */
 gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
                                 sbx_sandbox_status *status, GError **error);

@@ -1,0 +1,63 @@
+/* One process type, made ready before anything is forked: its profile
+ * loaded, its seccomp layers compiled, its broker allowlist built.
+ *
+ * Why it exists: the zygote host (sandbox.c) and the in-process entry
+ * (self.c) start from the same profile and must reach the same layers, so
+ * both prepare a type here, and both translate the errors of the modules
+ * they call into the public SBX_ERROR domain the same way.
+ *
+ * What it trusts: the host's configuration and the profile and policy
+ * files it names (read now, never again: S35). What it refuses: a profile
+ * or policy that does not load or compile, more layers than a worker can
+ * stack, a broker rule that does not parse. Nothing is half-prepared: on
+ * failure the type is cleared.
+ */
+#ifndef SBX_API_PREPARE_H_
+#define SBX_API_PREPARE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <glib.h>
+
+#include "sandbox/broker/permissions.h"
+#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/linux/zygote/worker.h"
+#include "sandbox/policy/builtin/profile.h"
+
+typedef struct {
+  char *name;
+  sbx_profile *profile;
+  /* Layer 1 (the broker-client filter) first when with_layer1, then the
+   * profile's policies in its order. */
+  sbx_bpf_program layers[SBX_WORKER_MAX_LAYERS];
+  char *layer_names[SBX_WORKER_MAX_LAYERS + 1]; /* NULL-terminated */
+  size_t n_layers;
+  sbx_allowlist *allowlist; /* the profile's rules and the extra rules */
+} sbx_prepared_type;
+
+/* Loads profile (NULL: name) from profile_dir, compiles every layer and
+ * builds the allowlist. Errors are in SBX_ERROR and begin with the type's
+ * name; the profile's and policy's own messages name the file and line. */
+gboolean sbx_prepared_type_init(sbx_prepared_type *type, const char *name,
+                                const char *profile, const char *profile_dir,
+                                const char *const *extra_rules,
+                                bool with_layer1, GError **error);
+
+void sbx_prepared_type_clear(sbx_prepared_type *type);
+
+/* Opens the audit log for appending (NULL: a duplicate of stderr).
+ * Returns the descriptor (close-on-exec, the caller owns it) or -1. */
+int sbx_audit_log_open(const char *path, GError **error);
+
+/* Moves local (any module's domain) into *error as an SBX_ERROR whose code
+ * says whether the input was wrong, the kernel lacks a layer, or a system
+ * call failed; the message keeps local's and gets the printf prefix. */
+void sbx_api_propagate(GError **error, GError *local, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+
+/* The number of threads of the calling process, as the kernel counts them
+ * (/proc/self/stat); -1 when it cannot be read. */
+long sbx_thread_count(void);
+
+#endif /* SBX_API_PREPARE_H_ */

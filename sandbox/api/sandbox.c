@@ -1,0 +1,250 @@
+/* The public host API (sbx/sbx.h): a broker and a zygote started from the
+ * host's process types, workers spawned, waited for and stopped.
+ *
+ * Why it exists: each module below does one layer; a host should not have
+ * to know that the broker must exist before the zygote, that every worker
+ * needs a channel of its own, or that a profile's policies are compiled
+ * once, in the host, before the first fork. This file is that order.
+ *
+ * What it trusts: the host's configuration and the files it names. What it
+ * refuses: a host that already runs threads (the broker and the zygote are
+ * forks that keep running host code), and any type whose profile, policy
+ * or rule does not load; nothing half-starts (whatever was started is
+ * stopped again before the error is returned).
+ *
+ * Every type uses the broker: the built-in policies trap file-system calls
+ * in layer 2 as well, so a worker without a broker channel would be killed
+ * by its first open(); a profile with no rules gets EACCES (and an audit
+ * line) for every file request instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/api/prepare.h"
+#include "sandbox/broker/broker.h"
+#include "sandbox/broker/layer1.h"
+#include "sandbox/linux/landlock/landlock.h"
+#include "sandbox/linux/namespaces/namespaces.h"
+#include "sandbox/linux/zygote/zygote.h"
+#include "sbx/sbx.h"
+
+struct sbx_sandbox {
+  sbx_prepared_type *types;
+  size_t n_types;
+  sbx_broker *broker;
+  sbx_zygote *zygote;
+  /* The workers' broker client: the zygote's copy of this memory is what
+   * layer 1's handlers read, so it lives here, before the zygote forks. */
+  sbx_broker_client client;
+};
+
+static gboolean check_config(const sbx_sandbox_config *config, GError **error) {
+  if (!config || !config->types || config->n_types == 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "sbx_sandbox_start: no process types given");
+    return FALSE;
+  }
+  for (size_t i = 0; i < config->n_types; i++) {
+    const sbx_process_type *t = &config->types[i];
+    if (!t->entry) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "process type \"%s\": no entry function",
+                  t->name ? t->name : "(null)");
+      return FALSE;
+    }
+    for (size_t j = 0; t->name && j < i; j++) {
+      if (config->types[j].name && !strcmp(config->types[j].name, t->name)) {
+        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                    "process type \"%s\" is registered twice", t->name);
+        return FALSE;
+      }
+    }
+  }
+  long threads = sbx_thread_count();
+  if (threads != 1) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                threads < 0
+                    ? "sbx_sandbox_start: cannot count the host's threads "
+                      "(/proc/self/stat unreadable)"
+                    : "sbx_sandbox_start: the host already runs %ld threads; "
+                      "call it before creating any thread (the broker and "
+                      "the zygote are forks of the host, and a lock held by "
+                      "another thread would stay locked in them)",
+                threads);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A profile's minimum Landlock ABI: the zygote builds whatever the kernel
+ * has, so the minimum is checked here, where the profile is known. */
+static gboolean check_landlock(const sbx_prepared_type *t, GError **error) {
+  const sbx_profile *p = t->profile;
+  if (!p->landlock || p->landlock_min_abi <= 0)
+    return TRUE;
+  int abi = sbx_landlock_abi_version();
+  if (abi >= p->landlock_min_abi || (abi == 0 && p->landlock_optional))
+    return TRUE;
+  g_set_error(error, SBX_ERROR, SBX_ERROR_UNSUPPORTED,
+              "process type \"%s\": %s asks for Landlock ABI %d, the running "
+              "kernel has %d (a newer kernel is needed, or lower min-abi)",
+              t->name, p->source, p->landlock_min_abi, abi);
+  return FALSE;
+}
+
+static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
+                             GError **error) {
+  int audit_fd = sbx_audit_log_open(config->audit_log, error);
+  if (audit_fd < 0)
+    return FALSE;
+  const sbx_allowlist **lists = g_new0(const sbx_allowlist *, s->n_types);
+  for (size_t i = 0; i < s->n_types; i++)
+    lists[i] = s->types[i].allowlist;
+  sbx_broker_config bc = {
+      .allowlists = lists, .n_allowlists = s->n_types, .audit_fd = audit_fd};
+  GError *local = NULL;
+  s->broker = sbx_broker_start(&bc, &local);
+  g_free(lists);
+  close(audit_fd); /* the broker keeps its own duplicate */
+  if (!s->broker) {
+    sbx_api_propagate(error, local, "broker: ");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* One zygote for every type: its namespaces are the union of what the
+ * profiles ask for and its root is empty if any profile wants that, so
+ * sharing a zygote never gives a type less than its profile says. */
+static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
+                             GError **error) {
+  sbx_zygote_type *zt = g_new0(sbx_zygote_type, s->n_types);
+  const char **names = g_new0(const char *, s->n_types *SBX_WORKER_MAX_LAYERS);
+  unsigned namespaces = 0;
+  bool empty_root = false;
+  for (size_t i = 0; i < s->n_types; i++) {
+    const sbx_prepared_type *t = &s->types[i];
+    const sbx_profile *p = t->profile;
+    const char **layer_names = names + i * SBX_WORKER_MAX_LAYERS;
+    for (size_t j = 0; j < t->n_layers; j++)
+      layer_names[j] = t->layer_names[j];
+    zt[i] = (sbx_zygote_type){
+        .name = t->name,
+        .entry = config->types[i].entry,
+        .user_data = config->types[i].user_data,
+        .layers = t->layers,
+        .layer_names = layer_names,
+        .n_layers = t->n_layers,
+        .uses_broker = true,
+        .rlimits = p->rlimits,
+        .n_rlimits = p->n_rlimits,
+        .landlock = p->landlock,
+        .landlock_optional = p->landlock_optional,
+        .collect_status = p->status,
+    };
+    namespaces |= p->namespaces;
+    empty_root = empty_root || p->empty_root;
+  }
+  sbx_zygote_config zc = {
+      .types = zt,
+      .n_types = s->n_types,
+      .namespaces = namespaces ? namespaces : SBX_NS_USER,
+      .host_root = !empty_root,
+      .register_broker_traps_raw = sbx_layer1_register_traps_raw,
+      .broker_attach_raw = sbx_layer1_attach_raw,
+      .broker_client = &s->client,
+  };
+  sbx_broker_client_init(&s->client, -1);
+  GError *local = NULL;
+  gboolean ok = sbx_zygote_start(&zc, &s->zygote, &local);
+  g_free(names);
+  g_free(zt);
+  if (!ok)
+    sbx_api_propagate(error, local, "%s", "");
+  return ok;
+}
+
+gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
+                           GError **error) {
+  *out = NULL;
+  if (!check_config(config, error))
+    return FALSE;
+  sbx_sandbox *s = g_new0(sbx_sandbox, 1);
+  s->types = g_new0(sbx_prepared_type, config->n_types);
+  for (size_t i = 0; i < config->n_types; i++) {
+    const sbx_process_type *t = &config->types[i];
+    if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
+                                config->profile_dir, t->extra_rules, true,
+                                error) ||
+        !check_landlock(&s->types[i], error))
+      goto fail;
+    s->n_types++;
+  }
+  if (!start_broker(s, config, error) || !start_zygote(s, config, error))
+    goto fail;
+  *out = s;
+  return TRUE;
+
+fail:
+  sbx_sandbox_stop(s);
+  return FALSE;
+}
+
+gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
+                           pid_t *pid, GError **error) {
+  *pid = -1;
+  if (!spawn || !spawn->process_type) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "spawn: no process type given");
+    return FALSE;
+  }
+  GError *local = NULL;
+  int channel = sbx_broker_connect(s->broker, spawn->process_type, &local);
+  if (channel < 0) {
+    sbx_api_propagate(error, local, "spawn: ");
+    return FALSE;
+  }
+  sbx_zygote_spawn_request req = {
+      .process_type = spawn->process_type,
+      .payload = spawn->payload,
+      .payload_len = spawn->payload_len,
+      .fds = spawn->fds,
+      .n_fds = spawn->n_fds,
+      .broker_channel = channel,
+  };
+  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, error);
+  close(channel); /* the worker holds the only other end */
+  return ok;
+}
+
+gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
+                          sbx_worker_exit *exit, GError **error) {
+  return sbx_zygote_wait(s->zygote, pid, timeout_ms, exit, error);
+}
+
+int sbx_sandbox_event_fd(const sbx_sandbox *s) {
+  return sbx_zygote_fd(s->zygote);
+}
+
+pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *s) {
+  return sbx_zygote_pid(s->zygote);
+}
+
+pid_t sbx_sandbox_broker_pid(const sbx_sandbox *s) {
+  return sbx_broker_pid(s->broker);
+}
+
+void sbx_sandbox_stop(sbx_sandbox *s) {
+  if (!s)
+    return;
+  /* The zygote first: its pid namespace takes every worker with it, so no
+   * worker outlives the broker it talks to. */
+  sbx_zygote_stop(s->zygote);
+  sbx_broker_stop(s->broker, NULL, NULL);
+  for (size_t i = 0; i < s->n_types; i++)
+    sbx_prepared_type_clear(&s->types[i]);
+  g_free(s->types);
+  g_free(s);
+}

@@ -1,0 +1,332 @@
+/* The public host API end to end: sbx_sandbox_start with the built-in
+ * renderer profile and an extra "create" rule for a temporary home, real
+ * workers forked by a real zygote, file access through a real broker, and
+ * how each worker ended as sbx_sandbox_wait reports it. Every test starts
+ * its own sandbox inside Check's forked child. */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "sandbox/tests/api/api_test_util.h"
+#include "sbx/sbx.h"
+
+/* An obsolete call no policy names: the renderer's default kills for it;
+ * unsandboxed the kernel answers ENOSYS. */
+#define UNKNOWN_SYSCALL __NR_tuxcall
+
+static api_dirs dirs; /* set before sbx_sandbox_start: workers see it */
+
+static int entry_probe(const sbx_worker_args *args) {
+  api_probe p;
+  api_probe_run(&dirs, &p);
+  if (write(3, &p, sizeof p) != (ssize_t)sizeof p)
+    return 90;
+  return 42;
+}
+
+/* Exits with 100 + the errno of socket(AF_INET), or 0 if it worked. */
+static int entry_inet_socket(const sbx_worker_args *args) {
+  int sock = socket(AF_INET, SOCK_STREAM, 0);
+  return sock < 0 ? 100 + errno : 0;
+}
+
+static int entry_unknown_syscall(const sbx_worker_args *args) {
+  syscall(UNKNOWN_SYSCALL, 0x1234, 0x5678, 0x9abc, 0, 0, 0);
+  return 0;
+}
+
+/* Blocks until fd 3 reaches EOF. */
+static int entry_wait_for_eof(const sbx_worker_args *args) {
+  char c;
+  while (read(3, &c, 1) > 0) {
+  }
+  return 7;
+}
+
+static sbx_process_type renderer_type(const char **rules) {
+  return (sbx_process_type){
+      .name = "renderer", .entry = entry_probe, .extra_rules = rules};
+}
+
+static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
+  static char rule[192];
+  static const char *rules[2];
+  api_home_rules(&dirs, rule, sizeof rule, rules);
+  sbx_process_type t = renderer_type(rules);
+  t.entry = entry;
+  sbx_sandbox_config config = {
+      .types = &t, .n_types = 1, .audit_log = dirs.audit_log};
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  if (!sbx_sandbox_start(&config, &s, &error))
+    ck_abort_msg("sbx_sandbox_start: %s", error->message);
+  return s;
+}
+
+static pid_t spawn_with_fd(sbx_sandbox *s, int fd) {
+  int fds[] = {0, 1, 2, fd};
+  sbx_spawn_config spawn = {.process_type = "renderer", .fds = fds, .n_fds = 4};
+  pid_t pid = -1;
+  GError *error = NULL;
+  if (!sbx_sandbox_spawn(s, &spawn, &pid, &error))
+    ck_abort_msg("sbx_sandbox_spawn: %s", error->message);
+  ck_assert_int_gt(pid, 0);
+  return pid;
+}
+
+static void wait_for(sbx_sandbox *s, pid_t pid, sbx_worker_exit *exit) {
+  GError *error = NULL;
+  if (!sbx_sandbox_wait(s, pid, 20000, exit, &error))
+    ck_abort_msg("sbx_sandbox_wait: %s", error->message);
+  ck_assert_int_eq(exit->pid, pid);
+}
+
+/* The host has no child left: nothing half-started survives a failure. */
+static void assert_no_children(void) {
+  ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+  ck_assert_int_eq(errno, ECHILD);
+}
+
+static void setup(void) {
+  api_dirs_make(&dirs);
+}
+
+static void teardown(void) {
+  api_dirs_remove(&dirs);
+}
+
+START_TEST(worker_opens_allowed_files_and_writes_its_home_through_the_broker) {
+  api_assert_unsandboxed_controls(&dirs);
+  sbx_sandbox *s = start_renderer(entry_probe);
+  int out[2];
+  ck_assert_int_eq(pipe(out), 0);
+  pid_t pid = spawn_with_fd(s, out[1]);
+  close(out[1]);
+  api_probe p;
+  api_read_all(out[0], &p, sizeof p);
+  close(out[0]);
+  sbx_worker_exit exit;
+  wait_for(s, pid, &exit);
+  ck_assert_msg(exit.reason == SBX_EXIT_NORMAL, "%s", exit.detail);
+  ck_assert_int_eq(exit.exit_code, 42);
+  api_assert_probe_sandboxed(&dirs, &p);
+  sbx_sandbox_stop(s);
+  api_assert_canary_denial_audited(&dirs, "renderer");
+}
+END_TEST
+
+START_TEST(worker_gets_eperm_for_an_inet_socket) {
+  int sock = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(sock, 0); /* control: allowed outside the sandbox */
+  close(sock);
+  sbx_sandbox *s = start_renderer(entry_inet_socket);
+  pid_t pid = spawn_with_fd(s, 2);
+  sbx_worker_exit exit;
+  wait_for(s, pid, &exit);
+  ck_assert_msg(exit.reason == SBX_EXIT_NORMAL, "%s", exit.detail);
+  ck_assert_int_eq(exit.exit_code, 100 + EPERM);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
+START_TEST(policy_kill_is_reported_with_syscall_and_arguments) {
+  errno = 0;
+  ck_assert_int_eq(syscall(UNKNOWN_SYSCALL, 0x1234, 0x5678, 0x9abc, 0, 0, 0),
+                   -1);
+  ck_assert_int_eq(errno, ENOSYS); /* control: harmless unsandboxed */
+  sbx_sandbox *s = start_renderer(entry_unknown_syscall);
+  pid_t pid = spawn_with_fd(s, 2);
+  sbx_worker_exit exit;
+  wait_for(s, pid, &exit);
+  ck_assert_msg(exit.reason == SBX_EXIT_POLICY_KILL, "%s", exit.detail);
+  ck_assert_int_eq(exit.signal, SIGSYS);
+  ck_assert_int_eq(exit.syscall_nr, UNKNOWN_SYSCALL);
+  ck_assert_uint_eq(exit.syscall_args[0], 0x1234);
+  ck_assert_uint_eq(exit.syscall_args[1], 0x5678);
+  ck_assert_uint_eq(exit.syscall_args[2], 0x9abc);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
+START_TEST(stop_leaves_no_worker_zygote_or_broker) {
+  sbx_sandbox *s = start_renderer(entry_wait_for_eof);
+  int hold[2];
+  ck_assert_int_eq(pipe(hold), 0);
+  pid_t workers[3];
+  for (int i = 0; i < 3; i++)
+    workers[i] = spawn_with_fd(s, hold[0]);
+  pid_t zygote = sbx_sandbox_zygote_pid(s);
+  pid_t broker = sbx_sandbox_broker_pid(s);
+  ck_assert_int_gt(zygote, 0);
+  ck_assert_int_gt(broker, 0);
+  ck_assert_int_ne(zygote, broker);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(kill(workers[i], 0), 0); /* control: alive now */
+  sbx_sandbox_stop(s);
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(kill(workers[i], 0), -1);
+    ck_assert_int_eq(errno, ESRCH);
+  }
+  ck_assert_int_eq(kill(zygote, 0), -1);
+  ck_assert_int_eq(kill(broker, 0), -1);
+  assert_no_children();
+  close(hold[0]);
+  close(hold[1]);
+}
+END_TEST
+
+START_TEST(wait_times_out_while_the_worker_runs_then_reports_its_exit) {
+  sbx_sandbox *s = start_renderer(entry_wait_for_eof);
+  int hold[2];
+  ck_assert_int_eq(pipe(hold), 0);
+  pid_t pid = spawn_with_fd(s, hold[0]);
+  close(hold[0]);
+  sbx_worker_exit exit;
+  GError *error = NULL;
+  ck_assert(!sbx_sandbox_wait(s, pid, 100, &exit, &error));
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_TIMED_OUT);
+  g_clear_error(&error);
+  ck_assert(!sbx_sandbox_wait(s, -1, 0, &exit, &error));
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_TIMED_OUT);
+  g_clear_error(&error);
+  close(hold[1]); /* the worker's read sees EOF */
+  struct pollfd pfd = {.fd = sbx_sandbox_event_fd(s), .events = POLLIN};
+  ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+  wait_for(s, pid, &exit);
+  ck_assert_msg(exit.reason == SBX_EXIT_NORMAL, "%s", exit.detail);
+  ck_assert_int_eq(exit.exit_code, 7);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  GError *error = NULL;
+  if (!g_file_set_contents(path, text, -1, &error))
+    ck_abort_msg("%s", error->message);
+}
+
+static GError *start_failure(const char *profile) {
+  sbx_process_type types[] = {
+      {.name = "renderer", .entry = entry_probe},
+      {.name = "custom", .profile = profile, .entry = entry_probe},
+  };
+  sbx_sandbox_config config = {
+      .types = types, .n_types = 2, .profile_dir = dirs.outside};
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  ck_assert(!sbx_sandbox_start(&config, &s, &error));
+  ck_assert_ptr_null(s);
+  ck_assert_ptr_nonnull(error);
+  assert_no_children();
+  return error;
+}
+
+START_TEST(bad_profile_fails_the_start_and_names_the_file) {
+  write_file(dirs.outside, "good.profile",
+             "[profile]\nseccomp=renderer.policy\n");
+  write_file(dirs.outside, "bad.profile",
+             "[profile]\nseccomp=renderer.policy\n[namespces]\nenter=user\n");
+  /* Control: the same directory and type with a valid profile start. */
+  sbx_process_type t = {
+      .name = "custom", .profile = "good.profile", .entry = entry_probe};
+  sbx_sandbox_config config = {
+      .types = &t, .n_types = 1, .profile_dir = dirs.outside};
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  if (!sbx_sandbox_start(&config, &s, &error))
+    ck_abort_msg("control: %s", error->message);
+  sbx_sandbox_stop(s);
+
+  error = start_failure("bad.profile");
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
+  ck_assert_msg(strstr(error->message, "bad.profile") &&
+                    strstr(error->message, "namespces"),
+                "%s", error->message);
+  g_error_free(error);
+}
+END_TEST
+
+START_TEST(bad_policy_fails_the_start_and_names_file_and_line) {
+  write_file(dirs.outside, "bad.policy",
+             "# a policy with a typo\nread: 1\nwrite: arg0 === 1\n");
+  write_file(dirs.outside, "uses-bad.profile",
+             "[profile]\nseccomp=renderer.policy;bad.policy\n");
+  GError *error = start_failure("uses-bad.profile");
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
+  ck_assert_msg(strstr(error->message, "bad.policy:3"), "%s", error->message);
+  g_error_free(error);
+}
+END_TEST
+
+static void *parked(void *arg) {
+  char c;
+  while (read(*(int *)arg, &c, 1) > 0) {
+  }
+  return NULL;
+}
+
+START_TEST(threaded_host_is_refused) {
+  int hold[2];
+  ck_assert_int_eq(pipe(hold), 0);
+  pthread_t thread;
+  ck_assert_int_eq(pthread_create(&thread, NULL, parked, &hold[0]), 0);
+  static char rule[192];
+  static const char *rules[2];
+  api_home_rules(&dirs, rule, sizeof rule, rules);
+  sbx_process_type t = renderer_type(rules);
+  sbx_sandbox_config config = {
+      .types = &t, .n_types = 1, .audit_log = dirs.audit_log};
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  ck_assert(!sbx_sandbox_start(&config, &s, &error));
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
+  ck_assert_msg(strstr(error->message, "2 threads"), "%s", error->message);
+  g_error_free(error);
+  assert_no_children();
+  close(hold[1]);
+  pthread_join(thread, NULL);
+  close(hold[0]);
+  /* Control: single-threaded again, the same configuration starts. */
+  ck_assert(sbx_sandbox_start(&config, &s, NULL));
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
+static Suite *sandbox_suite(void) {
+  Suite *s = suite_create("api_sandbox");
+  TCase *tc = tcase_create("host");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(
+      tc, worker_opens_allowed_files_and_writes_its_home_through_the_broker);
+  tcase_add_test(tc, worker_gets_eperm_for_an_inet_socket);
+  tcase_add_test(tc, policy_kill_is_reported_with_syscall_and_arguments);
+  tcase_add_test(tc, stop_leaves_no_worker_zygote_or_broker);
+  tcase_add_test(tc,
+                 wait_times_out_while_the_worker_runs_then_reports_its_exit);
+  tcase_add_test(tc, bad_profile_fails_the_start_and_names_the_file);
+  tcase_add_test(tc, bad_policy_fails_the_start_and_names_file_and_line);
+  tcase_add_test(tc, threaded_host_is_refused);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(sandbox_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
