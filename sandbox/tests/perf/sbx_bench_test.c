@@ -1,0 +1,200 @@
+/* sbx-bench's output contract (DESIGN.md contract 6): one JSON object
+ * whose keys are exactly the metrics of PERFORMANCE.md, each a measured
+ * value with its unit and ratio, or null figures with the reason it was
+ * skipped; --only, --quick and the refusals of bad options. Behaviour
+ * only: no timing is ever asserted here.
+ */
+#include <check.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+static const char *const kKeys[] = {
+    "syscall_getpid_ratio",  "syscall_argcheck_ratio", "broker_open_ratio",
+    "broker_open_p99_ratio", "zygote_spawn_ratio",     "spawn_vs_bwrap",
+    "sbx_run_vs_bwrap",      "policy_compile_us",      "bpf_max_insns",
+    "worker_private_kib",
+};
+
+typedef struct {
+  char *out;
+  char *err;
+  int exit_code;
+} run_output;
+
+static void run_output_clear(run_output *r) {
+  g_free(r->out);
+  g_free(r->err);
+}
+
+/* Runs $SBX_BUILD_DIR/sbx-bench with args (NULL-terminated). */
+static run_output run_bench(const char *first, ...) {
+  const char *dir = g_getenv("SBX_BUILD_DIR");
+  ck_assert_msg(dir, "SBX_BUILD_DIR is not set (run through run_tests.py)");
+  g_autofree char *bin = g_build_filename(dir, "sbx-bench", NULL);
+  GPtrArray *argv = g_ptr_array_new();
+  g_ptr_array_add(argv, bin);
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a; a = va_arg(ap, const char *))
+    g_ptr_array_add(argv, (gpointer)a);
+  va_end(ap);
+  g_ptr_array_add(argv, NULL);
+  run_output r = {0};
+  int status = 0;
+  GError *error = NULL;
+  if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL,
+                    NULL, &r.out, &r.err, &status, &error))
+    ck_abort_msg("cannot run %s: %s", bin, error->message);
+  g_ptr_array_unref(argv);
+  ck_assert_msg(WIFEXITED(status), "%s died: status %#x\n%s", bin, status,
+                r.err);
+  r.exit_code = WEXITSTATUS(status);
+  return r;
+}
+
+static gboolean is_number(JsonNode *n) {
+  if (!n || !JSON_NODE_HOLDS_VALUE(n))
+    return FALSE;
+  GType t = json_node_get_value_type(n);
+  return t == G_TYPE_DOUBLE || t == G_TYPE_INT64;
+}
+
+/* Parses the output and checks the shape of every metric it holds;
+ * returns the object's member names. */
+static GList *check_json(const run_output *r, JsonParser **parser) {
+  *parser = json_parser_new();
+  GError *error = NULL;
+  if (!json_parser_load_from_data(*parser, r->out, -1, &error))
+    ck_abort_msg("not JSON: %s\n%s", error->message, r->out);
+  JsonNode *root = json_parser_get_root(*parser);
+  ck_assert_msg(JSON_NODE_HOLDS_OBJECT(root), "not one object:\n%s", r->out);
+  JsonObject *obj = json_node_get_object(root);
+  GList *names = json_object_get_members(obj);
+  for (GList *l = names; l; l = l->next) {
+    const char *key = l->data;
+    JsonNode *m = json_object_get_member(obj, key);
+    ck_assert_msg(JSON_NODE_HOLDS_OBJECT(m), "%s is not an object", key);
+    JsonObject *mo = json_node_get_object(m);
+    ck_assert_msg(!json_object_has_member(mo, "error"), "%s failed: %s", key,
+                  json_object_get_string_member(mo, "error"));
+    const char *unit =
+        json_object_get_string_member_with_default(mo, "unit", NULL);
+    ck_assert_msg(unit && *unit, "%s has no unit", key);
+    JsonNode *value = json_object_get_member(mo, "value");
+    JsonNode *ratio = json_object_get_member(mo, "ratio");
+    ck_assert_msg(value && ratio, "%s lacks value or ratio", key);
+    if (json_object_has_member(mo, "skipped")) {
+      const char *why =
+          json_object_get_string_member_with_default(mo, "skipped", NULL);
+      ck_assert_msg(why && *why, "%s is skipped without a reason", key);
+      ck_assert_msg(JSON_NODE_HOLDS_NULL(value) && JSON_NODE_HOLDS_NULL(ratio),
+                    "%s is skipped but carries figures", key);
+    } else {
+      ck_assert_msg(is_number(value), "%s: value is not a number", key);
+      ck_assert_msg(is_number(ratio), "%s: ratio is not a number", key);
+    }
+  }
+  return names;
+}
+
+static gboolean has_key(GList *names, const char *key) {
+  for (GList *l = names; l; l = l->next)
+    if (strcmp(l->data, key) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+START_TEST(json_has_exactly_every_metric_each_measured_or_skipped) {
+  run_output r = run_bench("--json", "--quick", NULL);
+  ck_assert_msg(r.exit_code == 0, "exit %d\n%s\n%s", r.exit_code, r.out, r.err);
+  JsonParser *parser;
+  GList *names = check_json(&r, &parser);
+  ck_assert_uint_eq(g_list_length(names), G_N_ELEMENTS(kKeys));
+  for (size_t i = 0; i < G_N_ELEMENTS(kKeys); i++)
+    ck_assert_msg(has_key(names, kKeys[i]), "missing %s", kKeys[i]);
+  g_list_free(names);
+  g_object_unref(parser);
+  run_output_clear(&r);
+}
+END_TEST
+
+START_TEST(only_reports_the_metrics_it_names) {
+  run_output r = run_bench("--json", "--quick", "--only",
+                           "bpf_max_insns,policy_compile_us", NULL);
+  ck_assert_int_eq(r.exit_code, 0);
+  JsonParser *parser;
+  GList *names = check_json(&r, &parser);
+  ck_assert_uint_eq(g_list_length(names), 2);
+  ck_assert(has_key(names, "bpf_max_insns"));
+  ck_assert(has_key(names, "policy_compile_us"));
+  g_list_free(names);
+  g_object_unref(parser);
+  run_output_clear(&r);
+}
+END_TEST
+
+START_TEST(table_names_each_metric_with_its_target) {
+  run_output r =
+      run_bench("--quick", "--only", "bpf_max_insns,policy_compile_us", NULL);
+  ck_assert_int_eq(r.exit_code, 0);
+  g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+  gboolean bpf = FALSE, compile = FALSE;
+  for (char **l = lines; *l; l++) {
+    bpf |= g_str_has_prefix(*l, "bpf_max_insns ") &&
+           strstr(*l, "log2(rules)") != NULL;
+    compile |= g_str_has_prefix(*l, "policy_compile_us ") &&
+               strstr(*l, "<= 500 us") != NULL;
+  }
+  ck_assert_msg(bpf && compile, "table lacks a row:\n%s", r.out);
+  run_output_clear(&r);
+}
+END_TEST
+
+START_TEST(unknown_metric_is_refused_by_name) {
+  run_output r =
+      run_bench("--json", "--only", "policy_compile_us,no_such", NULL);
+  ck_assert_int_eq(r.exit_code, 2);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_msg(strstr(r.err, "\"no_such\"") != NULL, "%s", r.err);
+  run_output_clear(&r);
+}
+END_TEST
+
+START_TEST(bad_repeat_count_is_refused) {
+  run_output r = run_bench("--repeat", "-1", NULL);
+  ck_assert_int_eq(r.exit_code, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--repeat"));
+  run_output_clear(&r);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sbx_bench");
+  TCase *full = tcase_create("full");
+  /* Every benchmark runs once; under ASan on two busy cores that takes
+   * a while. */
+  tcase_set_timeout(full, 300);
+  tcase_add_test(full, json_has_exactly_every_metric_each_measured_or_skipped);
+  suite_add_tcase(s, full);
+  TCase *cli = tcase_create("cli");
+  tcase_set_timeout(cli, 60);
+  tcase_add_test(cli, only_reports_the_metrics_it_names);
+  tcase_add_test(cli, table_names_each_metric_with_its_target);
+  tcase_add_test(cli, unknown_metric_is_refused_by_name);
+  tcase_add_test(cli, bad_repeat_count_is_refused);
+  suite_add_tcase(s, cli);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
