@@ -714,7 +714,7 @@ typedef struct {
 static int worker_entry(const sbx_worker_args *args) {
   worker_paths paths;
   memcpy(&paths, args->payload, sizeof paths);
-  long out[4] = {0, 0, 0, 0};
+  long out[5] = {0, 0, 0, 0, 0};
   int fd = open(paths.allowed, O_RDONLY);
   if (fd >= 0) {
     char buf[8] = "";
@@ -726,10 +726,14 @@ static int worker_entry(const sbx_worker_args *args) {
   errno = 0;
   out[2] = open(paths.forbidden, O_RDONLY);
   out[3] = errno;
+  /* The loader, too, reaches libraries only through the broker. */
+  void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+  crc32_fn crc = h ? (crc32_fn)(uintptr_t)dlsym(h, "crc32") : NULL;
+  out[4] = crc && crc(0, (const unsigned char *)"abc", 3) == 0x352441c2ul;
   return write(3, out, sizeof out) == sizeof out ? 0 : 91;
 }
 
-START_TEST(a_zygote_worker_opens_allowed_files_with_plain_open) {
+START_TEST(a_zygote_worker_opens_allowed_files_and_libraries_with_plain_calls) {
   fixture f;
   start(&f);
   sbx_bpf_program layers[2];
@@ -782,7 +786,7 @@ START_TEST(a_zygote_worker_opens_allowed_files_with_plain_open) {
   ck_assert_msg(sbx_zygote_spawn(z, &req, &pid, &error), "%s",
                 error ? error->message : "");
   close(out[1]);
-  long got[4];
+  long got[5];
   ssize_t n = read(out[0], got, sizeof got);
   close(out[0]);
   sbx_worker_exit exit_info;
@@ -793,6 +797,7 @@ START_TEST(a_zygote_worker_opens_allowed_files_with_plain_open) {
   ck_assert_msg(got[0] == 1, "allowed open failed: errno %ld", got[1]);
   ck_assert_int_eq(got[2], -1);
   ck_assert_int_eq(got[3], EACCES);
+  ck_assert_msg(got[4] == 1, "dlopen of libz in the worker failed");
   ck_assert_int_eq(exit_info.reason, SBX_EXIT_NORMAL);
   ck_assert_int_eq(exit_info.exit_code, 0);
   sbx_zygote_stop(z);
@@ -818,7 +823,8 @@ int main(void) {
   tcase_add_test(tc, four_threads_opening_at_once_each_get_their_own_file);
   tcase_add_test(tc, blocking_sigsys_while_a_call_traps_kills_the_process);
   tcase_add_test(tc, a_killed_broker_gives_eacces_from_the_trapped_call);
-  tcase_add_test(tc, a_zygote_worker_opens_allowed_files_with_plain_open);
+  tcase_add_test(
+      tc, a_zygote_worker_opens_allowed_files_and_libraries_with_plain_calls);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
