@@ -1,0 +1,562 @@
+/* sbx-policy: compile, evaluate, disassemble, lint, import and export
+ * seccomp policies (docs/man/sbx-policy.1).
+ *
+ * Why it exists: a policy is only reviewable if one can ask what the
+ * compiled program, the thing the kernel runs, says for a given call.
+ * `eval` therefore never consults the parsed policy: it compiles and runs
+ * the program in sbx's BPF interpreter.
+ *
+ * Trusts: the parser, compiler and interpreter of libsbx. Refuses: unknown
+ * system calls and constants, malformed numbers, compiled files that
+ * seccomp(2) would refuse; every refusal names the file (and line and
+ * column for policy text) and exits non-zero.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/constants.h"
+#include "sandbox/policy/lint.h"
+#include "sandbox/policy/parser.h"
+#include "sandbox/policy/syscalls.h"
+#include "tools/sbx-policy/disasm.h"
+#include "tools/sbx-policy/oci.h"
+
+#define X32_SYSCALL_BIT 0x40000000u
+
+/* Exit codes: 0 success, 1 bad input (policy, profile, arguments), 2 usage. */
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char kUsage[] =
+    "Usage: sbx-policy COMMAND [OPTIONS] ARGS\n"
+    "\n"
+    "POLICY is a policy file or the name of a built-in policy\n"
+    "(renderer.policy, utility, ...).\n"
+    "\n"
+    "  compile POLICY -o FILE       write the BPF program (struct sock_filter[])\n"
+    "  eval [--arch A] POLICY SYSCALL [ARG0..ARG5]\n"
+    "                               run the compiled program on one call\n"
+    "  dump POLICY|PROGRAM          disassemble\n"
+    "  check POLICY...              lint; warnings on stderr\n"
+    "  import --format oci PROFILE [-o OUT]  OCI seccomp JSON to policy text\n"
+    "  export --format oci POLICY [-o OUT]   policy to OCI seccomp JSON\n"
+    "  builtins                     list the built-in policies\n";
+
+static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+static int usage_error(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  fputs("sbx-policy: ", stderr);
+  vfprintf(stderr, format, ap);
+  va_end(ap);
+  fputs("\nRun 'sbx-policy --help' for usage.\n", stderr);
+  return EXIT_USAGE;
+}
+
+static int fail(GError *error) {
+  fprintf(stderr, "%s\n", error->message);
+  g_error_free(error);
+  return EXIT_BAD_INPUT;
+}
+
+static gboolean is_regular_file(const char *path) {
+  return g_file_test(path, G_FILE_TEST_IS_REGULAR);
+}
+
+/* A file path, or failing that a built-in policy name. */
+static sbx_policy *load_policy(const char *arg, GError **error) {
+  if (is_regular_file(arg) || strchr(arg, '/') != NULL)
+    return sbx_policy_parse_file(arg, error);
+  char *file = g_str_has_suffix(arg, ".policy")
+                   ? g_strdup(arg)
+                   : g_strconcat(arg, ".policy", NULL);
+  gboolean builtin = sbx_builtin_find(file) != NULL;
+  g_free(file);
+  if (builtin)
+    return sbx_builtin_policy(arg, error);
+  g_set_error(error, SBX_POLICY_ERROR, SBX_POLICY_ERROR_IO,
+              "%s: no such file, and no built-in policy of that name (see "
+              "'sbx-policy builtins')",
+              arg);
+  return NULL;
+}
+
+/* Compiled programs contain NUL bytes (the first load's jt/jf); policy
+ * text never does. */
+static gboolean looks_compiled(const char *data, gsize len) {
+  return memchr(data, '\0', len) != NULL;
+}
+
+/* The program of a policy (compiled here) or of a compiled file. */
+static gboolean load_program(const char *arg, sbx_bpf_program *out,
+                             GError **error) {
+  char *data = NULL;
+  gsize len = 0;
+  if (is_regular_file(arg) && g_file_get_contents(arg, &data, &len, NULL) &&
+      looks_compiled(data, len)) {
+    if (len % sizeof(struct sock_filter) != 0) {
+      g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
+                  "%s: %zu bytes is not a whole number of %zu-byte "
+                  "instructions",
+                  arg, (size_t)len, sizeof(struct sock_filter));
+      g_free(data);
+      return FALSE;
+    }
+    GError *local = NULL;
+    size_t n = len / sizeof(struct sock_filter);
+    if (!sbx_bpf_check((const struct sock_filter *)(void *)data, n, &local)) {
+      g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
+                  "%s: %s", arg, local->message);
+      g_error_free(local);
+      g_free(data);
+      return FALSE;
+    }
+    out->insns = (struct sock_filter *)(void *)data;
+    out->len = n;
+    return TRUE;
+  }
+  g_free(data);
+  sbx_policy *policy = load_policy(arg, error);
+  if (policy == NULL)
+    return FALSE;
+  gboolean ok = sbx_bpf_compile(policy, out, error);
+  if (!ok)
+    g_prefix_error(error, "%s: ", arg);
+  sbx_policy_free(policy);
+  return ok;
+}
+
+static gboolean write_output(const char *path, const char *data, gsize len,
+                             GError **error) {
+  if (path == NULL || strcmp(path, "-") == 0) {
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                  "<stdout>: %s", g_strerror(errno));
+      return FALSE;
+    }
+    return TRUE;
+  }
+  GError *local = NULL;
+  if (!g_file_set_contents(path, data, (gssize)len, &local)) {
+    g_set_error(error, G_FILE_ERROR, local->code, "%s", local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Parses argv after the command with the given options; leaves the
+ * positional arguments in *rest. */
+static gboolean parse_options(int argc, char **argv, const char *params,
+                              GOptionEntry *entries, int *rest_argc,
+                              char ***rest, GError **error) {
+  GOptionContext *ctx = g_option_context_new(params);
+  /* Negative argument values ("-1") are values, not options. */
+  g_option_context_set_ignore_unknown_options(ctx, TRUE);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_help_enabled(ctx, TRUE);
+  char **copy = g_new0(char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    copy[i] = g_strdup(argv[i]);
+  int n = argc;
+  gboolean ok = g_option_context_parse(ctx, &n, &copy, error);
+  g_option_context_free(ctx);
+  if (!ok) {
+    g_strfreev(copy);
+    return FALSE;
+  }
+  *rest_argc = n;
+  *rest = copy;
+  return TRUE;
+}
+
+/* ---- compile ------------------------------------------------------------- */
+
+static int cmd_compile(int argc, char **argv) {
+  char *output = NULL;
+  GOptionEntry entries[] = {
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+       "Write the program to FILE", "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  int n;
+  char **rest;
+  GError *error = NULL;
+  if (!parse_options(argc, argv, "POLICY -o FILE", entries, &n, &rest,
+                     &error))
+    return usage_error("compile: %s", error->message);
+  int status = 0;
+  if (n != 2 || output == NULL) {
+    status = usage_error("compile: expected POLICY and -o FILE");
+    goto out;
+  }
+  sbx_policy *policy = load_policy(rest[1], &error);
+  sbx_bpf_program prog = {0};
+  if (policy == NULL || !sbx_bpf_compile(policy, &prog, &error) ||
+      !write_output(output, (const char *)prog.insns,
+                    prog.len * sizeof(struct sock_filter), &error))
+    status = fail(error);
+  sbx_bpf_program_clear(&prog);
+  sbx_policy_free(policy);
+out:
+  g_strfreev(rest);
+  g_free(output);
+  return status;
+}
+
+/* ---- eval ---------------------------------------------------------------- */
+
+/* NUMBER or CONSTANT, or several joined by '|'. */
+static gboolean parse_value(const char *text, uint64_t *out, GError **error) {
+  char **parts = g_strsplit(text, "|", -1);
+  uint64_t v = 0;
+  gboolean ok = parts[0] != NULL;
+  for (char **p = parts; ok && *p; p++) {
+    char *part = g_strstrip(*p);
+    uint64_t x;
+    char *end = NULL;
+    errno = 0;
+    if (g_ascii_isdigit(part[0]) || part[0] == '-') {
+      if (part[0] == '-')
+        x = (uint64_t)g_ascii_strtoll(part, &end, 0);
+      else
+        x = g_ascii_strtoull(part, &end, 0);
+      ok = end != part && *end == '\0' && errno == 0;
+    } else {
+      ok = part[0] != '\0' && sbx_constant_lookup(part, &x);
+    }
+    if (ok)
+      v |= x;
+    else
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "'%s' is neither a number nor a known constant", part);
+  }
+  if (parts[0] == NULL)
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "empty argument value");
+  g_strfreev(parts);
+  *out = v;
+  return ok;
+}
+
+typedef enum { ARCH_X86_64, ARCH_I386, ARCH_X32 } eval_arch;
+
+static gboolean parse_syscall(const char *text, eval_arch arch, int *nr,
+                              GError **error) {
+  if (g_ascii_isdigit(text[0])) {
+    char *end = NULL;
+    errno = 0;
+    uint64_t v = g_ascii_strtoull(text, &end, 0);
+    if (*end != '\0' || errno != 0 || v > UINT32_MAX) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                  "'%s' is not a system call number", text);
+      return FALSE;
+    }
+    *nr = (int)(uint32_t)v;
+    if (arch == ARCH_X32)
+      *nr |= X32_SYSCALL_BIT;
+    return TRUE;
+  }
+  int n = -1;
+  if (arch == ARCH_X86_64) {
+    n = sbx_syscall_number(text);
+  } else {
+    n = seccomp_syscall_resolve_name_arch(
+        arch == ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_X32, text);
+    if (n < 0)
+      n = -1;
+    else if (arch == ARCH_X32)
+      n |= X32_SYSCALL_BIT;
+  }
+  if (n < 0) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown system call '%s' for %s", text,
+                arch == ARCH_X86_64 ? "x86-64"
+                : arch == ARCH_I386 ? "i386"
+                                    : "x32");
+    return FALSE;
+  }
+  *nr = n;
+  return TRUE;
+}
+
+static void print_verdict(uint32_t ret) {
+  GString *s = g_string_new(NULL);
+  sbx_bpf_append_verdict(s, ret);
+  puts(s->str);
+  g_string_free(s, TRUE);
+}
+
+static int cmd_eval(int argc, char **argv) {
+  char *arch_name = NULL;
+  GOptionEntry entries[] = {
+      {"arch", 'a', 0, G_OPTION_ARG_STRING, &arch_name,
+       "Architecture of the call: x86_64 (default), i386 or x32", "ARCH"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  int n;
+  char **rest;
+  GError *error = NULL;
+  if (!parse_options(argc, argv, "POLICY SYSCALL [ARG0..ARG5]", entries, &n,
+                     &rest, &error))
+    return usage_error("eval: %s", error->message);
+  int status = 0;
+  sbx_bpf_program prog = {0};
+  eval_arch arch = ARCH_X86_64;
+  if (arch_name == NULL || strcmp(arch_name, "x86_64") == 0 ||
+      strcmp(arch_name, "x86-64") == 0) {
+    arch = ARCH_X86_64;
+  } else if (strcmp(arch_name, "i386") == 0) {
+    arch = ARCH_I386;
+  } else if (strcmp(arch_name, "x32") == 0) {
+    arch = ARCH_X32;
+  } else {
+    status = usage_error("eval: unknown architecture '%s' (expected x86_64, "
+                         "i386 or x32)",
+                         arch_name);
+    goto out;
+  }
+  if (n < 3 || n > 9) {
+    status = usage_error("eval: expected POLICY SYSCALL and up to six "
+                         "arguments");
+    goto out;
+  }
+  struct seccomp_data data = {
+      .arch = arch == ARCH_I386 ? AUDIT_ARCH_I386 : AUDIT_ARCH_X86_64};
+  if (!parse_syscall(rest[2], arch, &data.nr, &error)) {
+    status = usage_error("eval: %s", error->message);
+    goto out;
+  }
+  for (int i = 3; i < n; i++) {
+    uint64_t v;
+    if (!parse_value(rest[i], &v, &error)) {
+      status = usage_error("eval: arg%d: %s", i - 3, error->message);
+      goto out;
+    }
+    data.args[i - 3] = v;
+  }
+  if (!load_program(rest[1], &prog, &error)) {
+    status = fail(error);
+    error = NULL;
+    goto out;
+  }
+  print_verdict(sbx_bpf_run(prog.insns, prog.len, &data, NULL));
+out:
+  if (error != NULL)
+    g_error_free(error);
+  sbx_bpf_program_clear(&prog);
+  g_strfreev(rest);
+  g_free(arch_name);
+  return status;
+}
+
+/* ---- dump ---------------------------------------------------------------- */
+
+static int cmd_dump(int argc, char **argv) {
+  GOptionEntry entries[] = {{NULL, 0, 0, 0, NULL, NULL, NULL}};
+  int n;
+  char **rest;
+  GError *error = NULL;
+  if (!parse_options(argc, argv, "POLICY|PROGRAM", entries, &n, &rest,
+                     &error))
+    return usage_error("dump: %s", error->message);
+  int status = 0;
+  if (n != 2) {
+    status = usage_error("dump: expected one POLICY or compiled PROGRAM");
+  } else {
+    sbx_bpf_program prog = {0};
+    if (load_program(rest[1], &prog, &error)) {
+      char *text = sbx_bpf_disassemble(prog.insns, prog.len);
+      printf("# %s: %zu instructions\n%s", rest[1], prog.len, text);
+      g_free(text);
+    } else {
+      status = fail(error);
+    }
+    sbx_bpf_program_clear(&prog);
+  }
+  g_strfreev(rest);
+  return status;
+}
+
+/* ---- check --------------------------------------------------------------- */
+
+/* Lints one policy; a built-in name is linted from a private copy and the
+ * messages name it "builtin:NAME". Returns the number of warnings, or -1
+ * after printing the error. */
+static int check_one(const char *arg) {
+  GError *error = NULL;
+  char *tmpdir = NULL;
+  char *path = g_strdup(arg);
+  if (!is_regular_file(arg) && strchr(arg, '/') == NULL) {
+    char *file = g_str_has_suffix(arg, ".policy")
+                     ? g_strdup(arg)
+                     : g_strconcat(arg, ".policy", NULL);
+    const sbx_builtin_file *f = sbx_builtin_find(file);
+    if (f != NULL) {
+      tmpdir = g_dir_make_tmp("sbx-policy-XXXXXX", &error);
+      if (tmpdir == NULL) {
+        g_free(file);
+        g_free(path);
+        fail(error);
+        return -1;
+      }
+      g_free(path);
+      path = g_build_filename(tmpdir, file, NULL);
+      if (!g_file_set_contents(path, f->text, (gssize)f->len, &error)) {
+        g_free(file);
+        g_free(path);
+        g_rmdir(tmpdir);
+        g_free(tmpdir);
+        fail(error);
+        return -1;
+      }
+    }
+    g_free(file);
+  }
+  GPtrArray *warnings = sbx_policy_lint_file(path, &error);
+  char *prefix = tmpdir ? g_strconcat(tmpdir, "/", NULL) : NULL;
+  int count = -1;
+  if (warnings == NULL) {
+    fprintf(stderr, "%s\n", error->message);
+    g_error_free(error);
+  } else {
+    count = (int)warnings->len;
+    for (guint k = 0; k < warnings->len; k++) {
+      const char *w = g_ptr_array_index(warnings, k);
+      if (prefix != NULL && g_str_has_prefix(w, prefix))
+        fprintf(stderr, "builtin:%s\n", w + strlen(prefix));
+      else
+        fprintf(stderr, "%s\n", w);
+    }
+    g_ptr_array_unref(warnings);
+  }
+  if (tmpdir != NULL) {
+    g_unlink(path);
+    g_rmdir(tmpdir);
+  }
+  g_free(prefix);
+  g_free(tmpdir);
+  g_free(path);
+  return count;
+}
+
+static int cmd_check(int argc, char **argv) {
+  gboolean werror = FALSE;
+  GOptionEntry entries[] = {
+      {"werror", 0, 0, G_OPTION_ARG_NONE, &werror,
+       "Exit with status 1 when there are warnings", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  int n;
+  char **rest;
+  GError *error = NULL;
+  if (!parse_options(argc, argv, "POLICY...", entries, &n, &rest, &error))
+    return usage_error("check: %s", error->message);
+  int status = 0;
+  if (n < 2)
+    status = usage_error("check: expected at least one POLICY");
+  for (int i = 1; i < n && status != EXIT_USAGE; i++) {
+    int w = check_one(rest[i]);
+    if (w < 0 || (werror && w > 0))
+      status = EXIT_BAD_INPUT;
+  }
+  g_strfreev(rest);
+  return status;
+}
+
+/* ---- import / export ----------------------------------------------------- */
+
+static int cmd_convert(int argc, char **argv, gboolean import) {
+  char *format = NULL;
+  char *output = NULL;
+  GOptionEntry entries[] = {
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+       "Profile format (only 'oci': Docker, runc, crun, podman)", "FORMAT"},
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+       "Write to FILE instead of standard output", "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  int n;
+  char **rest;
+  GError *error = NULL;
+  const char *cmd = import ? "import" : "export";
+  if (!parse_options(argc, argv, import ? "--format oci PROFILE"
+                                        : "--format oci POLICY",
+                     entries, &n, &rest, &error))
+    return usage_error("%s: %s", cmd, error->message);
+  int status = 0;
+  char *text = NULL;
+  if (format == NULL || strcmp(format, "oci") != 0) {
+    status = usage_error("%s: --format oci is required (the only format)",
+                         cmd);
+    goto out;
+  }
+  if (n != 2) {
+    status = usage_error("%s: expected one %s", cmd,
+                         import ? "PROFILE" : "POLICY");
+    goto out;
+  }
+  if (import) {
+    sbx_oci_profile *profile = sbx_oci_profile_load_file(rest[1], &error);
+    if (profile != NULL)
+      text = sbx_oci_import(profile, &error);
+    sbx_oci_profile_free(profile);
+  } else {
+    sbx_policy *policy = load_policy(rest[1], &error);
+    if (policy != NULL)
+      text = sbx_oci_export(policy, &error);
+    sbx_policy_free(policy);
+  }
+  if (text == NULL || !write_output(output, text, strlen(text), &error))
+    status = fail(error);
+out:
+  g_free(text);
+  g_strfreev(rest);
+  g_free(format);
+  g_free(output);
+  return status;
+}
+
+static int cmd_builtins(void) {
+  for (size_t k = 0; k < sbx_builtin_n_files; k++) {
+    if (g_str_has_suffix(sbx_builtin_files[k].name, ".policy"))
+      puts(sbx_builtin_files[k].name);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage_error("missing command");
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  /* Subcommands see argv from the command on, as their own program. */
+  if (strcmp(cmd, "compile") == 0)
+    return cmd_compile(argc - 1, argv + 1);
+  if (strcmp(cmd, "eval") == 0)
+    return cmd_eval(argc - 1, argv + 1);
+  if (strcmp(cmd, "dump") == 0)
+    return cmd_dump(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0)
+    return cmd_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "import") == 0)
+    return cmd_convert(argc - 1, argv + 1, TRUE);
+  if (strcmp(cmd, "export") == 0)
+    return cmd_convert(argc - 1, argv + 1, FALSE);
+  if (strcmp(cmd, "builtins") == 0)
+    return cmd_builtins();
+  return usage_error("unknown command '%s'", cmd);
+}
