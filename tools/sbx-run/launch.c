@@ -27,6 +27,7 @@
 #include "sandbox/linux/namespaces/namespaces.h"
 #include "sandbox/linux/namespaces/rlimits.h"
 #include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/linux/unotify/notify.h"
 #include "sandbox/linux/unotify/supervisor.h"
 
 /* The signals a terminal or a supervisor (systemd, a shell) sends that
@@ -92,27 +93,6 @@ static _Noreturn void child_fail(int chan, setup_step step, int err) {
   _exit(SBX_RUN_EXIT_SETUP);
 }
 
-/* ASYNC-SIGNAL-SAFE. */
-static int send_listener(int chan, int fd) {
-  child_msg m = {MSG_LISTENER, 0, 0};
-  struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof(u));
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = u.buf,
-                      .msg_controllen = sizeof(u.buf)};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  return sendmsg(chan, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -errno;
-}
-
 /* A handler that does nothing: init takes signals with sigwaitinfo, and
  * a pid-1 process would otherwise have them discarded. ASYNC-SIGNAL-SAFE. */
 static void ignore_signal(int sig) { (void)sig; }
@@ -175,7 +155,8 @@ static _Noreturn void run_init(const child_args *a) {
                                       SBX_SECCOMP_NEW_LISTENER);
   if (listener < 0)
     child_fail(chan, STEP_SECCOMP, -listener);
-  rc = send_listener(chan, listener);
+  child_msg lm = {MSG_LISTENER, 0, 0};
+  rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), listener);
   close(listener);
   if (rc < 0)
     child_fail(chan, STEP_CHANNEL, -rc);
@@ -242,33 +223,28 @@ static _Noreturn void run_init(const child_args *a) {
 /* Receives one message, and with MSG_LISTENER its descriptor. Returns the
  * byte count (0 at EOF) or -errno. */
 static ssize_t recv_msg(int chan, child_msg *m, int *fd, int flags) {
-  *fd = -1;
-  struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = u.buf,
-                      .msg_controllen = sizeof(u.buf)};
-  ssize_t n;
-  do
-    n = recvmsg(chan, &mh, MSG_CMSG_CLOEXEC | flags);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return -errno;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-        cm->cmsg_len == CMSG_LEN(sizeof(int)))
-      memcpy(fd, CMSG_DATA(cm), sizeof(int));
-  if (n != 0 && (n != (ssize_t)sizeof(*m) || (mh.msg_flags & MSG_CTRUNC))) {
-    if (*fd >= 0)
-      close(*fd);
-    *fd = -1;
-    return -EPROTO;
+  return sbx_unotify_recv_listener(chan, m, sizeof(*m), fd, flags);
+}
+
+/* What init has reported so far. */
+typedef struct {
+  bool have_status;
+  int prog_status;
+  int exec_errno;
+  bool setup_failed;
+  child_msg failure;
+} init_news;
+
+static void take_news(init_news *news, const child_msg *m) {
+  if (m->kind == MSG_EXITED) {
+    news->have_status = true;
+    news->prog_status = m->value;
+  } else if (m->kind == MSG_EXEC_FAILED) {
+    news->exec_errno = m->value;
+  } else if (m->kind == MSG_SETUP_FAILED) {
+    news->setup_failed = true;
+    news->failure = *m;
   }
-  return n;
 }
 
 static const char *setup_hint(setup_step step, int err) {
@@ -413,9 +389,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
   }
 
   bool listening = true, chan_open = true, init_done = false;
-  bool have_status = false, setup_failed = false;
-  int prog_status = 0, init_status = 0, exec_errno = 0;
-  child_msg failure = {0};
+  init_news news = {0};
+  int init_status = 0;
   while (!init_done) {
     struct pollfd fds[3] = {
         {.fd = sfd, .events = POLLIN},
@@ -440,15 +415,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
       if (fd >= 0)
         close(fd);
       if (got == sizeof(m)) {
-        if (m.kind == MSG_EXITED) {
-          have_status = true;
-          prog_status = m.value;
-        } else if (m.kind == MSG_EXEC_FAILED) {
-          exec_errno = m.value;
-        } else if (m.kind == MSG_SETUP_FAILED) {
-          setup_failed = true;
-          failure = m;
-        }
+        take_news(&news, &m);
       } else if (got == 0) {
         chan_open = false;
       }
@@ -479,27 +446,19 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
       close(fd);
     if (got != sizeof(m))
       break;
-    if (m.kind == MSG_EXITED) {
-      have_status = true;
-      prog_status = m.value;
-    } else if (m.kind == MSG_EXEC_FAILED) {
-      exec_errno = m.value;
-    } else if (m.kind == MSG_SETUP_FAILED) {
-      setup_failed = true;
-      failure = m;
-    }
+    take_news(&news, &m);
   }
-  if (setup_failed) {
-    set_setup_error(error, &failure);
+  if (news.setup_failed) {
+    set_setup_error(error, &news.failure);
     result = SBX_RUN_EXIT_SETUP;
-  } else if (exec_errno) {
+  } else if (news.exec_errno) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_PROGRAM,
                 "cannot execute %s: %s", plan->program,
-                g_strerror(exec_errno));
-    result = exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND
+                g_strerror(news.exec_errno));
+    result = news.exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND
                                   : SBX_RUN_EXIT_NOEXEC;
-  } else if (have_status) {
-    result = exit_code(prog_status);
+  } else if (news.have_status) {
+    result = exit_code(news.prog_status);
   } else {
     result = exit_code(init_status);
     if (WIFSIGNALED(init_status))

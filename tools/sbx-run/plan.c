@@ -196,6 +196,14 @@ static gboolean add_fixed(sbx_allowlist *list, const char *path,
   return sbx_allowlist_add(list, path, rights, error);
 }
 
+gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error) {
+  for (size_t i = 0; i < G_N_ELEMENTS(fixed_entries); i++)
+    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights,
+                   error))
+      return FALSE;
+  return TRUE;
+}
+
 /* --allow-read / --allow-write PATH: a directory covers its tree; a file
  * (or, for write, a name yet to be created) covers exactly itself. Every
  * directory above stays stat-able, so realpath() and friends work. */
@@ -359,8 +367,12 @@ static gboolean compile_baseline(sbx_run_plan *p, GError **error) {
 
 /* ---- the profile -------------------------------------------------------- */
 
+/* A name with a '/' is a file; so is NAME.profile when no built-in has
+ * that name and the current directory holds it (what sbx-learn writes). */
 static sbx_profile *load_profile(const char *name, GError **error) {
-  bool is_file = strchr(name, '/') != NULL;
+  bool is_file = strchr(name, '/') != NULL ||
+                 (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
+                  g_file_test(name, G_FILE_TEST_IS_REGULAR));
   if (is_file)
     return sbx_profile_load(name, NULL, error);
   g_autofree char *user_dir =
@@ -499,10 +511,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   mode_t mask = umask(022);
   umask(mask);
   sbx_allowlist_set_umask(p->allowlist, mask);
-  for (size_t i = 0; i < G_N_ELEMENTS(fixed_entries); i++)
-    if (!add_fixed(p->allowlist, fixed_entries[i].path,
-                   fixed_entries[i].rights, error))
-      goto fail;
+  if (!sbx_run_add_fixed_entries(p->allowlist, error))
+    goto fail;
 
   /* The program and what starts it: readable (a script is read by its
    * interpreter) and executable. */

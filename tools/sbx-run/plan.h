@@ -74,6 +74,10 @@ typedef struct {
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error);
 void sbx_run_plan_free(sbx_run_plan *p);
 
+/* Adds the fixed set above (the loader's and libc's needs) to list:
+ * what every sbx-run program may read without an option. */
+gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error);
+
 #define SBX_RUN_ERROR (sbx_run_error_quark())
 GQuark sbx_run_error_quark(void);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -100,4 +101,55 @@ int sbx_unotify_set_sync_wakeup(int listener) {
             (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0)
     return 0;
   return -errno;
+}
+
+int sbx_unotify_send_listener(int sock, const void *data, size_t len,
+                              int fd) {
+  struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof(u));
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = u.buf,
+                      .msg_controllen = sizeof(u.buf)};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+}
+
+ssize_t sbx_unotify_recv_listener(int sock, void *data, size_t len, int *fd,
+                                  int flags) {
+  *fd = -1;
+  struct iovec iov = {.iov_base = data, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = u.buf,
+                      .msg_controllen = sizeof(u.buf)};
+  ssize_t n;
+  do
+    n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+        cm->cmsg_len == CMSG_LEN(sizeof(int)))
+      memcpy(fd, CMSG_DATA(cm), sizeof(int));
+  if (n != 0 && ((size_t)n != len || (mh.msg_flags & MSG_CTRUNC))) {
+    if (*fd >= 0)
+      close(*fd);
+    *fd = -1;
+    return -EPROTO;
+  }
+  return n;
 }

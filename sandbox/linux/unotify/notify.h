@@ -86,4 +86,17 @@ int sbx_unotify_send_fd(int listener, uint64_t id, int srcfd,
  * callers may ignore: it is only an optimisation. */
 int sbx_unotify_set_sync_wakeup(int listener);
 
+/* Handing a listener from the filtered process to its supervisor: one
+ * datagram of len bytes (at least 1) carrying fd in SCM_RIGHTS. Returns 0
+ * or -errno. ASYNC-SIGNAL-SAFE: used between fork and exec. */
+int sbx_unotify_send_listener(int sock, const void *data, size_t len, int fd);
+
+/* Receives such a datagram into data (len bytes) and the descriptor into
+ * *fd (-1 if none; received with O_CLOEXEC). Returns the byte count, 0 at
+ * EOF, or -errno: -EPROTO when the size is not len or the control data
+ * was truncated (a descriptor received then is closed). EINTR is
+ * retried. */
+ssize_t sbx_unotify_recv_listener(int sock, void *data, size_t len, int *fd,
+                                  int flags);
+
 #endif /* SBX_LINUX_UNOTIFY_NOTIFY_H_ */

@@ -68,11 +68,9 @@ typedef struct {
   char name[32];
 } call;
 
-/* read_path() results besides 0 and -errno. */
-#define PATH_GONE (-100000) /* the target went away while we read */
-#define PATH_EMPTY 1        /* "" with AT_EMPTY_PATH: the call is on dirfd */
-
-enum { PATH_EMPTY_OK = 1u << 0 };
+#define PATH_GONE SBX_TARGET_GONE
+#define PATH_EMPTY SBX_TARGET_PATH_EMPTY
+#define PATH_EMPTY_OK SBX_TARGET_PATH_EMPTY_OK
 
 /* ---- answers and decisions --------------------------------------------- */
 
@@ -159,30 +157,10 @@ static void decided(call *c, int64_t rc, const sbx_decision *d,
 
 /* ---- paths -------------------------------------------------------------- */
 
-/* Copies the path argument and makes it absolute and normalised in out
- * (PATH_MAX bytes). Returns 0, PATH_EMPTY, PATH_GONE or -errno. */
+/* The path argument, absolute and normalised, in out (PATH_MAX bytes). */
 static int read_path(call *c, int dirfd, uint64_t addr, char *out,
                      unsigned flags) {
-  char raw[PATH_MAX];
-  ssize_t n = sbx_target_read_string(&c->t, addr, raw, sizeof(raw));
-  if (n == -ENOENT)
-    return PATH_GONE;
-  if (n < 0)
-    return (int)n;
-  if (n == 0)
-    return (flags & PATH_EMPTY_OK) ? PATH_EMPTY : -ENOENT;
-  char base[PATH_MAX];
-  int blen = 1;
-  base[0] = '/';
-  base[1] = '\0';
-  if (raw[0] != '/') {
-    blen = sbx_target_fd_path(&c->t, dirfd, base, sizeof(base));
-    if (blen < 0)
-      return gone(c) ? PATH_GONE : blen;
-  }
-  int len = sbx_path_join_link(base, (size_t)blen, raw, (size_t)n, out,
-                               PATH_MAX);
-  return len < 0 ? len : 0;
+  return sbx_target_read_path(&c->t, dirfd, addr, out, flags);
 }
 
 /* The pid /proc/self means, looked up only for paths below /proc. */

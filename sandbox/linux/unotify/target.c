@@ -7,10 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/broker/path.h"
 #include "sandbox/linux/unotify/notify.h"
 
 #define PAGE 4096u
@@ -200,4 +202,29 @@ int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf,
   if ((size_t)n > dl && memcmp(buf + n - dl, deleted, dl) == 0)
     return -ENOENT;
   return (int)n;
+}
+
+int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
+                         char *out, unsigned flags) {
+  char raw[PATH_MAX];
+  ssize_t n = sbx_target_read_string(t, addr, raw, sizeof(raw));
+  if (n == -ENOENT)
+    return SBX_TARGET_GONE;
+  if (n < 0)
+    return (int)n;
+  if (n == 0)
+    return (flags & SBX_TARGET_PATH_EMPTY_OK) ? SBX_TARGET_PATH_EMPTY
+                                              : -ENOENT;
+  char base[PATH_MAX];
+  int blen = 1;
+  base[0] = '/';
+  base[1] = '\0';
+  if (raw[0] != '/') {
+    blen = sbx_target_fd_path(t, dirfd, base, sizeof(base));
+    if (blen < 0)
+      return sbx_target_valid(t) < 0 ? SBX_TARGET_GONE : blen;
+  }
+  int len = sbx_path_join_link(base, (size_t)blen, raw, (size_t)n, out,
+                               PATH_MAX);
+  return len < 0 ? len : 0;
 }

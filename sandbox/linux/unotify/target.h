@@ -69,6 +69,19 @@ pid_t sbx_target_tgid(sbx_unotify_target *t);
 int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf,
                        size_t size);
 
+/* sbx_target_read_path() results besides 0 and -errno. */
+#define SBX_TARGET_GONE (-100000) /* the target went away while we read */
+#define SBX_TARGET_PATH_EMPTY 1   /* "" with AT_EMPTY_PATH: the call is on dirfd */
+enum { SBX_TARGET_PATH_EMPTY_OK = 1u << 0 };
+
+/* Copies the path argument at addr and makes it absolute (relative to
+ * the target's dirfd, or its working directory for AT_FDCWD) and
+ * lexically normalised, into out (PATH_MAX bytes). Returns 0,
+ * SBX_TARGET_PATH_EMPTY (only with SBX_TARGET_PATH_EMPTY_OK),
+ * SBX_TARGET_GONE or -errno (-ENOENT for "" without the flag). */
+int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
+                         char *out, unsigned flags);
+
 /* Writes "/proc/TID/fd/N" (the supervisor's way to the object behind the
  * target's fd N) into buf. Returns its length. */
 int sbx_target_fd_proc_path(const sbx_unotify_target *t, int fd, char *buf,

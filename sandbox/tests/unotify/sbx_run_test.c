@@ -22,131 +22,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sandbox/linux/seccomp/loader.h"
-
-/* ---- running things ----------------------------------------------------- */
-
-typedef struct {
-  int status; /* exit code, or 128+signal */
-  char *out;
-  char *err;
-} result;
-
-static void result_clear(result *r) {
-  g_free(r->out);
-  g_free(r->err);
-}
-
-static char *build_dir(void) {
-  const char *env = g_getenv("SBX_BUILD_DIR");
-  if (env)
-    return g_canonicalize_filename(env, NULL);
-  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
-  ck_assert_ptr_nonnull(self);
-  g_autofree char *tests = g_path_get_dirname(self);
-  return g_path_get_dirname(tests);
-}
-
-static char *sbx_run_path(void) {
-  g_autofree char *dir = build_dir();
-  return g_build_filename(dir, "sbx-run", NULL);
-}
-
-static char *probe_path(void) {
-  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
-  g_autofree char *dir = g_path_get_dirname(self);
-  return g_build_filename(dir, "sbx_run_probe", NULL);
-}
-
-static char *tmp;
-
-static void setup(void) {
-  tmp = g_dir_make_tmp("sbx-run-test-XXXXXX", NULL);
-  ck_assert_ptr_nonnull(tmp);
-  /* As root the sandboxed program is nobody: it must be able to write. */
-  ck_assert_int_eq(chmod(tmp, 0777), 0);
-}
-
-static void teardown(void) {
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmp);
-  if (system(cmd) != 0)
-    fprintf(stderr, "cannot remove %s\n", tmp);
-  g_clear_pointer(&tmp, g_free);
-}
-
-static char *path_in(const char *name) {
-  return g_build_filename(tmp, name, NULL);
-}
-
-static char *make_dir(const char *name) {
-  char *p = path_in(name);
-  ck_assert_int_eq(mkdir(p, 0777), 0);
-  ck_assert_int_eq(chmod(p, 0777), 0);
-  return p;
-}
-
-static char *make_file(const char *name, const char *text) {
-  char *p = path_in(name);
-  ck_assert(g_file_set_contents(p, text, -1, NULL));
-  ck_assert_int_eq(chmod(p, 0644), 0);
-  return p;
-}
-
-/* Runs argv (NULL-terminated) with stdin from stdin_fd (-1: /dev/null),
- * collecting stdout and stderr. */
-static result run_fd(const char *const *argv, int stdin_fd) {
-  g_autofree char *out_path = path_in(".stdout");
-  g_autofree char *err_path = path_in(".stderr");
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0)
-      _exit(99);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(argv[0], (char *const *)argv);
-    _exit(98);
-  }
-  int st;
-  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  result r = {0};
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  ck_assert(g_file_get_contents(out_path, &r.out, NULL, NULL));
-  ck_assert(g_file_get_contents(err_path, &r.err, NULL, NULL));
-  return r;
-}
-
-static result run(const char *const *argv) { return run_fd(argv, -1); }
-
-/* sbx-run OPTIONS... -- PROGRAM ARGS...: args is one array holding the
- * options, then NULL, then the program and its arguments, then NULL. */
-static result sbx_run(const char *const *opts, const char *const *cmd) {
-  g_autofree char *bin = sbx_run_path();
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, bin);
-  for (const char *const *o = opts; o && *o; o++)
-    g_ptr_array_add(a, (char *)*o);
-  g_ptr_array_add(a, "--");
-  for (const char *const *c = cmd; *c; c++)
-    g_ptr_array_add(a, (char *)*c);
-  g_ptr_array_add(a, NULL);
-  result r = run((const char *const *)a->pdata);
-  g_ptr_array_free(a, TRUE);
-  return r;
-}
-
-static void assert_contains(const char *haystack, const char *needle) {
-  ck_assert_msg(strstr(haystack, needle) != NULL, "'%s' not in:\n%s", needle,
-                haystack);
-}
-
-static void assert_lacks(const char *haystack, const char *needle) {
-  ck_assert_msg(strstr(haystack, needle) == NULL, "'%s' unexpectedly in:\n%s",
-                needle, haystack);
-}
+#include "sandbox/tests/unotify/tool_run.h"
 
 /* ---- exit status and signals -------------------------------------------- */
 
@@ -157,13 +33,9 @@ START_TEST(sbx_run_returns_the_programs_exit_status) {
   ck_assert_str_eq(r.err, "");
   result_clear(&r);
   const char *f[] = {"/bin/false", NULL};
-  r = sbx_run(NULL, f);
-  ck_assert_int_eq(r.status, 1);
-  result_clear(&r);
+  expect(sbx_run(NULL, f), 1, NULL, NULL);
   const char *s[] = {"/bin/sh", "-c", "exit 3", NULL};
-  r = sbx_run(NULL, s);
-  ck_assert_int_eq(r.status, 3);
-  result_clear(&r);
+  expect(sbx_run(NULL, s), 3, NULL, NULL);
 }
 END_TEST
 
@@ -173,13 +45,9 @@ START_TEST(sbx_run_reports_a_program_killed_by_sigterm_as_143) {
   result r = run(outside);
   ck_assert_int_eq(r.status, 143);
   result_clear(&r);
-  r = sbx_run(NULL, outside);
-  ck_assert_msg(r.status == 143, "status %d: %s", r.status, r.err);
-  result_clear(&r);
+  expect(sbx_run(NULL, outside), 143, NULL, NULL);
   const char *sh[] = {"/bin/sh", "-c", "kill -TERM $$", NULL};
-  r = sbx_run(NULL, sh);
-  ck_assert_int_eq(r.status, 143);
-  result_clear(&r);
+  expect(sbx_run(NULL, sh), 143, NULL, NULL);
 }
 END_TEST
 
@@ -225,9 +93,7 @@ START_TEST(sbx_run_exits_127_for_a_missing_program_and_126_for_a_file) {
   result_clear(&r);
   g_autofree char *text = make_file("not-executable", "just text\n");
   const char *n[] = {text, NULL};
-  r = sbx_run(NULL, n);
-  ck_assert_int_eq(r.status, 126);
-  result_clear(&r);
+  expect(sbx_run(NULL, n), 126, NULL, NULL);
 }
 END_TEST
 
@@ -243,10 +109,7 @@ START_TEST(ls_lists_an_allowed_directory_but_not_a_forbidden_one) {
   result_clear(&r);
 
   const char *allow[] = {"--allow-read", dir, NULL};
-  r = sbx_run(allow, ls);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  assert_contains(r.out, "marker-file");
-  result_clear(&r);
+  expect(sbx_run(allow, ls), 0, "marker-file", NULL);
 
   r = sbx_run(NULL, ls);
   ck_assert_int_eq(r.status, 2);
@@ -277,10 +140,7 @@ START_TEST(python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary) {
   assert_contains(r.out, "canary");
   result_clear(&r);
 
-  r = sbx_run(opts, py_data);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  assert_contains(r.out, "sandboxed hello");
-  result_clear(&r);
+  expect(sbx_run(opts, py_data), 0, "sandboxed hello", NULL);
 
   r = sbx_run(opts, py_canary);
   ck_assert_int_eq(r.status, 1);
@@ -565,21 +425,15 @@ START_TEST(socket_af_inet_is_refused_without_net) {
   ck_assert_int_eq(r.status, 0);
   result_clear(&r);
   const char *net[] = {"--net", NULL};
-  r = sbx_run(net, cmd);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  result_clear(&r);
+  expect(sbx_run(net, cmd), 0, NULL, NULL);
   r = sbx_run(NULL, cmd);
   ck_assert_int_eq(r.status, 1);
   assert_contains(r.out, "errno=13\n");
   assert_contains(r.err, "sbx: denied socket AF_INET (allow with --net)");
   result_clear(&r);
   const char *pair[] = {probe, "socketpair-dgram", NULL};
-  r = sbx_run(NULL, pair);
-  ck_assert_int_eq(r.status, 1);
-  result_clear(&r);
-  r = sbx_run(net, pair);
-  ck_assert_int_eq(r.status, 0);
-  result_clear(&r);
+  expect(sbx_run(NULL, pair), 1, NULL, NULL);
+  expect(sbx_run(net, pair), 0, NULL, NULL);
 }
 END_TEST
 
@@ -601,9 +455,7 @@ START_TEST(an_abstract_unix_socket_outside_is_unreachable_without_net) {
   ck_assert_int_eq(r.status, 0);
   result_clear(&r);
   const char *net[] = {"--net", NULL};
-  r = sbx_run(net, cmd);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  result_clear(&r);
+  expect(sbx_run(net, cmd), 0, NULL, NULL);
   r = sbx_run(NULL, cmd);
   ck_assert_int_eq(r.status, 1);
   assert_lacks(r.out, "connect=ok");
@@ -648,9 +500,7 @@ START_TEST(the_audit_file_holds_one_json_object_per_decision) {
   ck_assert_int_eq(r.status, 0);
   result_clear(&r);
   const char *no[] = {probe, "read", canary, NULL};
-  r = sbx_run(opts, no);
-  ck_assert_int_eq(r.status, 1);
-  result_clear(&r);
+  expect(sbx_run(opts, no), 1, NULL, NULL);
 
   g_autofree char *text = NULL;
   ck_assert(g_file_get_contents(audit, &text, NULL, NULL));
@@ -712,10 +562,7 @@ START_TEST(a_policy_layer_narrows_and_never_widens) {
    * readable: the baseline still sends the open to the supervisor. */
   const char *rd[] = {probe, "read", canary, NULL};
   const char *widened[] = {"--policy", allow_all, NULL};
-  r = sbx_run(widened, rd);
-  ck_assert_int_eq(r.status, 1);
-  assert_contains(r.out, "errno=13\n");
-  result_clear(&r);
+  expect(sbx_run(widened, rd), 1, "errno=13\n", NULL);
 }
 END_TEST
 
@@ -731,10 +578,7 @@ START_TEST(a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused) {
   assert_contains(r.err, "user-notify is reserved");
   result_clear(&r);
   const char *o2[] = {"--policy", noexec, NULL};
-  r = sbx_run(o2, t);
-  ck_assert_int_eq(r.status, 125);
-  assert_contains(r.err, "does not allow execve");
-  result_clear(&r);
+  expect(sbx_run(o2, t), 125, NULL, "does not allow execve");
 }
 END_TEST
 
@@ -755,18 +599,12 @@ START_TEST(a_profile_grants_what_its_broker_rules_name) {
   ck_assert_int_eq(r.status, 1);
   result_clear(&r);
   const char *opts[] = {"--profile", profile, NULL};
-  r = sbx_run(opts, cmd);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  assert_contains(r.out, "data=from the profile");
-  result_clear(&r);
+  expect(sbx_run(opts, cmd), 0, "data=from the profile", NULL);
 
   g_autofree char *bad = make_file("bad.profile", "[profile]\nseccomp=sbx-run.policy\nbogus=1\n");
   const char *o2[] = {"--profile", bad, NULL};
   const char *t[] = {"/bin/true", NULL};
-  r = sbx_run(o2, t);
-  ck_assert_int_eq(r.status, 125);
-  assert_contains(r.err, "bogus");
-  result_clear(&r);
+  expect(sbx_run(o2, t), 125, NULL, "bogus");
 }
 END_TEST
 
@@ -783,14 +621,9 @@ START_TEST(environment_options_shape_the_programs_environment) {
   assert_contains(r.out, "SBX_TEST_VAR=inherited");
   result_clear(&r);
   const char *clear[] = {"--clear-env", NULL};
-  r = sbx_run(clear, cmd);
-  ck_assert_int_eq(r.status, 1);
-  assert_contains(r.out, "SBX_TEST_VAR=(unset)");
-  result_clear(&r);
+  expect(sbx_run(clear, cmd), 1, "SBX_TEST_VAR=(unset)", NULL);
   const char *unset[] = {"--unsetenv", "SBX_TEST_VAR", NULL};
-  r = sbx_run(unset, cmd);
-  ck_assert_int_eq(r.status, 1);
-  result_clear(&r);
+  expect(sbx_run(unset, cmd), 1, NULL, NULL);
   g_unsetenv("SBX_TEST_VAR");
 }
 END_TEST
@@ -798,7 +631,7 @@ END_TEST
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
-  tcase_add_checked_fixture(basic, setup, teardown);
+  tcase_add_checked_fixture(basic, tool_setup, tool_teardown);
   tcase_set_timeout(basic, 60);
   tcase_add_test(basic, sbx_run_returns_the_programs_exit_status);
   tcase_add_test(basic, sbx_run_reports_a_program_killed_by_sigterm_as_143);
@@ -808,7 +641,7 @@ static Suite *sbx_run_suite(void) {
   suite_add_tcase(s, basic);
 
   TCase *progs = tcase_create("programs");
-  tcase_add_checked_fixture(progs, setup, teardown);
+  tcase_add_checked_fixture(progs, tool_setup, tool_teardown);
   tcase_set_timeout(progs, 120);
   tcase_add_test(progs, ls_lists_an_allowed_directory_but_not_a_forbidden_one);
   tcase_add_test(progs,
@@ -820,7 +653,7 @@ static Suite *sbx_run_suite(void) {
   suite_add_tcase(s, progs);
 
   TCase *sec = tcase_create("security");
-  tcase_add_checked_fixture(sec, setup, teardown);
+  tcase_add_checked_fixture(sec, tool_setup, tool_teardown);
   tcase_set_timeout(sec, 240);
   tcase_add_test(sec, a_path_flipped_during_100k_opens_never_opens_the_canary);
   tcase_add_test(sec, the_program_never_runs_when_the_supervisor_cannot_start);
@@ -833,7 +666,7 @@ static Suite *sbx_run_suite(void) {
   suite_add_tcase(s, sec);
 
   TCase *opts = tcase_create("options");
-  tcase_add_checked_fixture(opts, setup, teardown);
+  tcase_add_checked_fixture(opts, tool_setup, tool_teardown);
   tcase_set_timeout(opts, 60);
   tcase_add_test(opts, the_audit_file_holds_one_json_object_per_decision);
   tcase_add_test(opts, a_policy_layer_narrows_and_never_widens);

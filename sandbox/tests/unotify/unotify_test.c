@@ -22,6 +22,7 @@
 #include "sandbox/broker/resolver.h"
 #include "sandbox/linux/seccomp/bpf.h"
 #include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/linux/unotify/notify.h"
 #include "sandbox/linux/unotify/supervisor.h"
 #include "sandbox/policy/parser.h"
 
@@ -97,42 +98,15 @@ typedef struct {
 } target;
 
 static void send_fd(int sock, int fd) {
-  char byte = 'L';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof(u));
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = u.buf,
-                      .msg_controllen = sizeof(u.buf)};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  if (sendmsg(sock, &mh, 0) != 1)
+  if (sbx_unotify_send_listener(sock, "L", 1, fd) < 0)
     _exit(90);
 }
 
 static int recv_fd(int sock) {
   char byte;
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = u.buf,
-                      .msg_controllen = sizeof(u.buf)};
-  ck_assert_int_eq(recvmsg(sock, &mh, 0), 1);
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-  ck_assert_ptr_nonnull(cm);
   int fd;
-  memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+  ck_assert_int_eq(sbx_unotify_recv_listener(sock, &byte, 1, &fd, 0), 1);
+  ck_assert_int_ge(fd, 0);
   return fd;
 }
 

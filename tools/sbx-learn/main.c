@@ -1,0 +1,131 @@
+/* sbx-learn: run a program once, observed, and write the policy and the
+ * profile that let sbx-run run it again.
+ *
+ * Why it exists: writing an allowlist by hand means reading strace
+ * output. sbx-learn does the reading; the user reviews the result. This
+ * file is the command line; record.c runs and observes the program,
+ * write.c turns the record into NAME.policy and NAME.profile.
+ *
+ * Trusts the user who runs it. It enforces nothing: the program runs with
+ * the user's rights, everything allowed (see observer.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "tools/sbx-learn/record.h"
+#include "tools/sbx-learn/write.h"
+
+static const char description[] =
+    "Runs PROGRAM once with every system call allowed but observed (a\n"
+    "seccomp filter sends each call to sbx-learn, which records it and lets\n"
+    "it run; children are followed), then writes\n"
+    "  NAME.policy   the calls seen, with argument constraints where the\n"
+    "                values were obvious, in the seccomp policy language\n"
+    "  NAME.profile  an sbx-run profile: the files seen, folded into\n"
+    "                directories, and NAME.policy as its seccomp layer\n"
+    "Then: sbx-run --profile NAME.profile -- PROGRAM [ARGS...]\n"
+    "\n"
+    "A learned policy is only as complete as the run that produced it:\n"
+    "what this run did not do is refused later. sbx-learn enforces\n"
+    "nothing while it learns; run only programs you would run anyway.\n"
+    "\n"
+    "Exit status: the program's (128+N for signal N) once both files are\n"
+    "written; 125 if learning or writing failed, 127 if PROGRAM was not\n"
+    "found.\n"
+    "\n"
+    "See sbx-learn(1).";
+
+int main(int argc, char **argv) {
+  char *name = NULL;
+  char *default_action = NULL;
+  int fold_min = 3;
+  char **program = NULL;
+  GOptionEntry entries[] = {
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &name,
+       "Write NAME.policy and NAME.profile (required)", "NAME"},
+      {"default", 'd', 0, G_OPTION_ARG_STRING, &default_action,
+       "The policy's action for calls not seen (default: 'return EPERM'; "
+       "e.g. kill-process)",
+       "ACTION"},
+      {"fold", 'f', 0, G_OPTION_ARG_INT, &fold_min,
+       "Fold a directory into one read rule when at least N files in it "
+       "were read (default 3)",
+       "N"},
+      {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &program, NULL,
+       NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new(
+      "-o NAME [--] PROGRAM [ARGS...] - learn a policy from one run");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx, description);
+  g_option_context_set_strict_posix(ctx, TRUE);
+  GError *error = NULL;
+  int code = 125;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "sbx-learn: %s (see sbx-learn --help)\n", error->message);
+    goto out;
+  }
+  if (!name || !*name || !program || !program[0] || fold_min < 2) {
+    fprintf(stderr,
+            "sbx-learn: %s (usage: sbx-learn -o NAME -- PROGRAM "
+            "[ARGS...])\n",
+            !name || !*name ? "-o NAME is required"
+            : fold_min < 2  ? "--fold needs at least 2"
+                            : "no program given");
+    goto out;
+  }
+  sbx_learn_output o = {
+      .name = name,
+      .default_action = default_action ? default_action : "return EPERM",
+      .fold_min = (unsigned)fold_min,
+      .argv = program,
+  };
+  sbx_learn_record rec;
+  sbx_learn_record_init(&rec);
+  int status = sbx_learn_run(program, &rec, &error);
+  if (status < 0) {
+    fprintf(stderr, "sbx-learn: %s\n", error->message);
+    if (g_error_matches(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_NOT_FOUND))
+      code = 127;
+    sbx_learn_record_clear(&rec);
+    goto out;
+  }
+  sbx_learn_summary sum = {0};
+  if (!sbx_learn_write(&rec, &o, &sum, &error)) {
+    fprintf(stderr, "sbx-learn: %s\n", error->message);
+    sbx_learn_record_clear(&rec);
+    sbx_learn_summary_clear(&sum);
+    goto out;
+  }
+  fprintf(stderr,
+          "sbx-learn: %" G_GUINT64_FORMAT
+          " calls from %u thread(s)%s; "
+          "wrote %s (%u rules, %u with argument constraints) and %s "
+          "(%u broker rules)\n",
+          rec.total_calls, g_hash_table_size(rec.pids),
+          status ? " (the program failed: the record shows a failing run)" : "",
+          sum.policy_path, sum.n_rules, sum.n_constrained, sum.profile_path,
+          sum.n_broker_rules);
+  if (sum.execs)
+    fprintf(stderr,
+            "sbx-learn: the program executed other programs; "
+            "sbx-run needs --allow-exec for that\n");
+  fprintf(stderr,
+          "sbx-learn: a learned policy is only as complete as the run that "
+          "produced it: what this run did not do will be refused. Review "
+          "both files.\n"
+          "sbx-learn: run it with: sbx-run --profile %s -- %s\n",
+          sum.profile_path, program[0]);
+  code = status;
+  sbx_learn_record_clear(&rec);
+  sbx_learn_summary_clear(&sum);
+out:
+  g_clear_error(&error);
+  g_free(name);
+  g_free(default_action);
+  g_strfreev(program);
+  return code;
+}
