@@ -149,27 +149,47 @@ static int enter_and_run(void *arg) {
   return plan->body(plan->f);
 }
 
-/* Runs body in a child under layer 1 (and Landlock when asked); fails the
- * test with the child's message unless it returned 0. Returns the child's
- * status as broker_test_run_in_child reports it. */
-static int run_sandboxed(fixture *f, int (*body)(fixture *f), bool landlock,
-                         bool expect_success) {
+/* Runs fn(arg) in a forked child while the parent runs meanwhile(arg)
+ * (may be NULL); returns the child's status (exit code, or 128+signal).
+ * With expect_success, fails the test with the child's first failed
+ * expectation unless it returned 0. */
+static int run_child(int (*fn)(void *), void *arg, void (*meanwhile)(void *),
+                     bool expect_success) {
   int p[2];
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-  failure_fd = p[1];
-  child_plan plan = {.f = f, .body = body, .landlock = landlock};
-  int status = broker_test_run_in_child(enter_and_run, &plan);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(p[0]);
+    failure_fd = p[1];
+    _exit(fn(arg));
+  }
   close(p[1]);
-  failure_fd = -1;
+  if (meanwhile)
+    meanwhile(arg);
+  int status;
+  pid_t r;
+  do {
+    r = waitpid(pid, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  ck_assert_int_eq(r, pid);
   char msg[512] = "";
   ssize_t n = read(p[0], msg, sizeof msg - 1);
   close(p[0]);
   if (n > 0)
     msg[n] = '\0';
+  status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (expect_success)
     ck_assert_msg(status == 0 && n <= 0, "sandboxed child: status %d: %s",
                   status, msg);
   return status;
+}
+
+/* Runs body in a child under layer 1 (and Landlock when asked). */
+static int run_sandboxed(fixture *f, int (*body)(fixture *f), bool landlock,
+                         bool expect_success) {
+  child_plan plan = {.f = f, .body = body, .landlock = landlock};
+  return run_child(enter_and_run, &plan, NULL, expect_success);
 }
 
 static char *slurp(FILE *fp) {
@@ -527,17 +547,7 @@ static int thread_before_entry(void *arg) {
 START_TEST(a_thread_started_before_entry_is_brokered_too) {
   fixture f;
   start(&f);
-  int p[2];
-  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-  failure_fd = p[1];
-  int status = broker_test_run_in_child(thread_before_entry, &f);
-  close(p[1]);
-  char msg[512] = "";
-  ssize_t n = read(p[0], msg, sizeof msg - 1);
-  if (n > 0)
-    msg[n] = '\0';
-  close(p[0]);
-  ck_assert_msg(status == 0, "child status %d: %s", status, msg);
+  run_child(thread_before_entry, &f, NULL, true);
   stop(&f);
 }
 END_TEST
@@ -660,7 +670,27 @@ static int body_killed_broker(fixture *f) {
 
 static int killed_child(void *arg) {
   child_plan plan = {.f = arg, .body = body_killed_broker, .landlock = true};
+  close(killed_go[1]);
+  close(killed_ready[0]);
   return enter_and_run(&plan);
+}
+
+static void kill_broker_when_ready(void *arg) {
+  fixture *f = arg;
+  close(killed_go[0]);
+  close(killed_ready[1]);
+  char ready;
+  ssize_t n = read(killed_ready[0], &ready, 1);
+  close(killed_ready[0]);
+  if (n == 1) { /* otherwise the child failed; run_child reports why */
+    ck_assert_int_eq(kill(sbx_broker_pid(f->b), SIGKILL), 0);
+    int status = 0;
+    ck_assert(sbx_broker_stop(f->b, &status, NULL));
+    f->b = NULL;
+    ck_assert(WIFSIGNALED(status));
+    ck_assert_int_eq(write(killed_go[1], "x", 1), 1);
+  }
+  close(killed_go[1]);
 }
 
 START_TEST(a_killed_broker_gives_eacces_from_the_trapped_call) {
@@ -668,35 +698,7 @@ START_TEST(a_killed_broker_gives_eacces_from_the_trapped_call) {
   start(&f);
   ck_assert_int_eq(pipe(killed_go), 0);
   ck_assert_int_eq(pipe(killed_ready), 0);
-  int p[2];
-  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-  failure_fd = p[1];
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0)
-    _exit(killed_child(&f));
-  close(p[1]);
-  close(killed_go[0]);
-  close(killed_ready[1]);
-  char ready;
-  ck_assert_int_eq(read(killed_ready[0], &ready, 1), 1);
-  close(killed_ready[0]);
-  ck_assert_int_eq(kill(sbx_broker_pid(f.b), SIGKILL), 0);
-  int bstatus = 0;
-  ck_assert(sbx_broker_stop(f.b, &bstatus, NULL));
-  f.b = NULL;
-  ck_assert(WIFSIGNALED(bstatus));
-  ck_assert_int_eq(write(killed_go[1], "x", 1), 1);
-  close(killed_go[1]);
-  int status;
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  char msg[512] = "";
-  ssize_t n = read(p[0], msg, sizeof msg - 1);
-  if (n > 0)
-    msg[n] = '\0';
-  close(p[0]);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "child status 0x%x: %s", status, msg);
+  run_child(killed_child, &f, kill_broker_when_ready, true);
   stop(&f);
 }
 END_TEST
