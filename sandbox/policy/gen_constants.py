@@ -161,7 +161,11 @@ def probe(cc, cflags, text, gen_dir):
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        out = subprocess.run([cc, "-fsyntax-only", "-fmax-errors=0"] +
+        # Every error is wanted, to find every bad entry in one pass; the
+        # two compilers spell "no limit" differently.
+        no_limit = ("-ferror-limit=0" if "clang" in os.path.basename(cc)
+                    else "-fmax-errors=0")
+        out = subprocess.run([cc, "-fsyntax-only", no_limit] +
                              cflags + [path], capture_output=True, text=True)
         if out.returncode == 0:
             return set(), ""
