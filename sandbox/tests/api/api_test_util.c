@@ -133,3 +133,11 @@ void api_read_all(int fd, void *buf, size_t len) {
     got += (size_t)n;
   }
 }
+
+int api_run_suite(Suite *suite) {
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <check.h>
+
 /* Readable by every worker type with the renderer profile's rules. */
 #define API_ALLOWED_FILE "/usr/share/common-licenses/Apache-2.0"
 #define API_HOME_FILE "from-worker.txt"
@@ -54,6 +56,9 @@ void api_assert_probe_sandboxed(const api_dirs *dirs, const api_probe *p);
 
 /* The broker logged the probe's denied open of the canary for type. */
 void api_assert_canary_denial_audited(const api_dirs *dirs, const char *type);
+
+/* Runs the suite in Check's fork mode; the process's exit status. */
+int api_run_suite(Suite *suite);
 
 /* Reads exactly len bytes or fails the test. */
 void api_read_all(int fd, void *buf, size_t len);

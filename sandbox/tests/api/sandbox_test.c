@@ -155,6 +155,10 @@ START_TEST(policy_kill_is_reported_with_syscall_and_arguments) {
   ck_assert_uint_eq(exit.syscall_args[0], 0x1234);
   ck_assert_uint_eq(exit.syscall_args[1], 0x5678);
   ck_assert_uint_eq(exit.syscall_args[2], 0x9abc);
+  ck_assert_msg(strstr(exit.detail,
+                       "policy kill: tuxcall(184) args 0x1234, "
+                       "0x5678, 0x9abc"),
+                "%s", exit.detail);
   sbx_sandbox_stop(s);
 }
 END_TEST
@@ -324,9 +328,5 @@ static Suite *sandbox_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(sandbox_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return api_run_suite(sandbox_suite());
 }

@@ -213,9 +213,5 @@ static Suite *self_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(self_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return api_run_suite(self_suite());
 }
