@@ -138,6 +138,19 @@ static gboolean is_argument(const sbx_token *t) {
 
 /* ---- values ------------------------------------------------------------ */
 
+/* The value of the constant named by the next token; an unknown name is
+ * an error pointing at it ("unknown WHAT 'NAME'"). */
+static gboolean lookup_constant(stmt *s, const char *what, uint64_t *value,
+                                GError **error) {
+  char *name = tok_text(peek(s));
+  gboolean found = sbx_constant_lookup(name, value);
+  if (!found)
+    span_error(error, s, SBX_POLICY_ERROR_UNKNOWN_CONSTANT, s->i, s->i,
+               "unknown %s '%s'", what, name);
+  g_free(name);
+  return found;
+}
+
 static gboolean parse_value(stmt *s, uint64_t *value, GError **error);
 
 /* constant = [ '~' ] ( '(' value ')' | NUMBER | NAME ) */
@@ -181,13 +194,7 @@ static gboolean parse_constant(stmt *s, uint64_t *value, GError **error) {
     v = t->number;
     s->i++;
   } else if (t->type == SBX_TOK_WORD) {
-    char *name = tok_text(t);
-    gboolean found = sbx_constant_lookup(name, &v);
-    if (!found)
-      span_error(error, s, SBX_POLICY_ERROR_UNKNOWN_CONSTANT, s->i, s->i,
-                 "unknown constant '%s'", name);
-    g_free(name);
-    if (!found)
+    if (!lookup_constant(s, "constant", &v, error))
       return FALSE;
     s->i++;
   } else {
@@ -234,13 +241,7 @@ static gboolean parse_return(stmt *s, sbx_action *action, GError **error) {
   if (t->type == SBX_TOK_NUMBER) {
     v = t->number;
   } else if (t->type == SBX_TOK_WORD) {
-    char *name = tok_text(t);
-    gboolean found = sbx_constant_lookup(name, &v);
-    if (!found)
-      span_error(error, s, SBX_POLICY_ERROR_UNKNOWN_CONSTANT, s->i, s->i,
-                 "unknown errno '%s'", name);
-    g_free(name);
-    if (!found)
+    if (!lookup_constant(s, "errno", &v, error))
       return FALSE;
   } else {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, s->i, s->i,
