@@ -32,6 +32,7 @@
 #include "sandbox/broker/layer1.h"
 #include "sandbox/linux/landlock/landlock.h"
 #include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/linux/seccomp/trap.h"
 #include "sandbox/linux/zygote/zygote.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/syscalls.h"
@@ -735,29 +736,80 @@ static int worker_entry(const sbx_worker_args *args) {
   return write(3, out, sizeof out) == sizeof out ? 0 : 91;
 }
 
+/* Spawns one worker of `type` on a new broker channel; returns what it
+ * wrote (allowed read ok, its errno, forbidden open's result and errno,
+ * dlopen ok) after checking that it exited normally. */
+static void run_worker(fixture *f, sbx_zygote *z, const char *type,
+                       long got[5]) {
+  GError *error = NULL;
+  int channel = sbx_broker_connect(f->b, "worker", &error);
+  ck_assert_msg(channel >= 0, "%s", error ? error->message : "");
+  worker_paths paths;
+  memset(&paths, 0, sizeof paths);
+  g_strlcpy(paths.allowed, f->t.good_file, sizeof paths.allowed);
+  g_strlcpy(paths.forbidden, f->t.canary, sizeof paths.forbidden);
+  int out[2];
+  ck_assert_int_eq(pipe(out), 0);
+  int fds[] = {0, 1, 2, out[1]};
+  sbx_zygote_spawn_request req = {.process_type = type,
+                                  .payload = &paths,
+                                  .payload_len = sizeof paths,
+                                  .fds = fds,
+                                  .n_fds = 4,
+                                  .broker_channel = channel};
+  pid_t pid;
+  ck_assert_msg(sbx_zygote_spawn(z, &req, &pid, &error), "%s",
+                error ? error->message : "");
+  close(out[1]);
+  close(channel);
+  ssize_t n = read(out[0], got, 5 * sizeof(long));
+  close(out[0]);
+  sbx_worker_exit exit_info;
+  ck_assert_msg(sbx_zygote_wait(z, pid, 20000, &exit_info, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(n == (ssize_t)(5 * sizeof(long)), "%s: worker ended early: %s",
+                type, exit_info.detail);
+  ck_assert_int_eq(exit_info.reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(exit_info.exit_code, 0);
+}
+
 START_TEST(a_zygote_worker_opens_allowed_files_and_libraries_with_plain_calls) {
   fixture f;
   start(&f);
-  sbx_bpf_program layers[2];
+  sbx_bpf_program layer1, renderer_prog;
   GError *error = NULL;
-  ck_assert_msg(sbx_layer1_compile(&layers[0], &error), "%s",
+  ck_assert_msg(sbx_layer1_compile(&layer1, &error), "%s",
                 error ? error->message : "");
   sbx_policy *renderer = sbx_builtin_policy("renderer", &error);
   ck_assert_msg(renderer != NULL, "%s", error ? error->message : "");
-  ck_assert_msg(sbx_bpf_compile(renderer, &layers[1], &error), "%s",
+  ck_assert_msg(sbx_bpf_compile(renderer, &renderer_prog, &error), "%s",
                 error ? error->message : "");
   sbx_policy_free(renderer);
+  /* Layer 1 and the renderer policy agree on every file call, so the
+   * stacking order changes nothing: both orders are run. */
+  sbx_bpf_program in_order[] = {layer1, renderer_prog};
+  sbx_bpf_program reversed[] = {renderer_prog, layer1};
   static const char *names[] = {SBX_LAYER1_NAME, "renderer.policy"};
-  sbx_zygote_type type = {.name = "renderer",
-                          .entry = worker_entry,
-                          .layers = layers,
-                          .layer_names = names,
-                          .n_layers = 2,
-                          .uses_broker = true,
-                          .landlock = true};
+  static const char *reversed_names[] = {"renderer.policy", SBX_LAYER1_NAME};
+  sbx_zygote_type types[] = {
+      {.name = "renderer",
+       .entry = worker_entry,
+       .layers = in_order,
+       .layer_names = names,
+       .n_layers = 2,
+       .uses_broker = true,
+       .landlock = true},
+      {.name = "reversed",
+       .entry = worker_entry,
+       .layers = reversed,
+       .layer_names = reversed_names,
+       .n_layers = 2,
+       .uses_broker = true,
+       .landlock = true},
+  };
   sbx_zygote_config config = {
-      .types = &type,
-      .n_types = 1,
+      .types = types,
+      .n_types = G_N_ELEMENTS(types),
       .register_broker_traps_raw = sbx_layer1_register_traps_raw,
       .broker_attach_raw = sbx_layer1_attach_raw,
       .broker_client = &zygote_client,
@@ -771,41 +823,58 @@ START_TEST(a_zygote_worker_opens_allowed_files_and_libraries_with_plain_calls) {
   ck_assert_int_ge(direct, 0);
   close(direct);
 
-  worker_paths paths;
-  memset(&paths, 0, sizeof paths);
-  g_strlcpy(paths.allowed, f.t.good_file, sizeof paths.allowed);
-  g_strlcpy(paths.forbidden, f.t.canary, sizeof paths.forbidden);
-  int out[2];
-  ck_assert_int_eq(pipe(out), 0);
-  int fds[] = {0, 1, 2, out[1]};
-  sbx_zygote_spawn_request req = {.process_type = "renderer",
-                                  .payload = &paths,
-                                  .payload_len = sizeof paths,
-                                  .fds = fds,
-                                  .n_fds = 4,
-                                  .broker_channel = f.channel};
-  pid_t pid;
-  ck_assert_msg(sbx_zygote_spawn(z, &req, &pid, &error), "%s",
-                error ? error->message : "");
-  close(out[1]);
-  long got[5];
-  ssize_t n = read(out[0], got, sizeof got);
-  close(out[0]);
-  sbx_worker_exit exit_info;
-  ck_assert_msg(sbx_zygote_wait(z, pid, 20000, &exit_info, &error), "%s",
-                error ? error->message : "");
-  ck_assert_msg(n == (ssize_t)sizeof got, "worker ended early: %s",
-                exit_info.detail);
-  ck_assert_msg(got[0] == 1, "allowed open failed: errno %ld", got[1]);
-  ck_assert_int_eq(got[2], -1);
-  ck_assert_int_eq(got[3], EACCES);
-  ck_assert_msg(got[4] == 1, "dlopen of libz in the worker failed");
-  ck_assert_int_eq(exit_info.reason, SBX_EXIT_NORMAL);
-  ck_assert_int_eq(exit_info.exit_code, 0);
+  for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+    long got[5];
+    run_worker(&f, z, types[i].name, got);
+    ck_assert_msg(got[0] == 1, "%s: allowed open failed: errno %ld",
+                  types[i].name, got[1]);
+    ck_assert_int_eq(got[2], -1);
+    ck_assert_int_eq(got[3], EACCES);
+    ck_assert_msg(got[4] == 1, "%s: dlopen of libz failed", types[i].name);
+  }
   sbx_zygote_stop(z);
-  sbx_bpf_program_clear(&layers[0]);
-  sbx_bpf_program_clear(&layers[1]);
+  sbx_bpf_program_clear(&layer1);
+  sbx_bpf_program_clear(&renderer_prog);
   stop(&f);
+}
+END_TEST
+
+/* ---- Refusals of the entry points ---------------------------------------- */
+
+static int frozen_registry(void *arg) {
+  fixture *f = arg;
+  if (!sbx_trap_install(NULL))
+    return fail_at(__LINE__, "sbx_trap_install failed");
+  sbx_broker_client_init(&child_client, f->channel);
+  GError *error = NULL;
+  EXPECT(!sbx_layer1_enter(&child_client, &error));
+  EXPECT(g_error_matches(error, SBX_LAYER1_ERROR, SBX_LAYER1_ERROR_TRAPS));
+  EXPECT(strstr(error->message, "frozen") != NULL);
+  g_error_free(error);
+  /* Nothing was loaded: the process still opens files by itself. */
+  int fd = open(f->t.canary, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0);
+  close(fd);
+  return 0;
+}
+
+START_TEST(entering_after_the_trap_registry_froze_fails_and_loads_nothing) {
+  fixture f;
+  start(&f);
+  /* Control: with a fresh registry the same entry succeeds. */
+  run_sandboxed(&f, body_none, false, true);
+  run_child(frozen_registry, &f, NULL, true);
+  stop(&f);
+}
+END_TEST
+
+START_TEST(the_zygote_hooks_refuse_a_missing_client_or_channel) {
+  sbx_broker_client c;
+  ck_assert_int_eq(sbx_layer1_attach_raw(NULL, 3), -EINVAL);
+  ck_assert_int_eq(sbx_layer1_attach_raw(&c, -1), -EINVAL);
+  ck_assert_int_eq(sbx_layer1_register_traps_raw(NULL), -EINVAL);
+  ck_assert_int_eq(sbx_layer1_attach_raw(&c, 7), 0); /* control */
+  ck_assert_int_eq(c.channel, 7);
 }
 END_TEST
 
@@ -827,6 +896,9 @@ int main(void) {
   tcase_add_test(tc, a_killed_broker_gives_eacces_from_the_trapped_call);
   tcase_add_test(
       tc, a_zygote_worker_opens_allowed_files_and_libraries_with_plain_calls);
+  tcase_add_test(
+      tc, entering_after_the_trap_registry_froze_fails_and_loads_nothing);
+  tcase_add_test(tc, the_zygote_hooks_refuse_a_missing_client_or_channel);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
