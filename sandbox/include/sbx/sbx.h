@@ -157,7 +157,13 @@ typedef struct {
 typedef struct sbx_sandbox sbx_sandbox;
 
 /* Step 2. On success *out is a new sandbox the caller owns (free it with
- * sbx_sandbox_stop). Fails if the host already runs more than one thread. */
+ * sbx_sandbox_stop). Fails if the host already runs more than one thread,
+ * or if any type's profile, policy or rule does not load (the message
+ * names the file and line); nothing is left running after a failure.
+ * Every type gets a broker channel per worker (a profile without rules
+ * gets EACCES for every file request). All types share one zygote: it
+ * enters the union of the profiles' namespaces, and an empty root if any
+ * profile asks for one. */
 gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
                            GError **error);
 

@@ -35,6 +35,22 @@ static int entry_probe(const sbx_worker_args *args) {
   return 42;
 }
 
+/* Sends the status the zygote collected, then the errno of opening the
+ * allowed file (0 if it opened). */
+static int entry_status_and_open(const sbx_worker_args *args) {
+  sbx_sandbox_status none;
+  memset(&none, 0, sizeof none);
+  const sbx_sandbox_status *st = args->status ? args->status : &none;
+  FILE *f = fopen(API_ALLOWED_FILE, "r");
+  int err = f ? 0 : errno;
+  if (f)
+    fclose(f);
+  if (write(3, st, sizeof *st) != (ssize_t)sizeof *st ||
+      write(3, &err, sizeof err) != (ssize_t)sizeof err)
+    return 90;
+  return 0;
+}
+
 /* Exits with 100 + the errno of socket(AF_INET), or 0 if it worked. */
 static int entry_inet_socket(const sbx_worker_args *args) {
   int sock = socket(AF_INET, SOCK_STREAM, 0);
@@ -214,6 +230,69 @@ START_TEST(wait_times_out_while_the_worker_runs_then_reports_its_exit) {
 }
 END_TEST
 
+/* Runs one entry_status_and_open worker of type and reads its report. */
+static int status_and_open(sbx_sandbox *s, const char *type,
+                           sbx_sandbox_status *st) {
+  int out[2];
+  ck_assert_int_eq(pipe(out), 0);
+  int fds[] = {0, 1, 2, out[1]};
+  sbx_spawn_config spawn = {.process_type = type, .fds = fds, .n_fds = 4};
+  pid_t pid = -1;
+  GError *error = NULL;
+  if (!sbx_sandbox_spawn(s, &spawn, &pid, &error))
+    ck_abort_msg("sbx_sandbox_spawn: %s", error->message);
+  close(out[1]);
+  int err;
+  api_read_all(out[0], st, sizeof *st);
+  api_read_all(out[0], &err, sizeof err);
+  close(out[0]);
+  sbx_worker_exit exit;
+  wait_for(s, pid, &exit);
+  ck_assert_msg(exit.reason == SBX_EXIT_NORMAL && exit.exit_code == 0, "%s",
+                exit.detail);
+  return err;
+}
+
+START_TEST(each_type_gets_its_profile_layers_and_allowlist) {
+  sbx_process_type types[] = {
+      {.name = "renderer", .entry = entry_status_and_open},
+      {.name = "decoder", .profile = "utility", .entry = entry_status_and_open},
+  };
+  sbx_sandbox_config config = {
+      .types = types, .n_types = 2, .audit_log = dirs.audit_log};
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  if (!sbx_sandbox_start(&config, &s, &error))
+    ck_abort_msg("sbx_sandbox_start: %s", error->message);
+
+  sbx_sandbox_status st;
+  /* The renderer's rules name the file: its channel gets it. */
+  ck_assert_int_eq(status_and_open(s, "renderer", &st), 0);
+  ck_assert_str_eq(st.process_type, "renderer");
+  ck_assert_msg(st.fully_sandboxed, "renderer status not complete");
+  ck_assert_int_eq(st.broker, SBX_LAYER_ON);
+  ck_assert_int_eq(st.landlock, SBX_LAYER_ON);
+  ck_assert_uint_eq(st.n_seccomp_layers, 2);
+  ck_assert_str_eq(st.seccomp_layers[0], "broker-client");
+  ck_assert_str_eq(st.seccomp_layers[1], "renderer.policy");
+  /* The utility profile has no rules: the same open is refused on the
+   * decoder's channel, whatever the worker claims to be. */
+  ck_assert_int_eq(status_and_open(s, "decoder", &st), EACCES);
+
+  pid_t pid;
+  sbx_spawn_config unknown = {.process_type = "printer"};
+  ck_assert(!sbx_sandbox_spawn(s, &unknown, &pid, &error));
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
+  ck_assert_msg(strstr(error->message, "printer"), "%s", error->message);
+  g_error_free(error);
+  sbx_sandbox_stop(s);
+  g_autofree char *log = NULL;
+  ck_assert(g_file_get_contents(dirs.audit_log, &log, NULL, NULL));
+  ck_assert_msg(strstr(log, "type=decoder") && !strstr(log, "type=renderer"),
+                "%s", log);
+}
+END_TEST
+
 static void write_file(const char *dir, const char *name, const char *text) {
   g_autofree char *path = g_build_filename(dir, name, NULL);
   GError *error = NULL;
@@ -317,6 +396,7 @@ static Suite *sandbox_suite(void) {
       tc, worker_opens_allowed_files_and_writes_its_home_through_the_broker);
   tcase_add_test(tc, worker_gets_eperm_for_an_inet_socket);
   tcase_add_test(tc, policy_kill_is_reported_with_syscall_and_arguments);
+  tcase_add_test(tc, each_type_gets_its_profile_layers_and_allowlist);
   tcase_add_test(tc, stop_leaves_no_worker_zygote_or_broker);
   tcase_add_test(tc,
                  wait_times_out_while_the_worker_runs_then_reports_its_exit);
