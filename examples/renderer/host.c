@@ -40,6 +40,7 @@ typedef struct {
   bool rendered;
   char verdict[300];
   demo_result res;
+  double ms; /* spawn to exit */
 } page_run;
 
 typedef struct {
@@ -49,6 +50,7 @@ typedef struct {
   char control[160];
   bool blocked;
   char outcome[240];
+  pid_t pid; /* the worker, to find its lines in the broker's audit log */
 } attack_run;
 
 /* What one worker sent, and how it ended. */
@@ -58,6 +60,8 @@ typedef struct {
   char *text, *image, *status;
   sbx_worker_exit exit;
   char problem[200]; /* spawn or protocol trouble */
+  pid_t pid;
+  double ms; /* spawn to exit, wall clock */
 } worker_run;
 
 static void worker_run_clear(worker_run *w) {
@@ -101,6 +105,7 @@ static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
                             .n_fds = G_N_ELEMENTS(fds)};
   pid_t pid = -1;
   GError *error = NULL;
+  gint64 start = g_get_monotonic_time();
   gboolean spawned = sbx_sandbox_spawn(sb, &spawn, &pid, &error);
   close(sv[1]);
   if (devnull >= 0)
@@ -140,6 +145,8 @@ static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
       g_clear_error(&error);
     }
   }
+  w->pid = pid;
+  w->ms = (double)(g_get_monotonic_time() - start) / 1000.0;
 }
 
 static void describe_exit(const sbx_worker_exit *e, char *buf, size_t len) {
@@ -194,6 +201,7 @@ static void render_page(sbx_sandbox *sb, const demo_request *tmpl,
   worker_run w;
   run_worker(sb, tmpl, page, 0, &w);
   page->res = w.res;
+  page->ms = w.ms;
   char how[200];
   describe_exit(&w.exit, how, sizeof how);
   if (w.problem[0]) {
@@ -280,6 +288,7 @@ static void run_attack(sbx_sandbox *sb, const demo_request *tmpl,
     g_snprintf(a->control, sizeof a->control, "FAILED: %s", g_strerror(errno));
   worker_run w;
   run_worker(sb, tmpl, page, index + 1, &w);
+  a->pid = w.pid;
   judge(a, tmpl, &w);
   worker_run_clear(&w);
 }
@@ -441,15 +450,76 @@ static void print_indented(const char *text, const char *indent) {
   g_strfreev(lines);
 }
 
-static void print_audit(const char *path) {
-  gchar *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, NULL) || !*text) {
-    g_free(text);
-    return;
+/* The broker's audit lines for one worker: its refusals, in its words. */
+static void print_denials(char **audit, pid_t pid) {
+  char key[32];
+  g_snprintf(key, sizeof key, " pid=%d ", (int)pid);
+  for (char **l = audit; audit && *l; l++) {
+    const char *op = strstr(*l, " op=");
+    const char *flags = op ? strstr(op, " flags=") : NULL;
+    const char *reason = strstr(*l, " reason=");
+    if (!strstr(*l, key) || !op)
+      continue;
+    printf("%-20s   broker audit:%.*s%s\n", "",
+           flags ? (int)(flags - op) : (int)strlen(op), op,
+           flags && reason ? reason : "");
   }
-  printf("\nBroker denials (%s):\n", path);
-  print_indented(text, "  ");
-  g_free(text);
+}
+
+/* The two tables; returns whether the run succeeded. */
+static bool print_tables(GPtrArray *pages, GArray *attacks,
+                         const demo_request *tmpl, const char *audit,
+                         const char *status, const char *status_page) {
+  guint rendered = 0, blocked = 0;
+  printf("%-18s %-9s %6s %8s %8s %7s %8s %9s  %s\n", "PAGE", "RESULT", "LINES",
+         "TEXT", "IMAGE", "CACHE", "LICENSE", "WORKER", "CRC32");
+  for (guint i = 0; i < pages->len; i++) {
+    page_run *p = g_ptr_array_index(pages, i);
+    if (p->rendered) {
+      rendered++;
+      printf("%-18s %-9s %6u %7uB %7uB %6uB %7uB %7.1fms  %08x\n", p->name,
+             "rendered", p->res.lines, p->res.text_len, p->res.image_len,
+             p->res.cache_bytes, p->res.license_bytes, p->ms, p->res.text_crc);
+      if (p->res.n_escapes)
+        printf("%-18s   asks for %u escape attempts (below)\n", "",
+               p->res.n_escapes);
+    } else {
+      printf("%-18s %-9s %s\n", p->name, "FAILED", p->verdict);
+    }
+  }
+  gchar *audit_text = NULL;
+  g_file_get_contents(audit, &audit_text, NULL, NULL);
+  char **audit_lines = audit_text ? g_strsplit(audit_text, "\n", -1) : NULL;
+  printf("\n%-20s %-42s %-20s %s\n", "ATTACK", "TRIES", "CONTROL (no sandbox)",
+         "IN THE SANDBOX");
+  for (guint i = 0; i < attacks->len; i++) {
+    attack_run *a = &g_array_index(attacks, attack_run, i);
+    blocked += a->blocked;
+    printf("%-20s %-42s %-20s %s: %s\n", a->name,
+           a->attack ? a->attack->what : "?", a->control,
+           a->blocked ? "BLOCKED" : "NOT BLOCKED", a->outcome);
+    print_denials(audit_lines, a->pid);
+  }
+  g_strfreev(audit_lines);
+  g_free(audit_text);
+  if (strcmp(tmpl->secret_path, "/etc/shadow") != 0)
+    printf(
+        "(read-shadow aims at a canary: /etc/shadow is unreadable for "
+        "this user even without a sandbox)\n");
+  if (status) {
+    printf("\nSandbox status of the worker that rendered %s:\n", status_page);
+    print_indented(status, "  ");
+  }
+  printf("\nThe broker's audit log: %s\n", audit);
+  bool ok =
+      rendered == pages->len && attacks->len > 0 && blocked == attacks->len;
+  printf("\n%u/%u pages rendered, %u/%u attacks blocked: %s\n", rendered,
+         pages->len, blocked, attacks->len, ok ? "OK" : "FAILED");
+  if (attacks->len == 0)
+    printf(
+        "no page asked for an escape attempt, so nothing was shown "
+        "to be blocked\n");
+  return ok;
 }
 
 int main(int argc, char **argv) {
@@ -542,50 +612,7 @@ int main(int argc, char **argv) {
   }
   sbx_sandbox_stop(sb);
 
-  guint rendered = 0, blocked = 0;
-  printf("%-18s %-9s %6s %8s %8s %7s %8s  %s\n", "PAGE", "RESULT", "LINES",
-         "TEXT", "IMAGE", "CACHE", "LICENSE", "CRC32 (text, via libz)");
-  for (guint i = 0; i < pages->len; i++) {
-    page_run *p = g_ptr_array_index(pages, i);
-    if (p->rendered) {
-      rendered++;
-      printf("%-18s %-9s %6u %7uB %7uB %6uB %7uB  %08x\n", p->name, "rendered",
-             p->res.lines, p->res.text_len, p->res.image_len,
-             p->res.cache_bytes, p->res.license_bytes, p->res.text_crc);
-      if (p->res.n_escapes)
-        printf("%-18s   asks for %u escape attempts (below)\n", "",
-               p->res.n_escapes);
-    } else {
-      printf("%-18s %-9s %s\n", p->name, "FAILED", p->verdict);
-    }
-  }
-  printf("\n%-20s %-42s %-26s %s\n", "ATTACK", "TRIES", "CONTROL (no sandbox)",
-         "IN THE SANDBOX");
-  for (guint i = 0; i < attacks->len; i++) {
-    attack_run *a = &g_array_index(attacks, attack_run, i);
-    blocked += a->blocked;
-    printf("%-20s %-42s %-26s %s: %s\n", a->name,
-           a->attack ? a->attack->what : "?", a->control,
-           a->blocked ? "BLOCKED" : "NOT BLOCKED", a->outcome);
-  }
-  if (strcmp(tmpl.secret_path, "/etc/shadow") != 0)
-    printf(
-        "(read-shadow aims at a canary: /etc/shadow is unreadable for "
-        "this user even without a sandbox)\n");
-  if (status) {
-    printf("\nSandbox status of the worker that rendered %s:\n", status_page);
-    print_indented(status, "  ");
-  }
-  print_audit(audit);
-
-  bool ok =
-      rendered == pages->len && attacks->len > 0 && blocked == attacks->len;
-  printf("\n%u/%u pages rendered, %u/%u attacks blocked: %s\n", rendered,
-         pages->len, blocked, attacks->len, ok ? "OK" : "FAILED");
-  if (attacks->len == 0)
-    printf(
-        "no page asked for an escape attempt, so nothing was shown "
-        "to be blocked\n");
+  bool ok = print_tables(pages, attacks, &tmpl, audit, status, status_page);
   g_free(status);
   g_array_unref(attacks);
   g_ptr_array_unref(pages);

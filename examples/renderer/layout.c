@@ -113,6 +113,8 @@ static void wrap_block(builder *b, const demo_block *blk, const char *prefix,
   g_array_unref(ranges);
 }
 
+/* Top-level headings are drawn at twice the size, so they wrap at half
+ * the width; h1 and h2 are underlined. */
 static void layout_heading(builder *b, const demo_block *blk, int width) {
   int scale = blk->level == 1 ? 2 : 1;
   guint first = b->out->lines->len;
@@ -123,12 +125,43 @@ static void layout_heading(builder *b, const demo_block *blk, int width) {
   size_t longest = 0;
   for (guint i = first; i < b->out->lines->len; i++) {
     demo_line *l = g_ptr_array_index(b->out->lines, i);
-    longest = MAX(longest, l->text->len * (size_t)scale);
+    longest = MAX(longest, l->text->len);
   }
-  demo_line *l = add_line(b, 1);
+  demo_line *l = add_line(b, scale);
   if (l)
-    put_repeated(l, blk->level == 1 ? '=' : '-', MIN(longest, (size_t)width),
-                 DEMO_STYLE_HEADING);
+    put_repeated(l, blk->level == 1 ? '=' : '-', longest, DEMO_STYLE_HEADING);
+}
+
+/* Text with its own line structure (a license): each line keeps its
+ * indentation and wraps within the width below it. */
+static void layout_reflowed(builder *b, const GString *text, int width) {
+  char **lines = g_strsplit(text->str, "\n", -1);
+  guint n = g_strv_length(lines);
+  while (n > 0 && lines[n - 1][strspn(lines[n - 1], " ")] == '\0')
+    n--; /* no trailing blank lines */
+  GArray *ranges = g_array_new(FALSE, FALSE, sizeof(range));
+  for (guint i = 0; i < n && !b->overflow; i++) {
+    const char *line = lines[i];
+    size_t indent = strspn(line, " ");
+    const char *content = line + indent;
+    size_t len = strlen(content);
+    while (len && content[len - 1] == ' ')
+      len--;
+    indent = MIN(indent, (size_t)width / 2);
+    g_array_set_size(ranges, 0);
+    wrap_ranges(content, len, (size_t)width - indent, (size_t)width - indent,
+                ranges);
+    for (guint r = 0; r < ranges->len; r++) {
+      range rg = g_array_index(ranges, range, r);
+      demo_line *l = add_line(b, 1);
+      if (!l)
+        break;
+      put_repeated(l, ' ', rg.len ? indent : 0, 0);
+      put(l, content + rg.start, NULL, rg.len, 0);
+    }
+  }
+  g_array_unref(ranges);
+  g_strfreev(lines);
 }
 
 static void layout_item(builder *b, const demo_block *blk, int width) {
@@ -299,7 +332,7 @@ demo_layout *demo_layout_document(const demo_document *doc, int width,
       }
       case DEMO_BLOCK_LICENSE:
         add_label(&b, "License: ", blk->name, width, DEMO_STYLE_STRONG);
-        layout_pre(&b, blk->text, NULL, width, 0);
+        layout_reflowed(&b, blk->text, width);
         break;
       case DEMO_BLOCK_ESCAPE:
         add_label(&b, "[escape attempt] ", blk->name, width, DEMO_STYLE_EM);

@@ -67,12 +67,17 @@ static bool read_license(demo_block *b, uint32_t *bytes, char *err,
     return false;
   }
   char line[256];
-  for (int i = 0; i < LICENSE_MAX_LINES && fgets(line, sizeof line, f); i++) {
-    for (char *c = line; *c; c++)
-      if ((*c < 0x20 && *c != '\n') || *c > 0x7e)
-        *c = '?';
-    g_string_append(b->text, line);
+  for (int i = 0; i < LICENSE_MAX_LINES && fgets(line, sizeof line, f);) {
     *bytes += (uint32_t)strlen(line);
+    for (char *c = line; *c; c++)
+      if (*c == '\t')
+        *c = ' ';
+      else if ((*c < 0x20 && *c != '\n') || *c > 0x7e)
+        *c = '?';
+    if (b->text->len == 0 && line[strspn(line, " \n")] == '\0')
+      continue; /* leading blank lines */
+    g_string_append(b->text, line);
+    i++;
   }
   fclose(f);
   return true;

@@ -345,8 +345,8 @@ START_TEST(raster_writes_a_pgm_with_ink_only_where_text_is) {
   int w, h;
   size_t dark = ink(pgm, len, &w, &h);
   ck_assert_int_eq(w, 2 * DEMO_MARGIN + 30 * DEMO_CELL_W);
-  /* heading (scale 2), underline, blank, paragraph */
-  ck_assert_int_eq(h, 2 * DEMO_MARGIN + DEMO_CELL_H * (2 + 1 + 1 + 1));
+  /* heading and its underline (both scale 2), blank, paragraph */
+  ck_assert_int_eq(h, 2 * DEMO_MARGIN + DEMO_CELL_H * (2 + 2 + 1 + 1));
   ck_assert_uint_gt(dark, 0);
   g_free(pgm);
   demo_layout_free(l);

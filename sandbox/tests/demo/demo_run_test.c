@@ -86,7 +86,8 @@ static GPtrArray *attack_rows(const char *out) {
     }
     if (in_table && !**l)
       break;
-    if (in_table && !g_str_has_prefix(*l, "("))
+    /* Indented lines are the broker's evidence under a row; "(" a note. */
+    if (in_table && **l != ' ' && **l != '(')
       g_ptr_array_add(rows, g_strdup(*l));
   }
   g_strfreev(lines);
@@ -153,6 +154,10 @@ START_TEST(demo_renders_every_page_and_blocks_every_attack) {
     ck_assert_msg(found, "attack %s missing from:\n%s", required[i], r.out);
   }
   ck_assert_msg(strstr(r.out, "fully sandboxed: yes"), "%s", r.out);
+  /* The file attacks were refused by the broker, which says so. */
+  ck_assert_msg(strstr(r.out, "broker audit: op=open path=\"") &&
+                    strstr(r.out, "home/escape-link\""),
+                "%s", r.out);
   g_ptr_array_unref(rows);
   g_free(index_txt);
   g_free(index_pgm);
