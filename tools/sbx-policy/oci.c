@@ -1011,6 +1011,21 @@ typedef struct {
   GPtrArray *alts; /* dnf */
 } action_group;
 
+static gboolean dnf_has(const GPtrArray *dnf, const GArray *c) {
+  for (guint k = 0; k < dnf->len; k++) {
+    const GArray *x = g_ptr_array_index(dnf, k);
+    gboolean same = x->len == c->len;
+    for (guint i = 0; i < c->len && same; i++) {
+      const sbx_cmp *p = &g_array_index(x, sbx_cmp, i);
+      const sbx_cmp *q = &g_array_index(c, sbx_cmp, i);
+      same = p->arg == q->arg && p->op == q->op && p->value == q->value;
+    }
+    if (same)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 static gboolean dnf_disjoint(const GPtrArray *x, const GPtrArray *y) {
   for (guint i = 0; i < x->len; i++)
     for (guint j = 0; j < y->len; j++)
@@ -1191,7 +1206,10 @@ char *sbx_oci_import(const sbx_oci_profile *p, GError **error) {
       }
       if (conj->len == 0)
         g->unconditional = TRUE;
-      g_ptr_array_add(g->alts, conj);
+      if (dnf_has(g->alts, conj))
+        g_array_unref(conj); /* an entry repeated */
+      else
+        g_ptr_array_add(g->alts, conj);
     }
     if (ok)
       ok = write_rule(p, nr, groups, first_entry, out, error);
