@@ -286,6 +286,14 @@ START_TEST(dlopen_of_a_library_goes_through_the_broker_and_runs) {
 END_TEST
 
 static int body_fopen(fixture *f) {
+  /* A served call leaves errno as it was, like a successful system call. */
+  errno = 4242;
+  int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0 && errno == 4242);
+  struct stat st;
+  EXPECT(fstat(fd, &st) == 0 && stat(f->t.good_file, &st) == 0 &&
+         errno == 4242);
+  close(fd);
   FILE *fp = fopen(f->t.good_file, "r");
   EXPECT(fp != NULL);
   EXPECT(strcmp(slurp(fp), "good") == 0);
