@@ -255,13 +255,11 @@ static intptr_t readlink_common(void *aux, uint64_t path_arg, uint64_t buf,
 }
 
 static intptr_t trap_readlink(const sbx_trap_call *call, void *aux) {
-  return readlink_common(aux, call->args[0], call->args[1],
-                         (int)call->args[2]);
+  return readlink_common(aux, call->args[0], call->args[1], (int)call->args[2]);
 }
 
 static intptr_t trap_readlinkat(const sbx_trap_call *call, void *aux) {
-  return readlink_common(aux, call->args[1], call->args[2],
-                         (int)call->args[3]);
+  return readlink_common(aux, call->args[1], call->args[2], (int)call->args[3]);
 }
 
 static intptr_t mkdir_common(void *aux, uint64_t path_arg, mode_t mode) {
@@ -334,26 +332,16 @@ static const struct {
   int nr;
   sbx_trap_handler handler;
 } layer1_traps[] = {
-    {__NR_open, trap_open},
-    {__NR_openat, trap_openat},
-    {__NR_creat, trap_creat},
-    {__NR_stat, trap_stat},
-    {__NR_lstat, trap_lstat},
-    {__NR_newfstatat, trap_newfstatat},
-    {__NR_statx, trap_statx},
-    {__NR_access, trap_access},
-    {__NR_faccessat, trap_faccessat},
-    {__NR_faccessat2, trap_faccessat2},
-    {__NR_readlink, trap_readlink},
-    {__NR_readlinkat, trap_readlinkat},
-    {__NR_mkdir, trap_mkdir},
-    {__NR_mkdirat, trap_mkdirat},
-    {__NR_rmdir, trap_rmdir},
-    {__NR_unlink, trap_unlink},
-    {__NR_unlinkat, trap_unlinkat},
-    {__NR_rename, trap_rename},
-    {__NR_renameat, trap_renameat},
-    {__NR_renameat2, trap_renameat2},
+    {__NR_open, trap_open},           {__NR_openat, trap_openat},
+    {__NR_creat, trap_creat},         {__NR_stat, trap_stat},
+    {__NR_lstat, trap_lstat},         {__NR_newfstatat, trap_newfstatat},
+    {__NR_statx, trap_statx},         {__NR_access, trap_access},
+    {__NR_faccessat, trap_faccessat}, {__NR_faccessat2, trap_faccessat2},
+    {__NR_readlink, trap_readlink},   {__NR_readlinkat, trap_readlinkat},
+    {__NR_mkdir, trap_mkdir},         {__NR_mkdirat, trap_mkdirat},
+    {__NR_rmdir, trap_rmdir},         {__NR_unlink, trap_unlink},
+    {__NR_unlinkat, trap_unlinkat},   {__NR_rename, trap_rename},
+    {__NR_renameat, trap_renameat},   {__NR_renameat2, trap_renameat2},
 };
 
 #define N_LAYER1_TRAPS (sizeof(layer1_traps) / sizeof(layer1_traps[0]))
@@ -368,8 +356,7 @@ static bool has_handler(int nr) {
 /* The policy and the handler table are two lists of the same calls; a
  * call trapped without a handler would kill the worker, a handler without
  * a trap would never run. Refuse a program where they differ. */
-static gboolean check_traps_match(const sbx_bpf_program *prog,
-                                  GError **error) {
+static gboolean check_traps_match(const sbx_bpf_program *prog, GError **error) {
   for (int nr = 0; nr < SBX_TRAP_MAX_NR; nr++) {
     struct seccomp_data d;
     memset(&d, 0, sizeof(d));
@@ -417,8 +404,8 @@ int sbx_layer1_register_traps_raw(void *client) {
   if (client == NULL)
     return -EINVAL;
   for (size_t i = 0; i < N_LAYER1_TRAPS; i++) {
-    if (!sbx_trap_register(layer1_traps[i].nr, layer1_traps[i].handler,
-                           client, NULL))
+    if (!sbx_trap_register(layer1_traps[i].nr, layer1_traps[i].handler, client,
+                           NULL))
       return -EBUSY;
   }
   if (!sbx_trap_install(NULL))

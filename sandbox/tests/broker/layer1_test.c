@@ -55,12 +55,12 @@ static void start(fixture *f) {
   GError *error = NULL;
   const char *system_rules =
       "read " LIBDIR "\nstat-intermediate " LIBDIR "\nread /etc/ld.so.cache\n";
-  ck_assert_msg(sbx_allowlist_parse(f->list, system_rules, "layer1_test",
-                                    &error),
-                "%s", error ? error->message : "");
+  ck_assert_msg(
+      sbx_allowlist_parse(f->list, system_rules, "layer1_test", &error), "%s",
+      error ? error->message : "");
   const sbx_allowlist *lists[] = {f->list};
-  sbx_broker_config cfg = {.allowlists = lists, .n_allowlists = 1,
-                           .audit_fd = -1};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
   f->b = sbx_broker_start(&cfg, &error);
   ck_assert_msg(f->b != NULL, "%s", error ? error->message : "");
   f->channel = sbx_broker_connect(f->b, "worker", &error);
@@ -101,20 +101,20 @@ static int fail_at(int line, const char *fmt, ...) {
   return 1;
 }
 
-#define EXPECT(cond)                                                     \
-  do {                                                                   \
-    if (!(cond))                                                         \
-      return fail_at(__LINE__, "%s (errno %d %s)", #cond, errno,         \
-                     strerror(errno));                                   \
+#define EXPECT(cond)                                             \
+  do {                                                           \
+    if (!(cond))                                                 \
+      return fail_at(__LINE__, "%s (errno %d %s)", #cond, errno, \
+                     strerror(errno));                           \
   } while (0)
 
-#define EXPECT_ERRNO(call, err)                                          \
-  do {                                                                   \
-    errno = 0;                                                           \
-    long r_ = (long)(call);                                              \
-    if (r_ != -1 || errno != (err))                                      \
-      return fail_at(__LINE__, "%s: got %ld errno %d (%s), want -1 %s",  \
-                     #call, r_, errno, strerror(errno), #err);           \
+#define EXPECT_ERRNO(call, err)                                                \
+  do {                                                                         \
+    errno = 0;                                                                 \
+    long r_ = (long)(call);                                                    \
+    if (r_ != -1 || errno != (err))                                            \
+      return fail_at(__LINE__, "%s: got %ld errno %d (%s), want -1 %s", #call, \
+                     r_, errno, strerror(errno), #err);                        \
   } while (0)
 
 /* Landlock with every right handled and no rule: the process cannot open
@@ -222,10 +222,10 @@ START_TEST(layer1_traps_file_calls_and_allows_what_its_handler_needs) {
   ck_assert_msg(sbx_layer1_compile(&prog, &error), "%s",
                 error ? error->message : "");
   static const char *trapped[] = {
-      "open",      "openat",     "creat",  "stat",       "lstat",
-      "newfstatat", "statx",     "access", "faccessat",  "faccessat2",
-      "readlink",  "readlinkat", "mkdir",  "mkdirat",    "rmdir",
-      "unlink",    "unlinkat",   "rename", "renameat",   "renameat2"};
+      "open",       "openat",     "creat",  "stat",      "lstat",
+      "newfstatat", "statx",      "access", "faccessat", "faccessat2",
+      "readlink",   "readlinkat", "mkdir",  "mkdirat",   "rmdir",
+      "unlink",     "unlinkat",   "rename", "renameat",  "renameat2"};
   for (size_t i = 0; i < G_N_ELEMENTS(trapped); i++)
     ck_assert_msg(verdict(&prog, AUDIT_ARCH_X86_64, nr_of(trapped[i])) ==
                       SECCOMP_RET_TRAP,
@@ -239,17 +239,17 @@ START_TEST(layer1_traps_file_calls_and_allows_what_its_handler_needs) {
                   "%s is not allowed", allowed[i]);
   ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_X86_64, nr_of("openat2")),
                     SECCOMP_RET_ERRNO | ENOSYS);
-  static const char *refused[] = {"link", "symlink", "chmod", "chown",
+  static const char *refused[] = {"link",     "symlink",   "chmod", "chown",
                                   "truncate", "utimensat", "mknod", "chdir",
-                                  "execve", "statfs"};
+                                  "execve",   "statfs"};
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
     ck_assert_msg(verdict(&prog, AUDIT_ARCH_X86_64, nr_of(refused[i])) ==
                       (SECCOMP_RET_ERRNO | EPERM),
                   "%s is not EPERM", refused[i]);
   /* x32 numbers and other architectures die, as under every sbx policy. */
-  ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_X86_64,
-                            0x40000000 | nr_of("getpid")),
-                    SECCOMP_RET_KILL_PROCESS);
+  ck_assert_uint_eq(
+      verdict(&prog, AUDIT_ARCH_X86_64, 0x40000000 | nr_of("getpid")),
+      SECCOMP_RET_KILL_PROCESS);
   ck_assert_uint_eq(verdict(&prog, AUDIT_ARCH_I386, 20),
                     SECCOMP_RET_KILL_PROCESS);
   sbx_bpf_program_clear(&prog);
@@ -712,7 +712,8 @@ START_TEST(a_killed_broker_gives_eacces_from_the_trapped_call) {
 }
 END_TEST
 
-/* ---- In a zygote worker --------------------------------------------------- */
+/* ---- In a zygote worker ---------------------------------------------------
+ */
 
 /* The zygote's copy of this is what its workers use. */
 static sbx_broker_client zygote_client;
