@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox/broker/broker_sandbox.h"
+#include "sandbox/broker/protocol.h"
 #include "sandbox/linux/namespaces/fds.h"
 
 /* Descriptor numbers inside the broker. */
@@ -193,21 +194,10 @@ static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg,
   sbx_broker_control_request req = {
       .magic = SBX_BROKER_CONTROL_MAGIC, .op = op, .arg = arg};
   struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } cbuf;
+  sbx_broker_fd_cmsg cbuf;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    memset(&cbuf, 0, sizeof(cbuf));
-    msg.msg_control = cbuf.buf;
-    msg.msg_controllen = sizeof(cbuf.buf);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
+  if (fd >= 0)
+    sbx_broker_msg_attach_fd(&msg, &cbuf, fd);
   ssize_t n;
   do {
     n = sendmsg(b->control, &msg, MSG_NOSIGNAL);

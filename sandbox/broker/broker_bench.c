@@ -83,18 +83,9 @@ static void G_GNUC_NORETURN echo_fd_server(int sock, int fd) {
     if (n <= 0)
       _exit(0);
     struct iovec iov = {.iov_base = buf, .iov_len = sizeof(sbx_broker_reply)};
-    union {
-      char c[CMSG_SPACE(sizeof(int))];
-      struct cmsghdr align;
-    } cb;
-    memset(&cb, 0, sizeof(cb));
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.c,
-                       .msg_controllen = sizeof(cb.c)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    sbx_broker_fd_cmsg cb;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    sbx_broker_msg_attach_fd(&m, &cb, fd);
     if (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
       _exit(0);
   }

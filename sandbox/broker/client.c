@@ -1,7 +1,8 @@
 /* The broker client; see client.h.
  *
  * Runs in signal handlers: async-signal-safe calls only, stack buffers
- * only, no GLib. Trusts the broker's replies only after checking magic,
+ * only, no GLib; the reply-channel pool is claimed with atomic exchanges,
+ * never a lock. Trusts the broker's replies only after checking magic,
  * version, command, id, sizes and descriptor count.
  */
 #include "sandbox/broker/client.h"
@@ -12,14 +13,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "sandbox/broker/protocol.h"
 
-/* What a worker sees when the broker cannot answer (F1). */
+/* What a worker sees when the broker is gone (F1), and when it is alive
+ * but could not take the request for lack of descriptors (F4). */
 #define BROKER_UNREACHABLE (-EACCES)
+#define BROKER_OUT_OF_FDS (-ENFILE)
+
+/* Requests served by fresh pairs after the broker refused a thread channel
+ * before asking again. */
+#define REFUSED_BACKOFF 64
+
+enum { SLOT_EMPTY, SLOT_FREE, SLOT_BUSY };
 
 typedef struct {
   uint16_t command;
@@ -38,6 +49,7 @@ typedef struct {
 
 /* Signal-safe: called from the SIGSYS handler. */
 void sbx_broker_client_init(sbx_broker_client *client, int channel_fd) {
+  memset(client, 0, sizeof(*client));
   client->channel = channel_fd;
 }
 
@@ -55,66 +67,56 @@ static void close_fds(const struct msghdr *msg) {
   }
 }
 
-/* Signal-safe. One request, one reply, on a reply socket pair of its own. */
-static int transact(const sbx_broker_client *client, transaction *t) {
-  t->fd = -1;
-  t->payload_len = 0;
-  if (!t->path || (sbx_broker_command_paths(t->command) == 2 && !t->path2))
-    return -EFAULT;
-  size_t len1 = strnlen(t->path, PATH_MAX);
-  size_t len2 = t->path2 ? strnlen(t->path2, PATH_MAX) : 0;
-  if (len1 >= PATH_MAX || len2 >= PATH_MAX)
-    return -ENAMETOOLONG;
-  if (sbx_broker_check_fields(t->command, t->flags, t->arg) != 0)
-    return -EINVAL;
+/* Signal-safe. Is the broker still there? Its end of the channel would
+ * have gone with it: a peek then sees end of file. */
+static int unreachable(const sbx_broker_client *client) {
+  char b;
+  ssize_t n = recv(client->channel, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && errno == EAGAIN ? BROKER_OUT_OF_FDS : BROKER_UNREACHABLE;
+}
 
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return -errno;
+/* Signal-safe. fstat(2) itself: glibc's fstat() may be newfstatat, which
+ * layer 1 traps. */
+static int raw_fstat(int fd, struct stat *st) {
+  return syscall(SYS_fstat, fd, st) == 0 ? 0 : -1;
+}
 
-  sbx_broker_request req;
-  memset(&req, 0, sizeof(req));
-  req.magic = SBX_BROKER_MAGIC;
-  req.version = SBX_BROKER_VERSION;
-  req.command = t->command;
-  req.id = (uint32_t)sv[0];
-  req.flags = t->flags;
-  req.arg = t->arg;
-  req.path_len = (uint16_t)(len1 + 1);
-  req.path2_len = (uint16_t)(t->path2 ? len2 + 1 : 0);
+typedef enum {
+  SENT_REPLIED,   /* the result is the broker's answer */
+  SENT_LOST,      /* no answer (transport failure): the channel is unusable */
+} exchange_status;
+
+/* Signal-safe. Sends `req` and the paths on send_fd (passing pass_fd in
+ * SCM_RIGHTS when >= 0), then reads one reply on recv_fd and checks it.
+ * Returns the result, with *status saying whether the broker answered. */
+static int exchange(const sbx_broker_client *client, int send_fd,
+                    int pass_fd, int recv_fd, const sbx_broker_request *req,
+                    transaction *t, exchange_status *status) {
+  *status = SENT_LOST;
+  size_t len1 = req->path_len, len2 = req->path2_len;
   struct iovec iov[3] = {
-      {.iov_base = &req, .iov_len = sizeof(req)},
-      {.iov_base = (void *)t->path, .iov_len = len1 + 1},
-      {.iov_base = (void *)t->path2, .iov_len = t->path2 ? len2 + 1 : 0},
+      {.iov_base = (void *)req, .iov_len = sizeof(*req)},
+      {.iov_base = (void *)t->path, .iov_len = len1},
+      {.iov_base = (void *)t->path2, .iov_len = len2},
   };
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } cbuf;
-  memset(&cbuf, 0, sizeof(cbuf));
+  sbx_broker_fd_cmsg cbuf;
   struct msghdr msg = {
       .msg_iov = iov,
-      .msg_iovlen = t->path2 ? 3 : 2,
-      .msg_control = cbuf.buf,
-      .msg_controllen = sizeof(cbuf.buf),
+      .msg_iovlen = len2 ? 3 : len1 ? 2 : 1,
   };
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+  if (pass_fd >= 0)
+    sbx_broker_msg_attach_fd(&msg, &cbuf, pass_fd);
   ssize_t n;
   do {
-    n = sendmsg(client->channel, &msg, MSG_NOSIGNAL);
+    n = sendmsg(send_fd, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  /* Our copy of the reply end goes now: if the broker dies or drops the
-   * request, the last reference vanishes and recvmsg sees end of file. */
-  close(sv[1]);
-  if (n < 0) {
-    int err = errno;
-    close(sv[0]);
-    return err == EFAULT ? -EFAULT : BROKER_UNREACHABLE;
-  }
+  /* Our copy of a passed reply end goes now: if the broker dies or drops
+   * the request, the last reference vanishes and recvmsg sees end of
+   * file. */
+  if (pass_fd >= 0)
+    close(pass_fd);
+  if (n < 0)
+    return errno == EFAULT ? -EFAULT : unreachable(client);
 
   sbx_broker_reply rep;
   memset(&rep, 0, sizeof(rep));
@@ -133,14 +135,12 @@ static int transact(const sbx_broker_client *client, transaction *t) {
       .msg_controllen = sizeof(rbuf.buf),
   };
   do {
-    n = recvmsg(sv[0], &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0);
+    n = recvmsg(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0);
   } while (n < 0 && errno == EINTR);
-  int err = errno;
-  close(sv[0]);
   if (n < 0)
-    return err == EFAULT ? -EFAULT : BROKER_UNREACHABLE;
+    return errno == EFAULT ? -EFAULT : unreachable(client);
   if (n == 0)
-    return BROKER_UNREACHABLE;
+    return unreachable(client);
 
   int fd = -1;
   size_t n_fds = 0;
@@ -154,10 +154,17 @@ static int transact(const sbx_broker_client *client, transaction *t) {
   }
   bool has_fd = (rep.flags & SBX_BROKER_REPLY_HAS_FD) != 0;
   if ((size_t)n < sizeof(rep) || rep.magic != SBX_BROKER_MAGIC ||
-      rep.version != SBX_BROKER_VERSION || rep.command != t->command ||
-      rep.id != req.id || (rmsg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-      n_fds != (has_fd ? 1u : 0u) || (has_fd && (!t->want_fd || rep.result < 0)) ||
-      (size_t)n - sizeof(rep) != rep.payload_len) {
+      rep.version != SBX_BROKER_VERSION || rep.command != req->command ||
+      rep.id != req->id || (size_t)n - sizeof(rep) != rep.payload_len ||
+      (rmsg.msg_flags & MSG_TRUNC)) {
+    close_fds(&rmsg);
+    return -EIO;
+  }
+  *status = SENT_REPLIED;
+  if (has_fd && n_fds == 0 && (rmsg.msg_flags & MSG_CTRUNC))
+    return -EMFILE; /* the descriptor did not fit in this process */
+  if ((rmsg.msg_flags & MSG_CTRUNC) || n_fds != (has_fd ? 1u : 0u) ||
+      (has_fd && (!t->want_fd || rep.result < 0))) {
     close_fds(&rmsg);
     return -EIO;
   }
@@ -166,6 +173,156 @@ static int transact(const sbx_broker_client *client, transaction *t) {
   if (t->want_fd && rep.result >= 0 && fd < 0)
     return -EIO;
   return rep.result;
+}
+
+static void fill_header(sbx_broker_request *req, uint16_t command,
+                        uint32_t id) {
+  memset(req, 0, sizeof(*req));
+  req->magic = SBX_BROKER_MAGIC;
+  req->version = SBX_BROKER_VERSION;
+  req->command = command;
+  req->id = id;
+}
+
+/* Signal-safe. One request on a socket pair made for it alone. */
+static int transact_fresh(const sbx_broker_client *client,
+                          sbx_broker_request *req, transaction *t) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+  req->id = (uint32_t)sv[0];
+  exchange_status st;
+  int rc = exchange(client, client->channel, sv[1], sv[0], req, t, &st);
+  close(sv[0]);
+  return rc;
+}
+
+/* Signal-safe. A pooled channel outlives the call that made it, so it
+ * moves to the upper half of the descriptor table: the low numbers a
+ * program expects to get back (dup2 targets, "lowest free descriptor")
+ * stay as they would be without the broker. Keeps fd where it is if that
+ * fails. */
+static int move_high(int fd) {
+  struct rlimit lim;
+  if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) != 0 ||
+      lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur < 64)
+    return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim.rlim_cur / 2));
+  if (high < 0)
+    return fd;
+  close(fd);
+  return high;
+}
+
+/* Signal-safe. Registers a new thread channel for `slot` (held busy by
+ * the caller). Returns true when the broker took it. */
+static bool attach(sbx_broker_client *client, sbx_broker_client_slot *slot) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return false;
+  sbx_broker_request req;
+  fill_header(&req, SBX_BROKER_CMD_ATTACH, 0);
+  transaction t = {.command = SBX_BROKER_CMD_ATTACH};
+  t.fd = -1;
+  exchange_status st;
+  int rc = exchange(client, client->channel, sv[1], sv[0], &req, &t, &st);
+  struct stat s;
+  if (rc != 0 || raw_fstat(sv[0], &s) != 0) {
+    close(sv[0]);
+    __atomic_store_n(&client->refused, REFUSED_BACKOFF, __ATOMIC_RELAXED);
+    return false;
+  }
+  slot->fd = move_high(sv[0]);
+  slot->ino = (unsigned long long)s.st_ino;
+  slot->pid = (int)getpid();
+  return true;
+}
+
+/* Signal-safe. Is the slot's descriptor still the channel this process
+ * registered? A forked child closes its copy (it would share the parent's
+ * replies); a number the program closed and reused is forgotten. */
+static bool slot_usable(sbx_broker_client_slot *slot) {
+  struct stat s;
+  bool same = raw_fstat(slot->fd, &s) == 0 && S_ISSOCK(s.st_mode) &&
+              (unsigned long long)s.st_ino == slot->ino;
+  if (same && slot->pid == (int)getpid())
+    return true;
+  if (same)
+    close(slot->fd);
+  slot->fd = -1;
+  return false;
+}
+
+/* Signal-safe. Claims a slot with a registered channel, registering one
+ * in an empty slot if need be; NULL when every slot is busy or the broker
+ * refused. */
+static sbx_broker_client_slot *claim(sbx_broker_client *client) {
+  for (int pass = 0; pass < 2; pass++) {
+    int from = pass == 0 ? SLOT_FREE : SLOT_EMPTY;
+    for (size_t i = 0; i < SBX_BROKER_CLIENT_POOL; i++) {
+      sbx_broker_client_slot *slot = &client->pool[i];
+      int expected = from;
+      if (__atomic_load_n(&slot->state, __ATOMIC_RELAXED) != from ||
+          !__atomic_compare_exchange_n(&slot->state, &expected, SLOT_BUSY,
+                                       false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED))
+        continue;
+      if (from == SLOT_FREE && slot_usable(slot))
+        return slot;
+      unsigned refused =
+          __atomic_load_n(&client->refused, __ATOMIC_RELAXED);
+      if (refused > 0) {
+        __atomic_compare_exchange_n(&client->refused, &refused, refused - 1,
+                                    false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+      } else if (attach(client, slot)) {
+        return slot;
+      }
+      __atomic_store_n(&slot->state, SLOT_EMPTY, __ATOMIC_RELEASE);
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+/* Signal-safe. One request, one reply, on a reply channel it holds
+ * alone. */
+static int transact(const sbx_broker_client *cclient, transaction *t) {
+  /* The pool is the client's own bookkeeping; callers never define a
+   * client const (sbx_broker_client_init writes it). */
+  sbx_broker_client *client = (sbx_broker_client *)cclient;
+  t->fd = -1;
+  t->payload_len = 0;
+  if (!t->path || (sbx_broker_command_paths(t->command) == 2 && !t->path2))
+    return -EFAULT;
+  size_t len1 = strnlen(t->path, PATH_MAX);
+  size_t len2 = t->path2 ? strnlen(t->path2, PATH_MAX) : 0;
+  if (len1 >= PATH_MAX || len2 >= PATH_MAX)
+    return -ENAMETOOLONG;
+  if (sbx_broker_check_fields(t->command, t->flags, t->arg) != 0)
+    return -EINVAL;
+
+  sbx_broker_request req;
+  fill_header(&req, t->command, 0);
+  req.flags = t->flags;
+  req.arg = t->arg;
+  req.path_len = (uint16_t)(len1 + 1);
+  req.path2_len = (uint16_t)(t->path2 ? len2 + 1 : 0);
+
+  sbx_broker_client_slot *slot = claim(client);
+  if (!slot)
+    return transact_fresh(client, &req, t);
+  req.id = ++slot->seq;
+  exchange_status st;
+  int rc = exchange(client, slot->fd, -1, slot->fd, &req, t, &st);
+  if (st != SENT_REPLIED) {
+    /* A reply may still arrive later: never reuse this channel. */
+    close(slot->fd);
+    slot->fd = -1;
+  }
+  __atomic_store_n(&slot->state, slot->fd >= 0 ? SLOT_FREE : SLOT_EMPTY,
+                   __ATOMIC_RELEASE);
+  return rc;
 }
 
 /* Signal-safe wrappers: each keeps errno as it found it. */
@@ -202,17 +359,21 @@ int sbx_broker_access(const sbx_broker_client *client, const char *path,
   return rc;
 }
 
+/* stat, lstat and statx: a fixed-size structure comes back. */
 static int stat_common(const sbx_broker_client *client, uint16_t command,
-                       const char *path, struct stat *out) {
+                       const char *path, uint32_t flags, uint32_t arg,
+                       void *out, size_t size) {
   int saved = errno;
   transaction t = {
       .command = command,
+      .flags = flags,
+      .arg = arg,
       .path = path,
       .payload = out,
-      .payload_size = sizeof(*out),
+      .payload_size = size,
   };
   int rc = transact(client, &t);
-  if (rc == 0 && t.payload_len != sizeof(*out))
+  if (rc == 0 && t.payload_len != size)
     rc = -EIO;
   errno = saved;
   return rc;
@@ -220,30 +381,20 @@ static int stat_common(const sbx_broker_client *client, uint16_t command,
 
 int sbx_broker_stat(const sbx_broker_client *client, const char *path,
                     struct stat *out) {
-  return stat_common(client, SBX_BROKER_CMD_STAT, path, out);
+  return stat_common(client, SBX_BROKER_CMD_STAT, path, 0, 0, out,
+                     sizeof(*out));
 }
 
 int sbx_broker_lstat(const sbx_broker_client *client, const char *path,
                      struct stat *out) {
-  return stat_common(client, SBX_BROKER_CMD_LSTAT, path, out);
+  return stat_common(client, SBX_BROKER_CMD_LSTAT, path, 0, 0, out,
+                     sizeof(*out));
 }
 
 int sbx_broker_statx(const sbx_broker_client *client, const char *path,
                      int at_flags, unsigned mask, struct statx *out) {
-  int saved = errno;
-  transaction t = {
-      .command = SBX_BROKER_CMD_STATX,
-      .flags = (uint32_t)at_flags,
-      .arg = mask,
-      .path = path,
-      .payload = out,
-      .payload_size = sizeof(*out),
-  };
-  int rc = transact(client, &t);
-  if (rc == 0 && t.payload_len != sizeof(*out))
-    rc = -EIO;
-  errno = saved;
-  return rc;
+  return stat_common(client, SBX_BROKER_CMD_STATX, path, (uint32_t)at_flags,
+                     mask, out, sizeof(*out));
 }
 
 ssize_t sbx_broker_readlink(const sbx_broker_client *client, const char *path,

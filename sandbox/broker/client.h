@@ -8,15 +8,20 @@
  * layer 1 (layer1.h).
  *
  * Every function here is async-signal-safe and thread-safe: no allocation,
- * no lock, no shared buffer. Each request makes its own reply socket pair
- * and sends one end with the request, so concurrent requests from many
- * threads (or a signal handler interrupting one) can never receive each
- * other's replies. errno is preserved; results are returned as -errno.
+ * no lock, no shared buffer. Replies come back on a reply channel that one
+ * request holds alone: one of the client's pooled thread channels (each a
+ * socket pair registered once with the broker and then reused, claimed
+ * with an atomic exchange), or, when every pooled channel is taken (many
+ * threads, or a signal handler interrupting a request on the same thread),
+ * a socket pair made for that request. So concurrent requests can never
+ * receive each other's replies. errno is preserved; results are returned
+ * as -errno.
  *
  * What it trusts: the broker's answers, after checking their shape. What
  * the worker learns: see docs/broker.md, "What a worker learns".
- * If the broker is gone (killed, or it dropped the request for lack of
- * descriptors), every call fails at once with -EACCES, never hangs (F1).
+ * If the broker is gone (killed), every call fails at once with -EACCES,
+ * never hangs (F1); if the broker is out of descriptors, with -ENFILE (F4);
+ * if the worker is, a call that would return one fails with -EMFILE.
  */
 #ifndef SBX_BROKER_CLIENT_H_
 #define SBX_BROKER_CLIENT_H_
@@ -25,11 +30,26 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* Pooled reply channels per client; more concurrent requests than this
+ * fall back to a socket pair each. */
+#define SBX_BROKER_CLIENT_POOL 16
+
+typedef struct {
+  int state; /* atomic: empty, free or busy (client.c) */
+  int fd;    /* the worker's end of a registered thread channel */
+  int pid;   /* the process that registered it (not a forked child) */
+  unsigned seq; /* request ids on this channel */
+  unsigned long long ino; /* its inode: the number still names it */
+} sbx_broker_client_slot;
+
 typedef struct {
   int channel; /* the worker's end of its broker channel; not owned */
+  unsigned refused; /* atomic: requests before registering again */
+  sbx_broker_client_slot pool[SBX_BROKER_CLIENT_POOL];
 } sbx_broker_client;
 
-/* Async-signal-safe. */
+/* Async-signal-safe. Forgets (does not close) pooled channels of an
+ * earlier init: call it once per channel, e.g. in each forked worker. */
 void sbx_broker_client_init(sbx_broker_client *client, int channel_fd);
 
 /* Returns a descriptor (close-on-exec exactly when flags has O_CLOEXEC), or

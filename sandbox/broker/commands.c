@@ -164,6 +164,9 @@ static const sbx_broker_command commands[SBX_BROKER_CMD_END] = {
     [SBX_BROKER_CMD_RENAME] = {SBX_BROKER_CMD_RENAME, "rename", 2,
                                "create, on both paths", check_rename,
                                handle_rename},
+    /* Transport, not a file operation: the server serves it itself. */
+    [SBX_BROKER_CMD_ATTACH] = {SBX_BROKER_CMD_ATTACH, "attach", 0,
+                               "none (a reply channel)", check_none, NULL},
 };
 
 const sbx_broker_command *sbx_broker_command_find(uint16_t command) {

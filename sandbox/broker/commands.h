@@ -38,7 +38,8 @@ typedef struct {
   const char *permission; /* the right it needs, for documentation */
   /* Field rules (see sbx_broker_check_fields): 0 or -EINVAL. */
   int (*check)(uint32_t flags, uint32_t arg);
-  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. */
+  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. NULL
+   * for ATTACH, which the server handles. */
   int (*handler)(sbx_broker_call *call);
 } sbx_broker_command;
 

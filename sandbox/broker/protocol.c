@@ -6,6 +6,8 @@
 #include "sandbox/broker/protocol.h"
 
 #include <stdbool.h>
+
+#include "sandbox/broker/commands.h"
 #include <string.h>
 
 static int refuse(const char **reason, const char *why) {
@@ -35,11 +37,15 @@ int sbx_broker_decode_request(const void *buf, size_t len,
     return refuse(reason, "bad magic");
   if (h.version != SBX_BROKER_VERSION)
     return refuse(reason, "unsupported protocol version");
-  unsigned paths = sbx_broker_command_paths(h.command);
-  if (paths == 0)
+  if (!sbx_broker_command_find(h.command))
     return refuse(reason, "unknown command");
-  if (h.path_len == 0 || h.path_len > PATH_MAX)
+  unsigned paths = sbx_broker_command_paths(h.command);
+  if (paths == 0) {
+    if (h.path_len != 0)
+      return refuse(reason, "path on a command without one");
+  } else if (h.path_len == 0 || h.path_len > PATH_MAX) {
     return refuse(reason, "path length out of range");
+  }
   if (paths == 2) {
     if (h.path2_len == 0 || h.path2_len > PATH_MAX)
       return refuse(reason, "second path length out of range");
@@ -49,8 +55,8 @@ int sbx_broker_decode_request(const void *buf, size_t len,
   size_t body = (size_t)h.path_len + (size_t)h.path2_len;
   if (len - sizeof(h) != body)
     return refuse(reason, "lengths do not add up to the datagram size");
-  const char *p = (const char *)buf + sizeof(h);
-  if (!good_string(p, h.path_len))
+  const char *p = paths ? (const char *)buf + sizeof(h) : NULL;
+  if (p && !good_string(p, h.path_len))
     return refuse(reason, "path not NUL-terminated or with embedded NUL");
   const char *p2 = NULL;
   if (paths == 2) {
@@ -66,8 +72,20 @@ int sbx_broker_decode_request(const void *buf, size_t len,
   out->flags = h.flags;
   out->arg = h.arg;
   out->path = p;
-  out->path_len = h.path_len - 1u;
+  out->path_len = p ? h.path_len - 1u : 0;
   out->path2 = p2;
   out->path2_len = p2 ? h.path2_len - 1u : 0;
   return 0;
+}
+
+void sbx_broker_msg_attach_fd(struct msghdr *msg, sbx_broker_fd_cmsg *buf,
+                              int fd) {
+  memset(buf, 0, sizeof(*buf));
+  msg->msg_control = buf->buf;
+  msg->msg_controllen = sizeof(buf->buf);
+  struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
 }

@@ -11,16 +11,22 @@
  *   sbx_broker_request (24 bytes) | path (path_len bytes, NUL last)
  *                                 | path2 (path2_len bytes, RENAME only)
  *
- * carrying exactly one descriptor in one SCM_RIGHTS block: the reply
- * socket, one end of a SOCK_SEQPACKET pair the client made for this request
- * alone. The broker answers there with one datagram:
+ * On the worker's channel it carries exactly one descriptor in one
+ * SCM_RIGHTS block: the reply socket, one end of a SOCK_SEQPACKET pair the
+ * client made for the request. The broker answers there with one
+ * datagram:
  *
  *   sbx_broker_reply (24 bytes) | payload (payload_len bytes)
  *
- * plus, for a successful OPEN, the opened descriptor in SCM_RIGHTS. A fresh
- * reply socket per request is what makes the client safe from any thread
- * and from a signal handler: replies cannot be mixed up, and no lock or
- * shared buffer is needed.
+ * plus, for a successful OPEN, the opened descriptor in SCM_RIGHTS.
+ *
+ * ATTACH (no path) makes that reply socket a thread channel instead: the
+ * broker answers on it and keeps it, with the allowlist of the channel it
+ * came from. Requests on a thread channel carry no descriptor, and their
+ * replies come back on it. A client uses each thread channel for one
+ * request at a time (client.h), so replies cannot be mixed up, and the
+ * per-request socket pair, its two descriptor passes and three closes are
+ * saved; the per-request pair remains the fallback.
  *
  * What the broker trusts: nothing in a request. A datagram that is short,
  * truncated, over SBX_BROKER_MAX_REQUEST, carries the wrong descriptors, or
@@ -34,6 +40,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define SBX_BROKER_MAGIC 0x53425852u /* "SBXR" */
 #define SBX_BROKER_VERSION 1
@@ -52,6 +59,8 @@ typedef enum {
   SBX_BROKER_CMD_UNLINK,
   SBX_BROKER_CMD_RENAME,    /* path -> path2; flags: RENAME_NOREPLACE or
                                RENAME_EXCHANGE */
+  SBX_BROKER_CMD_ATTACH,    /* no path: keep the reply socket as a thread
+                               channel (worker channels only) */
   SBX_BROKER_CMD_END,       /* one past the last command */
 } sbx_broker_command_id;
 
@@ -116,10 +125,23 @@ int sbx_broker_decode_request(const void *buf, size_t len,
  * -EINVAL. Unknown commands also give -EINVAL. */
 int sbx_broker_check_fields(uint16_t command, uint32_t flags, uint32_t arg);
 
-/* Number of paths the command carries (1 or 2), 0 for unknown commands. */
+/* Number of paths the command carries (0, 1 or 2), 0 for unknown
+ * commands too. */
 unsigned sbx_broker_command_paths(uint16_t command);
 
 /* The command's name ("open", "stat", ...), or "unknown". */
 const char *sbx_broker_command_name(uint16_t command);
+
+/* Room for one descriptor in SCM_RIGHTS. */
+typedef union {
+  char buf[CMSG_SPACE(sizeof(int))];
+  struct cmsghdr align;
+} sbx_broker_fd_cmsg;
+
+/* Makes fd the one SCM_RIGHTS descriptor of msg, using buf (which must
+ * live until the message is sent). Every message that passes a descriptor
+ * (requests, replies, the control channel) is built with it. */
+void sbx_broker_msg_attach_fd(struct msghdr *msg, sbx_broker_fd_cmsg *buf,
+                              int fd);
 
 #endif /* SBX_BROKER_PROTOCOL_H_ */

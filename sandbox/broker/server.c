@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -23,10 +24,20 @@
  * close) what a hostile one sent instead of losing them to MSG_CTRUNC. */
 #define MAX_FDS_PER_MESSAGE 8
 
+/* Thread channels one worker channel may attach (B7): the client's pool,
+ * twice over for a forked child that attaches its own. */
+#define MAX_THREAD_CHANNELS_PER_ORIGIN 32
+
+/* The broker's send buffer on a thread channel: room for a few replies a
+ * client has not read yet, so one that never reads holds little (B7). */
+#define THREAD_CHANNEL_SNDBUF 16384
+
 typedef struct {
   int fd;
   size_t type;
   bool closed;
+  bool thread;     /* attached by ATTACH: replies go back on it */
+  uint64_t origin; /* the worker channel it belongs to (itself if not) */
 } channel;
 
 struct sbx_broker_server {
@@ -39,6 +50,9 @@ struct sbx_broker_server {
   unsigned char *request;
   unsigned char *payload;
   sbx_broker_stats stats;
+  uint64_t next_origin;
+  size_t n_threads;     /* open thread channels */
+  size_t thread_budget; /* at most this many: half the descriptor limit */
 };
 
 typedef union {
@@ -68,6 +82,13 @@ sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit) {
   s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
   s->payload = g_malloc0(SBX_BROKER_MAX_PAYLOAD);
   s->dirty = true;
+  /* Thread channels may use half of the descriptors; the rest stay for
+   * worker channels, roots and the files being handed out (F4). */
+  struct rlimit lim;
+  s->thread_budget = getrlimit(RLIMIT_NOFILE, &lim) == 0 &&
+                             lim.rlim_cur != RLIM_INFINITY
+                         ? (size_t)lim.rlim_cur / 2
+                         : 512;
   return s;
 }
 
@@ -95,6 +116,15 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
     return FALSE;
   g_ptr_array_add(s->resolvers, r);
   return TRUE;
+}
+
+static void append_channel(sbx_broker_server *s, int fd, size_t type,
+                           bool thread, uint64_t origin) {
+  channel ch = {.fd = fd, .type = type, .thread = thread, .origin = origin};
+  g_array_append_val(s->channels, ch);
+  if (thread)
+    s->n_threads++;
+  s->dirty = true;
 }
 
 gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
@@ -126,10 +156,8 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
     close(fd);
     return FALSE;
   }
-  channel ch = {.fd = fd, .type = type_index, .closed = false};
-  g_array_append_val(s->channels, ch);
+  append_channel(s, fd, type_index, false, ++s->next_origin);
   s->stats.channels++;
-  s->dirty = true;
   return TRUE;
 }
 
@@ -232,21 +260,11 @@ static verdict send_reply(int reply_fd, const sbx_broker_request_view *q,
       {.iov_base = &rep, .iov_len = sizeof(rep)},
       {.iov_base = (void *)payload, .iov_len = payload_len},
   };
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } cbuf;
+  sbx_broker_fd_cmsg cbuf;
   struct msghdr msg = {.msg_iov = iov, .msg_iovlen = payload_len ? 2 : 1};
   if (fd >= 0) {
     rep.flags |= SBX_BROKER_REPLY_HAS_FD;
-    memset(&cbuf, 0, sizeof(cbuf));
-    msg.msg_control = cbuf.buf;
-    msg.msg_controllen = sizeof(cbuf.buf);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    sbx_broker_msg_attach_fd(&msg, &cbuf, fd);
   }
   ssize_t n;
   do {
@@ -268,7 +286,46 @@ static verdict send_reply(int reply_fd, const sbx_broker_request_view *q,
   }
 }
 
-static verdict serve_one(sbx_broker_server *s, channel *ch) {
+/* ATTACH: may `fd`, the reply socket of a request on worker channel ch,
+ * become a thread channel? Sets it up when it may. */
+static int attach_channel(sbx_broker_server *s, const channel *ch, int fd,
+                          sbx_decision *d) {
+  size_t mine = 0;
+  for (guint i = 0; i < s->channels->len; i++) {
+    const channel *o = &g_array_index(s->channels, channel, i);
+    mine += !o->closed && o->thread && o->origin == ch->origin;
+  }
+  d->granted = false;
+  if (mine >= MAX_THREAD_CHANNELS_PER_ORIGIN) {
+    d->reason = "too many thread channels for this worker channel";
+    return -ENOSPC;
+  }
+  if (s->n_threads >= s->thread_budget) {
+    d->reason = "thread channels would use too many broker descriptors";
+    return -ENFILE;
+  }
+  int type = 0, one = 1, sndbuf = THREAD_CHANNEL_SNDBUF;
+  socklen_t tlen = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 ||
+      type != SOCK_SEQPACKET) {
+    d->reason = "thread channel is not a SOCK_SEQPACKET socket";
+    return -EINVAL;
+  }
+  /* Credentials on every request, as on the worker channel: /proc/self. */
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0) {
+    d->reason = "cannot set up the thread channel";
+    return -errno;
+  }
+  d->granted = true;
+  d->reason = NULL;
+  return 0;
+}
+
+static verdict serve_one(sbx_broker_server *s, size_t index) {
+  /* A copy: attaching a channel may move the array. */
+  const channel chan = g_array_index(s->channels, channel, index);
+  const channel *ch = &chan;
   struct iovec iov = {.iov_base = s->request,
                       .iov_len = SBX_BROKER_MAX_REQUEST + 1};
   control_buf cbuf;
@@ -290,7 +347,7 @@ static verdict serve_one(sbx_broker_server *s, channel *ch) {
     return CLOSE; /* end of file (or an empty datagram): B1 */
   if (msg.msg_flags & MSG_CTRUNC) {
     close_all(&a);
-    if (out_of_descriptors(ch->fd)) {
+    if (!ch->thread && out_of_descriptors(ch->fd)) {
       /* The kernel dropped the reply socket, so the client sees end of
        * file at once; the channel stays (F4). */
       s->stats.dropped++;
@@ -304,16 +361,22 @@ static verdict serve_one(sbx_broker_server *s, channel *ch) {
     return refuse_message(s, ch, &a, "datagram longer than the maximum");
   if (a.other_cmsg)
     return refuse_message(s, ch, &a, "unexpected control message");
-  if (a.n_rights_blocks != 1 || a.n_fds != 1)
+  if (ch->thread) {
+    if (a.n_rights_blocks != 0)
+      return refuse_message(s, ch, &a, "descriptor on a thread channel");
+  } else if (a.n_rights_blocks != 1 || a.n_fds != 1) {
     return refuse_message(s, ch, &a,
                           a.n_fds == 0 ? "no reply descriptor"
                                        : "more than one descriptor");
+  }
   sbx_broker_request_view q;
   const char *why = NULL;
   if (sbx_broker_decode_request(s->request, (size_t)n, &q, &why) != 0)
     return refuse_message(s, ch, &a, why);
 
-  int reply_fd = a.fds[0];
+  if (q.command == SBX_BROKER_CMD_ATTACH && ch->thread)
+    return refuse_message(s, ch, &a, "attach on a thread channel");
+  int reply_fd = ch->thread ? ch->fd : a.fds[0];
   const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
   const sbx_allowlist *list = sbx_resolver_allowlist(r);
   sbx_broker_call call = {
@@ -326,15 +389,23 @@ static verdict serve_one(sbx_broker_server *s, channel *ch) {
       .decision = {.granted = false, .reason = "no decision"},
   };
   int result = -EACCES; /* B8: default to denial */
-  if (!(sbx_allowlist_commands(list) & (1u << q.command))) {
+  if (q.command == SBX_BROKER_CMD_ATTACH) {
+    result = attach_channel(s, ch, reply_fd, &call.decision);
+  } else if (!(sbx_allowlist_commands(list) & (1u << q.command))) {
     call.decision.reason = "command not enabled for this worker type";
     result = -sbx_allowlist_denied_errno(list);
   } else {
     result = sbx_broker_command_find(q.command)->handler(&call);
   }
-  s->stats.requests++;
-  if (!call.decision.granted)
-    s->stats.denied++;
+  if (result == -EMFILE || result == -ENFILE) {
+    /* The broker's table is full, not the worker's (F4). */
+    result = -ENFILE;
+    s->stats.dropped++;
+  }
+  if (q.command != SBX_BROKER_CMD_ATTACH) { /* transport, not a request */
+    s->stats.requests++;
+    s->stats.denied += !call.decision.granted;
+  }
   sbx_audit_record rec = {
       .type = sbx_allowlist_name(list),
       .pid = call.pid,
@@ -354,7 +425,10 @@ static verdict serve_one(sbx_broker_server *s, channel *ch) {
                          result >= 0 ? call.payload_len : 0);
   if (call.fd >= 0)
     close(call.fd);
-  close(reply_fd);
+  if (q.command == SBX_BROKER_CMD_ATTACH && result == 0 && v == KEEP)
+    append_channel(s, reply_fd, ch->type, true, ch->origin);
+  else if (!ch->thread)
+    close(reply_fd);
   if (v == CLOSE) {
     s->stats.bad_messages++;
     audit_protocol(s, ch, call.pid, "reply descriptor is not a socket",
@@ -413,9 +487,11 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   }
   rep.stats = s->stats;
   rep.stats.channels = 0;
-  for (guint i = 0; i < s->channels->len; i++)
-    rep.stats.channels +=
-        !g_array_index(s->channels, channel, i).closed;
+  for (guint i = 0; i < s->channels->len; i++) {
+    const channel *ch = &g_array_index(s->channels, channel, i);
+    rep.stats.channels += !ch->closed && !ch->thread;
+  }
+  rep.stats.thread_channels = s->n_threads;
   ssize_t w;
   do {
     w = send(control_fd, &rep, sizeof(rep), MSG_NOSIGNAL);
@@ -443,6 +519,8 @@ static void rebuild_pollset(sbx_broker_server *s, int control_fd) {
 
 static void close_channel(sbx_broker_server *s, channel *ch) {
   close(ch->fd);
+  if (ch->thread)
+    s->n_threads--;
   ch->closed = true;
   ch->fd = -1;
   s->dirty = true;
@@ -466,14 +544,13 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
       short rev = s->pfds[1 + i].revents;
       if (!rev)
         continue;
-      channel *ch = &g_array_index(s->channels, channel, i);
-      if (ch->closed)
+      if (g_array_index(s->channels, channel, i).closed)
         continue;
       if (rev & POLLIN) {
-        if (serve_one(s, ch) == CLOSE)
-          close_channel(s, ch);
+        if (serve_one(s, i) == CLOSE)
+          close_channel(s, &g_array_index(s->channels, channel, i));
       } else if (rev & (POLLHUP | POLLERR | POLLNVAL)) {
-        close_channel(s, ch);
+        close_channel(s, &g_array_index(s->channels, channel, i));
       }
     }
     short crev = s->pfds[0].revents;

@@ -3,7 +3,8 @@
  * Why it exists: this is the code that runs inside the broker process,
  * between the worker channels and the resolver. It owns the channels, reads
  * one datagram at a time from each, dispatches through the command table
- * and answers on the reply socket that came with the request.
+ * and answers on the reply socket that came with the request, or on the
+ * thread channel the request came in on (protocol.h, ATTACH).
  *
  * What it trusts: the control channel (from the host) and the allowlists it
  * was given. What it refuses: anything else a channel sends that a correct
@@ -13,9 +14,11 @@
  * Fairness and cost: one poll() per wake-up, then at most one request per
  * ready channel per round, so a flooding worker cannot starve the others.
  * Replies are sent with MSG_DONTWAIT, so a client that never reads cannot
- * block the broker. A request costs recvmsg, the resolver's openat2 and
- * fstat (and fcntl to drop the O_NONBLOCK the broker opens with), sendmsg
- * and the closes: no further system call on the hot path.
+ * block the broker; on a thread channel the broker's send buffer is small,
+ * so such a client holds a few replies at most. A request on a thread
+ * channel costs recvmsg, the resolver's openat2 and fstat (and fcntl to
+ * drop the O_NONBLOCK the broker opens with), sendmsg and the close of the
+ * descriptor handed over: no further system call on the hot path.
  */
 #ifndef SBX_BROKER_SERVER_H_
 #define SBX_BROKER_SERVER_H_
@@ -47,10 +50,11 @@ typedef struct {
 
 typedef struct {
   uint64_t channels;        /* open worker channels */
+  uint64_t thread_channels; /* open thread channels (protocol.h, ATTACH) */
   uint64_t requests;        /* requests answered */
   uint64_t denied;          /* of which denied by the allowlist */
   uint64_t bad_messages;    /* channels closed for a malformed message */
-  uint64_t dropped;         /* requests dropped for lack of descriptors */
+  uint64_t dropped;         /* requests failed for lack of descriptors */
 } sbx_broker_stats;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* libFuzzer target: the broker's request decoder on arbitrary datagrams.
- * An accepted request must have the shape the handlers rely on. */
+ * An accepted request must have the shape the handlers rely on (a
+ * path-less command, ATTACH, is the bare header). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   const char *end = (const char *)data + size;
+  if (sbx_broker_command_paths(v.command) == 0) {
+    if (v.path || v.path2 || size != sizeof(sbx_broker_request))
+      abort();
+    return 0;
+  }
   if (!v.path || v.path + v.path_len >= end || v.path[v.path_len] != '\0' ||
       strlen(v.path) != v.path_len)
     abort();
