@@ -89,6 +89,8 @@ static uint64_t broker_requests(fixture *f) {
 /* Where a child reports its first failed expectation. */
 static int failure_fd = -1;
 
+static int fail_at(int line, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
 static int fail_at(int line, const char *fmt, ...) {
   char buf[512];
   int n = snprintf(buf, sizeof buf, "line %d: ", line);
