@@ -207,7 +207,8 @@ typedef struct {
 gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid, int timeout_ms,
                           sbx_worker_exit *exit, GError **error);
 
-/* For poll(2): readable when sbx_sandbox_wait may have news. */
+/* For poll(2): readable when sbx_sandbox_wait may have news; -1 once the
+ * zygote is gone. Owned by the sandbox: do not read or close it. */
 int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
 
 /* The helper processes, as the host sees them (for monitoring). */

@@ -38,8 +38,15 @@ void api_dirs_remove(const api_dirs *dirs) {
       g_build_filename(dirs->home, API_HOME_FILE, NULL);
   g_unlink(home_file);
   g_rmdir(dirs->home);
-  g_unlink(dirs->canary);
-  g_unlink(dirs->audit_log);
+  /* The canary, the audit log and whatever files a test wrote there. */
+  GDir *dir = g_dir_open(dirs->outside, 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name(dir))) {
+    g_autofree char *path = g_build_filename(dirs->outside, name, NULL);
+    g_unlink(path);
+  }
+  if (dir)
+    g_dir_close(dir);
   g_rmdir(dirs->outside);
 }
 
@@ -140,4 +147,11 @@ int api_run_suite(Suite *suite) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? 1 : 0;
+}
+
+void api_write_file(const char *dir, const char *name, const char *text) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  GError *error = NULL;
+  if (!g_file_set_contents(path, text, -1, &error))
+    ck_abort_msg("%s", error->message);
 }

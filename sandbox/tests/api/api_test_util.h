@@ -57,6 +57,9 @@ void api_assert_probe_sandboxed(const api_dirs *dirs, const api_probe *p);
 /* The broker logged the probe's denied open of the canary for type. */
 void api_assert_canary_denial_audited(const api_dirs *dirs, const char *type);
 
+/* Writes dir/name or fails the test. */
+void api_write_file(const char *dir, const char *name, const char *text);
+
 /* Runs the suite in Check's fork mode; the process's exit status. */
 int api_run_suite(Suite *suite);
 

@@ -293,13 +293,6 @@ START_TEST(each_type_gets_its_profile_layers_and_allowlist) {
 }
 END_TEST
 
-static void write_file(const char *dir, const char *name, const char *text) {
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  GError *error = NULL;
-  if (!g_file_set_contents(path, text, -1, &error))
-    ck_abort_msg("%s", error->message);
-}
-
 static GError *start_failure(const char *profile) {
   sbx_process_type types[] = {
       {.name = "renderer", .entry = entry_probe},
@@ -317,10 +310,11 @@ static GError *start_failure(const char *profile) {
 }
 
 START_TEST(bad_profile_fails_the_start_and_names_the_file) {
-  write_file(dirs.outside, "good.profile",
-             "[profile]\nseccomp=renderer.policy\n");
-  write_file(dirs.outside, "bad.profile",
-             "[profile]\nseccomp=renderer.policy\n[namespces]\nenter=user\n");
+  api_write_file(dirs.outside, "good.profile",
+                 "[profile]\nseccomp=renderer.policy\n");
+  api_write_file(
+      dirs.outside, "bad.profile",
+      "[profile]\nseccomp=renderer.policy\n[namespces]\nenter=user\n");
   /* Control: the same directory and type with a valid profile start. */
   sbx_process_type t = {
       .name = "custom", .profile = "good.profile", .entry = entry_probe};
@@ -342,10 +336,10 @@ START_TEST(bad_profile_fails_the_start_and_names_the_file) {
 END_TEST
 
 START_TEST(bad_policy_fails_the_start_and_names_file_and_line) {
-  write_file(dirs.outside, "bad.policy",
-             "# a policy with a typo\nread: 1\nwrite: arg0 === 1\n");
-  write_file(dirs.outside, "uses-bad.profile",
-             "[profile]\nseccomp=renderer.policy;bad.policy\n");
+  api_write_file(dirs.outside, "bad.policy",
+                 "# a policy with a typo\nread: 1\nwrite: arg0 === 1\n");
+  api_write_file(dirs.outside, "uses-bad.profile",
+                 "[profile]\nseccomp=renderer.policy;bad.policy\n");
   GError *error = start_failure("uses-bad.profile");
   api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
   ck_assert_msg(strstr(error->message, "bad.policy:3"), "%s", error->message);

@@ -199,6 +199,26 @@ START_TEST(enter_self_with_a_missing_profile_changes_nothing) {
 }
 END_TEST
 
+static void body_bad_policy(self_report *r) {
+  sbx_self_config config = renderer_config(false);
+  config.profile = "uses-bad.profile";
+  config.profile_dir = dirs.outside;
+  enter(&config, r);
+  api_probe_run(&dirs, &r->probe);
+}
+
+START_TEST(enter_self_with_a_bad_policy_names_file_and_line) {
+  api_write_file(dirs.outside, "bad.policy", "read: 1\nwrite: arg9 == 1\n");
+  api_write_file(dirs.outside, "uses-bad.profile",
+                 "[profile]\nseccomp=bad.policy\n");
+  self_report r = in_child(body_bad_policy);
+  ck_assert(!r.entered);
+  ck_assert_msg(strstr(r.error, "bad.policy:2"), "%s", r.error);
+  ck_assert_int_eq(r.probe.inet_errno, 0);
+  ck_assert_int_eq(r.probe.canary_errno, 0);
+}
+END_TEST
+
 static Suite *self_suite(void) {
   Suite *s = suite_create("api_self");
   TCase *tc = tcase_create("in_process");
@@ -208,6 +228,7 @@ static Suite *self_suite(void) {
   tcase_add_test(tc, enter_self_covers_a_thread_started_before_it);
   tcase_add_test(tc, enter_self_refuses_namespaces_in_a_threaded_process);
   tcase_add_test(tc, enter_self_with_a_missing_profile_changes_nothing);
+  tcase_add_test(tc, enter_self_with_a_bad_policy_names_file_and_line);
   suite_add_tcase(s, tc);
   return s;
 }
