@@ -27,9 +27,13 @@
 #include "sandbox/linux/seccomp/bpf.h"
 #include "sandbox/linux/zygote/worker.h"
 #include "sandbox/linux/zygote/zygote.h"
+#include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/builtin/profile.h"
 
 #define PROFILE "renderer"
+/* Layer 1 as sandbox/broker/layer1.h compiles it. */
+#define LAYER1_POLICY "broker-client"
+#define LAYER1_NAME "broker-client"
 #define SPAWN_ROUNDS 60
 #define BWRAP_ROUNDS 10
 #define SPAWNS_PER_BWRAP 4
@@ -141,8 +145,12 @@ static void bench_zygote_stop(bench_zygote *b) {
 }
 
 /* A zygote with one type, "renderer", set up from the renderer profile as
- * a host would: its seccomp layers compiled here once, its namespaces,
- * root, Landlock, rlimits and status report. */
+ * a host sets it up: the broker-client layer first, then the profile's
+ * seccomp layers, all compiled here once; its namespaces, root, Landlock,
+ * rlimits and status report. The broker-client program is stacked as the
+ * real one, but no broker is attached and no trap handler registered: the
+ * benchmarked code makes no file-system call, and one would kill the
+ * worker (reported as an error, never as a figure). */
 static gboolean bench_zygote_start(bench_zygote *b, GError **error) {
   b->zygote = NULL;
   b->devnull = -1;
@@ -153,25 +161,34 @@ static gboolean bench_zygote_start(bench_zygote *b, GError **error) {
   GPtrArray *policies = sbx_profile_policies(profile, &names, error);
   if (!policies)
     return FALSE;
+  sbx_policy *layer1 = sbx_builtin_policy(LAYER1_POLICY, error);
+  if (!layer1) {
+    g_ptr_array_unref(policies);
+    return FALSE;
+  }
+  g_ptr_array_insert(policies, 0, layer1);
   sbx_bpf_program progs[SBX_WORKER_MAX_LAYERS];
+  const char *layer_names[SBX_WORKER_MAX_LAYERS];
   memset(progs, 0, sizeof progs);
   size_t n = policies->len;
   gboolean ok = TRUE;
   if (n > SBX_WORKER_MAX_LAYERS) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "bench: profile %s has %zu seccomp layers, more than %d",
-                profile->source, n, SBX_WORKER_MAX_LAYERS);
+                profile->source, n - 1, SBX_WORKER_MAX_LAYERS - 1);
     ok = FALSE;
   }
-  for (size_t i = 0; ok && i < n; i++)
+  for (size_t i = 0; ok && i < n; i++) {
+    layer_names[i] = i == 0 ? LAYER1_NAME : names[i - 1];
     ok = sbx_bpf_compile(g_ptr_array_index(policies, i), &progs[i], error);
+  }
   g_ptr_array_unref(policies);
   if (ok) {
     sbx_zygote_type type = {
         .name = PROFILE,
         .entry = bench_entry,
         .layers = progs,
-        .layer_names = (const char *const *)names,
+        .layer_names = layer_names,
         .n_layers = n,
         .rlimits = profile->rlimits,
         .n_rlimits = profile->n_rlimits,
