@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <glib.h>
+#include <linux/capability.h>
 #include <glib/gstdio.h>
 
 #include "sandbox/tests/api/api_test_util.h"
@@ -70,19 +72,21 @@ static int entry_wait_for_eof(const sbx_worker_args *args) {
   return 7;
 }
 
-static sbx_process_type renderer_type(const char **rules) {
-  return (sbx_process_type){
-      .name = "renderer", .entry = entry_probe, .extra_rules = rules};
-}
-
-static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
+/* The renderer type with the home rule, and a config naming it. */
+static sbx_sandbox_config renderer_config(sbx_process_type *t,
+                                          sbx_worker_entry entry) {
   static char rule[192];
   static const char *rules[2];
   api_home_rules(&dirs, rule, sizeof rule, rules);
-  sbx_process_type t = renderer_type(rules);
-  t.entry = entry;
-  sbx_sandbox_config config = {
-      .types = &t, .n_types = 1, .audit_log = dirs.audit_log};
+  *t = (sbx_process_type){
+      .name = "renderer", .entry = entry, .extra_rules = rules};
+  return (sbx_sandbox_config){
+      .types = t, .n_types = 1, .audit_log = dirs.audit_log};
+}
+
+static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
+  sbx_process_type t;
+  sbx_sandbox_config config = renderer_config(&t, entry);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))
@@ -347,6 +351,56 @@ START_TEST(bad_policy_fails_the_start_and_names_file_and_line) {
 }
 END_TEST
 
+static void write_proc(const char *path, const char *text) {
+  g_autoptr(GError) error = NULL;
+  ck_assert_msg(g_file_set_contents_full(
+                    path, text, -1, G_FILE_SET_CONTENTS_NONE, 0644, &error),
+                "%s: %s", path, error ? error->message : "");
+}
+
+START_TEST(zygote_failure_after_the_broker_started_stops_the_broker) {
+  /* A user namespace of this test's own, where it may lower the number of
+   * user namespaces that can be created below it: the broker (a plain
+   * fork) still starts, the zygote (which needs a new user namespace) then
+   * cannot. Mapped to uid 1000 inside, so the zygote does not switch to
+   * nobody, which is not mapped here. */
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  ck_assert_int_eq(unshare(CLONE_NEWUSER), 0);
+  g_autofree char *uid_map = g_strdup_printf("1000 %u 1\n", (unsigned)uid);
+  g_autofree char *gid_map = g_strdup_printf("1000 %u 1\n", (unsigned)gid);
+  write_proc("/proc/self/setgroups", "deny");
+  write_proc("/proc/self/uid_map", uid_map);
+  write_proc("/proc/self/gid_map", gid_map);
+  /* setgroups is denied here: without CAP_SETUID/CAP_SETGID in effect the
+   * zygote takes the unprivileged path, as it would on the host. */
+  struct __user_cap_header_struct hdr = {.version =
+                                             _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct caps[2];
+  ck_assert_int_eq(syscall(SYS_capget, &hdr, caps), 0);
+  caps[0].effective &= ~((1u << CAP_SETUID) | (1u << CAP_SETGID));
+  ck_assert_int_eq(syscall(SYS_capset, &hdr, caps), 0);
+
+  sbx_process_type t;
+  sbx_sandbox_config config = renderer_config(&t, entry_probe);
+  sbx_sandbox *s = NULL;
+  GError *error = NULL;
+  /* Control: in this namespace the sandbox starts. */
+  if (!sbx_sandbox_start(&config, &s, &error))
+    ck_abort_msg("control: %s", error->message);
+  sbx_sandbox_stop(s);
+
+  write_proc("/proc/sys/user/max_user_namespaces", "0");
+  ck_assert(!sbx_sandbox_start(&config, &s, &error));
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(error->message, "zygote: clone") &&
+                    strstr(error->message, "max_user_namespaces"),
+                "%s", error->message);
+  g_error_free(error);
+  assert_no_children(); /* the broker was started, and stopped again */
+}
+END_TEST
+
 static void *parked(void *arg) {
   char c;
   while (read(*(int *)arg, &c, 1) > 0) {
@@ -359,12 +413,8 @@ START_TEST(threaded_host_is_refused) {
   ck_assert_int_eq(pipe(hold), 0);
   pthread_t thread;
   ck_assert_int_eq(pthread_create(&thread, NULL, parked, &hold[0]), 0);
-  static char rule[192];
-  static const char *rules[2];
-  api_home_rules(&dirs, rule, sizeof rule, rules);
-  sbx_process_type t = renderer_type(rules);
-  sbx_sandbox_config config = {
-      .types = &t, .n_types = 1, .audit_log = dirs.audit_log};
+  sbx_process_type t;
+  sbx_sandbox_config config = renderer_config(&t, entry_probe);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   ck_assert(!sbx_sandbox_start(&config, &s, &error));
@@ -397,6 +447,7 @@ static Suite *sandbox_suite(void) {
   tcase_add_test(tc, bad_profile_fails_the_start_and_names_the_file);
   tcase_add_test(tc, bad_policy_fails_the_start_and_names_file_and_line);
   tcase_add_test(tc, threaded_host_is_refused);
+  tcase_add_test(tc, zygote_failure_after_the_broker_started_stops_the_broker);
   suite_add_tcase(s, tc);
   return s;
 }
