@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -107,6 +108,46 @@ START_TEST(builtin_texts_are_reachable_by_file_name) {
 }
 END_TEST
 
+/* S3: every built-in policy is an allowlist whose default refuses. Found
+ * by walking the embedded files, so a policy added later is held to it. */
+START_TEST(every_builtin_policy_is_an_allowlist_with_a_refusing_default) {
+  static const char *const kRequired[] = {"baseline", "renderer", "utility",
+                                          "common",   "broker",   "sbx-run"};
+  for (size_t i = 0; i < G_N_ELEMENTS(kRequired); i++) {
+    g_autofree char *file = g_strconcat(kRequired[i], ".policy", NULL);
+    ck_assert_msg(sbx_builtin_find(file), "%s is not built in", file);
+  }
+  size_t checked = 0;
+  for (size_t i = 0; i < sbx_builtin_n_files; i++) {
+    const char *name = sbx_builtin_files[i].name;
+    if (!g_str_has_suffix(name, ".policy"))
+      continue;
+    GError *error = NULL;
+    sbx_policy *p = sbx_builtin_policy(name, &error);
+    if (!p)
+      ck_abort_msg("%s: %s", name, error->message);
+    sbx_action_kind d = p->default_action.kind;
+    if (strcmp(name, "broker-client.policy") == 0) {
+      /* The documented exception: layer 1 traps file calls and allows the
+       * rest, because layer 2 (an allowlist) is always stacked on it. */
+      ck_assert_int_eq(d, SBX_ACTION_ALLOW);
+    } else if (strcmp(name, "sbx-run.policy") == 0) {
+      /* Unlisted calls go to sbx-run's supervisor, which refuses them. */
+      ck_assert_int_eq(d, SBX_ACTION_USER_NOTIF);
+    } else {
+      /* Worker policies trap (the policy-kill handler reports and dies);
+       * the broker's own policy kills outright. */
+      ck_assert_msg(d == SBX_ACTION_TRAP || d == SBX_ACTION_KILL_PROCESS ||
+                        d == SBX_ACTION_KILL_THREAD,
+                    "%s: default action %d does not kill", name, (int)d);
+    }
+    sbx_policy_free(p);
+    checked++;
+  }
+  ck_assert_uint_ge(checked, G_N_ELEMENTS(kRequired));
+}
+END_TEST
+
 /* S1, S2, S3, S21: arch, x32 and unknown numbers. */
 START_TEST(builtin_policies_kill_foreign_abis_and_unknown_calls) {
   for (size_t i = 0; i < G_N_ELEMENTS(kTypes); i++) {
@@ -190,6 +231,17 @@ START_TEST(builtin_policies_give_the_documented_verdicts) {
                       ERRNO(EPERM));
     ck_assert_uint_eq(run(&p, __NR_prctl, PR_SET_DUMPABLE, 0, 0, 0),
                       SECCOMP_RET_ALLOW);
+    /* S33: the capability sets may be read, never changed. */
+    ck_assert_uint_eq(run(&p, __NR_prctl, PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0),
+                      SECCOMP_RET_ALLOW);
+    ck_assert_uint_eq(run(&p, __NR_prctl, PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0),
+                      ERRNO(EPERM));
+    ck_assert_uint_eq(run(&p, __NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET,
+                          CAP_SYS_ADMIN, 0),
+                      SECCOMP_RET_ALLOW);
+    ck_assert_uint_eq(run(&p, __NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE,
+                          CAP_SYS_ADMIN, 0),
+                      ERRNO(EPERM));
     ck_assert_uint_eq(run(&p, __NR_personality, 0x0400000, 0, 0, 0),
                       ERRNO(EPERM));
     ck_assert_uint_eq(run(&p, __NR_personality, 0xffffffff, 0, 0, 0),
@@ -375,6 +427,8 @@ static Suite *builtin_suite(void) {
   tcase_add_test(tc, every_builtin_policy_parses_and_compiles);
   tcase_add_test(tc, every_builtin_profile_loads_with_every_layer);
   tcase_add_test(tc, builtin_texts_are_reachable_by_file_name);
+  tcase_add_test(tc,
+                 every_builtin_policy_is_an_allowlist_with_a_refusing_default);
   tcase_add_test(tc, builtin_policies_kill_foreign_abis_and_unknown_calls);
   tcase_add_test(tc, builtin_policies_give_the_documented_verdicts);
   tcase_add_test(tc, renderer_adds_only_what_a_renderer_needs);

@@ -313,11 +313,6 @@ static int entry_attack(const sbx_worker_args *args) {
   return 0;
 }
 
-typedef struct {
-  escape_result r;
-  escape_outcome o;
-} outcome;
-
 static void setup(void) {
   escape_start(entry_attack);
 }
@@ -326,27 +321,24 @@ static void teardown(void) {
   escape_stop();
 }
 
-static outcome run_in(const char *type, int id, int index) {
-  outcome o;
-  memset(&o, 0, sizeof o);
+static escape_call run_in(const char *type, int id, int index) {
   int in[2] = {id, index};
-  o.o = escape_run(type, in, sizeof in, &o.r, sizeof o.r);
-  return o;
+  return escape_run_call(type, in, sizeof in);
 }
 
 static void expect_errno(int id, int err) {
-  outcome s = run_in("sandboxed", id, 0);
+  escape_call s = run_in("sandboxed", id, 0);
   ck_assert_msg(s.o.wrote, "attack %d: worker ended: %s", id, s.o.exit.detail);
   ck_assert_int_eq(s.r.ret, -1);
   ck_assert_int_eq(s.r.err, err);
-  outcome c = run_in("control", id, 0);
+  escape_call c = run_in("control", id, 0);
   ck_assert_msg(c.o.wrote, "control %d: %s", id, c.o.exit.detail);
   ck_assert_msg(!(c.r.ret == -1 && c.r.err == err),
                 "control %d fails the same way: errno %ld", id, c.r.err);
 }
 
 static void expect_kill(int id) {
-  outcome s = run_in("sandboxed", id, 0);
+  escape_call s = run_in("sandboxed", id, 0);
   ck_assert(!s.o.wrote);
   ck_assert_int_eq(s.o.exit.signal, SIGSYS);
 }
@@ -355,7 +347,7 @@ static escape_result control_of(int index) {
   const syscall_case *c = &kCases[index];
   escape_result r = {0, 0};
   if (c->control == C_WORKER) {
-    outcome o = run_in("control", A_SYSCALL, index);
+    escape_call o = run_in("control", A_SYSCALL, index);
     ck_assert_msg(o.o.wrote, "%s: control worker ended: %s", c->name,
                   o.o.exit.detail);
     return o.r;
@@ -381,7 +373,7 @@ static void check_case(int index) {
   ck_assert_msg(action == want,
                 "%s(%d): compiled program returns 0x%x, want 0x%x", name, nr,
                 action, want);
-  outcome s = run_in("sandboxed", A_SYSCALL, index);
+  escape_call s = run_in("sandboxed", A_SYSCALL, index);
   escape_result ctl = control_of(index);
   switch (c->verdict) {
     case V_ERRNO:
@@ -441,7 +433,7 @@ START_TEST(worker_cannot_signal_its_zygote) {
 END_TEST
 
 START_TEST(worker_can_signal_itself) {
-  outcome s = run_in("sandboxed", A_KILL_SELF, 0);
+  escape_call s = run_in("sandboxed", A_KILL_SELF, 0);
   ck_assert(s.o.wrote);
   ck_assert_int_eq(s.r.ret, 0);
 }
@@ -462,7 +454,7 @@ START_TEST(worker_gets_enosys_from_clone3_and_threads_still_work) {
 #if !defined(__SANITIZE_ADDRESS__)
   /* ASan's thread start reads /proc/self/maps with open(), which only the
    * broker serves, and this suite runs without one. */
-  outcome s = run_in("sandboxed", A_THREAD, 0);
+  escape_call s = run_in("sandboxed", A_THREAD, 0);
   ck_assert_msg(s.o.wrote, "%s", s.o.exit.detail);
   ck_assert_int_eq(s.r.ret, 0);
 #endif
@@ -498,11 +490,11 @@ START_TEST(worker_is_killed_for_an_i386_system_call) {
   /* S2. Kernels without i386 emulation fault on int $0x80 before seccomp
    * runs (SIGSEGV); then the control shows that and the worker must die
    * just the same, never return. */
-  outcome c = run_in("control", A_INT80, 0);
+  escape_call c = run_in("control", A_INT80, 0);
   if (c.o.wrote) {
     expect_kill(A_INT80);
   } else {
-    outcome s = run_in("sandboxed", A_INT80, 0);
+    escape_call s = run_in("sandboxed", A_INT80, 0);
     ck_assert(!s.o.wrote);
   }
 }
@@ -579,9 +571,5 @@ static Suite *escape_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(escape_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return escape_main(escape_suite());
 }

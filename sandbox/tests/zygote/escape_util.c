@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,8 +26,12 @@ static size_t n_layers;
 static int devnull = -1;
 
 void escape_start(sbx_worker_entry entry) {
+  escape_start_profile("renderer", entry);
+}
+
+void escape_start_profile(const char *name, sbx_worker_entry entry) {
   GError *error = NULL;
-  g_autoptr(sbx_profile) profile = sbx_profile_load("renderer", NULL, &error);
+  g_autoptr(sbx_profile) profile = sbx_profile_load(name, NULL, &error);
   if (!profile)
     ck_abort_msg("%s", error->message);
   char **names = NULL;
@@ -149,6 +154,21 @@ escape_outcome escape_run(const char *type, const void *payload, size_t len,
   close(fd);
   o.exit = escape_wait(pid);
   return o;
+}
+
+escape_call escape_run_call(const char *type, const void *payload, size_t len) {
+  escape_call c;
+  memset(&c, 0, sizeof c);
+  c.o = escape_run(type, payload, len, &c.r, sizeof c.r);
+  return c;
+}
+
+int escape_main(Suite *suite) {
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 void escape_reply_to(int fd, const void *buf, size_t len) {

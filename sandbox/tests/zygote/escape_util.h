@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <check.h>
+
 #include "sandbox/linux/zygote/zygote.h"
 #include "sbx/sbx.h"
 
@@ -36,6 +38,9 @@ typedef struct {
 /* Fixture: starts the zygote (types "sandboxed" and "control", both
  * running entry), and stops it. */
 void escape_start(sbx_worker_entry entry);
+/* The same with "sandboxed" built from another profile: a built-in name
+ * or a path. The profile and its policies are read here, once. */
+void escape_start_profile(const char *profile, sbx_worker_entry entry);
 void escape_stop(void);
 sbx_zygote *escape_zygote(void);
 
@@ -57,6 +62,16 @@ sbx_worker_exit escape_wait(pid_t pid);
 /* Spawns, reads a reply of reply_len bytes, waits. */
 escape_outcome escape_run(const char *type, const void *payload, size_t len,
                           void *reply, size_t reply_len);
+
+/* The same for a worker whose reply is one escape_result. */
+typedef struct {
+  escape_result r;
+  escape_outcome o;
+} escape_call;
+escape_call escape_run_call(const char *type, const void *payload, size_t len);
+
+/* main() of an escape suite: runs it, returns the exit status. */
+int escape_main(Suite *suite);
 
 /* Worker side: writes the whole buffer to fd, or _exits(91). */
 void escape_reply_to(int fd, const void *buf, size_t len);
