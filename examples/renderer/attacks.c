@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/io_uring.h>
 
 /* listxattrat(2) arrived in Linux 6.13, after the renderer policy's
  * syscall list was written: the policy knows it only as "not allowed". */
@@ -157,6 +160,43 @@ static long unknown_syscall(const demo_request *t, bool control) {
   return syscall(DEMO_NR_LISTXATTRAT, AT_FDCWD, t->secret_path, 0, NULL, 0);
 }
 
+/* /proc/self/root leads to "/" of whoever opens it: for the broker that
+ * would be the host's root, which is why the broker reads /proc/self as
+ * the worker. */
+static long proc_root_link(const demo_request *t, bool control) {
+  char path[DEMO_PATH_MAX + 32];
+  snprintf(path, sizeof path, "/proc/self/root%s", t->secret_path);
+  return read_file(path);
+}
+
+/* io_uring operations are not system calls, so seccomp never sees them. */
+static long io_uring(const demo_request *t, bool control) {
+  struct io_uring_params params;
+  memset(&params, 0, sizeof params);
+  long fd = syscall(__NR_io_uring_setup, 1, &params);
+  if (fd >= 0)
+    close((int)fd);
+  return fd;
+}
+
+/* The control unshares in a child, so the host keeps its namespaces. */
+static long new_user_namespace(const demo_request *t, bool control) {
+  if (!control)
+    return unshare(CLONE_NEWUSER);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0)
+    _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : errno);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    errno = WIFEXITED(status) ? WEXITSTATUS(status) : ECHILD;
+    return -1;
+  }
+  return 0;
+}
+
 static const demo_attack attacks[] = {
     {"read-shadow", "open and read /etc/shadow (or a canary)", read_secret},
     {"write-outside-home", "create a file outside its home", write_outside,
@@ -172,7 +212,12 @@ static const demo_attack attacks[] = {
     {"kill-zygote", "kill(zygote, SIGKILL)", kill_zygote, zygote_alive},
     {"exec-shell", "execve /bin/sh", exec_shell},
     {"unknown-syscall", "listxattrat(2), newer than the policy",
-     unknown_syscall},
+     unknown_syscall, .optional = true},
+    {"proc-root-link", "read the secret via /proc/self/root", proc_root_link},
+    {"io-uring", "io_uring_setup() (invisible to seccomp)", io_uring,
+     .optional = true},
+    {"user-namespace", "unshare(CLONE_NEWUSER)", new_user_namespace,
+     .optional = true},
 };
 
 const demo_attack *demo_attack_find(const char *name) {

@@ -26,6 +26,10 @@ typedef struct {
   /* In the host after the worker ended: false (and *detail says why) if
    * the attempt left a trace. NULL when there is nothing to check. */
   bool (*unharmed)(const demo_request *t, char *detail, size_t len);
+  /* A feature some systems switch off (io_uring, user namespaces for
+   * unprivileged users): when the control fails the attack is skipped,
+   * not failed. The attacks the demo promises are never optional. */
+  bool optional;
 } demo_attack;
 
 /* The attack called name, or NULL. */

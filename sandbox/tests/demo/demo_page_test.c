@@ -11,6 +11,7 @@
 #include "examples/renderer/layout.h"
 #include "examples/renderer/markup.h"
 #include "examples/renderer/raster.h"
+#include "sandbox/tests/demo/demo_test_util.h"
 
 static demo_document *parse_ok(const char *text) {
   GError *error = NULL;
@@ -384,9 +385,5 @@ int main(void) {
   tcase_add_test(tc, layout_refuses_widths_out_of_range);
   tcase_add_test(tc, raster_writes_a_pgm_with_ink_only_where_text_is);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return demo_test_run(s);
 }

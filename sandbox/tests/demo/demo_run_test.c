@@ -14,6 +14,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "sandbox/tests/demo/demo_test_util.h"
+
 typedef struct {
   int exit_code;
   char *out; /* stdout */
@@ -135,13 +137,22 @@ START_TEST(demo_renders_every_page_and_blocks_every_attack) {
   g_free(text);
 
   static const char *const required[] = {
-      "read-shadow", "write-outside-home", "symlink-out-of-home",
-      "socket-inet", "connect-abstract",   "ptrace-broker",
-      "fork",        "kill-zygote",        "exec-shell"};
+      "read-shadow",   "write-outside-home", "symlink-out-of-home",
+      "socket-inet",   "connect-abstract",   "ptrace-broker",
+      "fork",          "kill-zygote",        "exec-shell",
+      "proc-root-link"};
+  /* Features a system may not offer at all; the demo skips them then. */
+  static const char *const optional[] = {"unknown-syscall", "io-uring",
+                                         "user-namespace"};
   GPtrArray *rows = attack_rows(r.out);
   ck_assert_uint_ge(rows->len, G_N_ELEMENTS(required));
   for (guint i = 0; i < rows->len; i++) {
     const char *row = g_ptr_array_index(rows, i);
+    bool is_optional = false;
+    for (size_t j = 0; j < G_N_ELEMENTS(optional); j++)
+      is_optional |= g_str_has_prefix(row, optional[j]);
+    if (is_optional && strstr(row, " SKIPPED: "))
+      continue;
     ck_assert_msg(strstr(row, " works (") != NULL,
                   "the control did not work: %s", row);
     ck_assert_msg(strstr(row, " BLOCKED: ") && !strstr(row, "NOT BLOCKED"),
@@ -228,9 +239,5 @@ int main(void) {
   tcase_add_test(tc, demo_fails_and_names_the_page_it_could_not_render);
   tcase_add_test(tc, demo_fails_when_no_page_asks_for_an_escape);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return demo_test_run(s);
 }
