@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -616,22 +617,85 @@ static int body_threads(fixture *f) {
   return 0;
 }
 
-START_TEST(four_threads_opening_at_once_each_get_their_own_file) {
-  fixture f;
-  start(&f);
+/* good/thread-N holds "thread-N". */
+static void make_thread_files(fixture *f) {
   for (int i = 0; i < N_THREADS; i++) {
     char *rel = g_strdup_printf("good/thread-%d", i);
-    thread_files[i] = broker_test_path(&f.t, rel);
+    thread_files[i] = broker_test_path(&f->t, rel);
     char *text = g_strdup_printf("thread-%d", i);
     broker_test_write(thread_files[i], text);
     g_free(rel);
     g_free(text);
   }
+}
+
+static void free_thread_files(void) {
+  for (int i = 0; i < N_THREADS; i++)
+    g_free(thread_files[i]);
+}
+
+START_TEST(four_threads_opening_at_once_each_get_their_own_file) {
+  fixture f;
+  start(&f);
+  make_thread_files(&f);
   uint64_t before = broker_requests(&f);
   run_sandboxed(&f, body_threads, true, true);
   ck_assert_uint_ge(broker_requests(&f) - before, N_THREADS * N_OPENS);
-  for (int i = 0; i < N_THREADS; i++)
-    g_free(thread_files[i]);
+  free_thread_files();
+  stop(&f);
+}
+END_TEST
+
+/* A signal handler that opens a file of its own, arriving while the
+ * interrupted code is itself inside a trapped call: the nested request
+ * must get its own reply. */
+static const char *alarm_path;
+static volatile sig_atomic_t alarm_runs, alarm_mixed;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  int saved = errno;
+  int fd = open(alarm_path, O_RDONLY | O_CLOEXEC);
+  char buf[16] = "";
+  if (fd < 0 || read(fd, buf, sizeof buf - 1) != 8 ||
+      memcmp(buf, "thread-1", 8) != 0)
+    alarm_mixed++;
+  if (fd >= 0)
+    close(fd);
+  alarm_runs++;
+  errno = saved;
+}
+
+static int body_signal_during_trap(fixture *f) {
+  (void)f;
+  alarm_path = thread_files[1];
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sa.sa_flags = SA_RESTART;
+  EXPECT(sigaction(SIGALRM, &sa, NULL) == 0);
+  struct itimerval every = {{0, 200}, {0, 200}};
+  EXPECT(setitimer(ITIMER_REAL, &every, NULL) == 0);
+  reader r = {.path = thread_files[0], .expect = "thread-0"};
+  /* At least N_OPENS opens, and on until the handler has run often. */
+  for (int round = 0; round < 50 && (round == 0 || alarm_runs < 100); round++)
+    reader_main(&r);
+  struct itimerval off;
+  memset(&off, 0, sizeof off);
+  EXPECT(setitimer(ITIMER_REAL, &off, NULL) == 0);
+  EXPECT(r.failed == 0);
+  EXPECT(r.mixed == 0);
+  EXPECT(alarm_runs > 0);
+  EXPECT(alarm_mixed == 0);
+  return 0;
+}
+
+START_TEST(a_signal_handler_opening_during_a_trapped_call_gets_its_own_reply) {
+  fixture f;
+  start(&f);
+  make_thread_files(&f);
+  run_sandboxed(&f, body_signal_during_trap, true, true);
+  free_thread_files();
   stop(&f);
 }
 END_TEST
@@ -903,6 +967,8 @@ int main(void) {
   tcase_add_test(tc, openat2_gets_enosys_so_libc_falls_back);
   tcase_add_test(tc, a_thread_started_before_entry_is_brokered_too);
   tcase_add_test(tc, four_threads_opening_at_once_each_get_their_own_file);
+  tcase_add_test(
+      tc, a_signal_handler_opening_during_a_trapped_call_gets_its_own_reply);
   tcase_add_test(tc, blocking_sigsys_while_a_call_traps_kills_the_process);
   tcase_add_test(tc, a_killed_broker_gives_eacces_from_the_trapped_call);
   tcase_add_test(
