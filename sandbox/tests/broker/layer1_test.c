@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/openat2.h>
 #include <pthread.h>
@@ -447,6 +448,11 @@ static int body_descriptor_calls(fixture *f) {
   close(again);
   close(dir);
   EXPECT_ERRNO(open("", O_RDONLY), ENOENT);
+  EXPECT_ERRNO(syscall(SYS_open, NULL, O_RDONLY), EFAULT);
+  static char too_long[PATH_MAX + 1];
+  memset(too_long, 'a', PATH_MAX);
+  too_long[0] = '/';
+  EXPECT_ERRNO(open(too_long, O_RDONLY), ENAMETOOLONG);
   EXPECT_ERRNO(syscall(SYS_newfstatat, fd, "", &st, 0x40000000), EINVAL);
   close(fd);
   /* Spellings the broker refuses are normalised first. */
