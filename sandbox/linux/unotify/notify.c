@@ -39,6 +39,26 @@ void sbx_unotify_buffers_clear(sbx_unotify_buffers *b) {
   b->req_size = b->resp_size = 0;
 }
 
+gboolean sbx_unotify_channel_open(sbx_unotify_channel *ch, int listener,
+                                  GError **error) {
+  ch->listener = listener;
+  if (!sbx_unotify_buffers_init(&ch->buf, error)) {
+    sbx_unotify_channel_close(ch);
+    return FALSE;
+  }
+  /* Same-CPU wakeups halve the cost of a round trip where the kernel has
+   * them (6.6); older kernels just do without. */
+  (void)sbx_unotify_set_sync_wakeup(listener);
+  return TRUE;
+}
+
+void sbx_unotify_channel_close(sbx_unotify_channel *ch) {
+  if (ch->listener >= 0)
+    close(ch->listener);
+  ch->listener = -1;
+  sbx_unotify_buffers_clear(&ch->buf);
+}
+
 int sbx_unotify_recv(int listener, sbx_unotify_buffers *b) {
   for (;;) {
     memset(b->req, 0, b->req_size);

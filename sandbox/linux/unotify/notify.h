@@ -59,6 +59,19 @@ typedef struct {
 gboolean sbx_unotify_buffers_init(sbx_unotify_buffers *b, GError **error);
 void sbx_unotify_buffers_clear(sbx_unotify_buffers *b);
 
+/* A supervisor's end of a listener: the descriptor and its buffers. */
+typedef struct {
+  int listener;
+  sbx_unotify_buffers buf;
+} sbx_unotify_channel;
+
+/* Takes ownership of listener (closed on failure too), sizes the buffers
+ * and asks for same-CPU wakeups where the kernel has them. */
+gboolean sbx_unotify_channel_open(sbx_unotify_channel *ch, int listener,
+                                  GError **error);
+/* Closes the listener and frees the buffers; safe to call twice. */
+void sbx_unotify_channel_close(sbx_unotify_channel *ch);
+
 /* Zeroes b->req and receives one notification into it. -ENOENT: the
  * target went away between the kernel queueing and this call; -EAGAIN on
  * a non-blocking listener with nothing pending. EINTR is retried. */

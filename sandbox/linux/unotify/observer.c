@@ -21,8 +21,7 @@
 #endif
 
 struct sbx_unotify_observer {
-  int listener;
-  sbx_unotify_buffers buf;
+  sbx_unotify_channel ch;
   sbx_unotify_observe_fn fn;
   void *user_data;
 };
@@ -105,28 +104,24 @@ sbx_unotify_observer *sbx_unotify_observer_new(int listener,
                                                void *user_data,
                                                GError **error) {
   sbx_unotify_observer *o = g_new0(sbx_unotify_observer, 1);
-  o->listener = listener;
   o->fn = fn;
   o->user_data = user_data;
-  if (!sbx_unotify_buffers_init(&o->buf, error)) {
-    sbx_unotify_observer_free(o);
+  if (!sbx_unotify_channel_open(&o->ch, listener, error)) {
+    g_free(o);
     return NULL;
   }
-  (void)sbx_unotify_set_sync_wakeup(listener);
   return o;
 }
 
 void sbx_unotify_observer_free(sbx_unotify_observer *o) {
   if (!o)
     return;
-  if (o->listener >= 0)
-    close(o->listener);
-  sbx_unotify_buffers_clear(&o->buf);
+  sbx_unotify_channel_close(&o->ch);
   g_free(o);
 }
 
 int sbx_unotify_observer_listener(const sbx_unotify_observer *o) {
-  return o->listener;
+  return o->ch.listener;
 }
 
 static int dirfd_of(const struct seccomp_notif *n, int arg) {
@@ -146,12 +141,12 @@ static bool observe_path(sbx_unotify_target *t, const struct seccomp_notif *n,
 }
 
 int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
-  int rc = sbx_unotify_recv(o->listener, &o->buf);
+  int rc = sbx_unotify_recv(o->ch.listener, &o->ch.buf);
   if (rc == -ENOENT)
     return 0;
   if (rc < 0)
     return rc;
-  const struct seccomp_notif n = *o->buf.req;
+  const struct seccomp_notif n = *o->ch.buf.req;
   sbx_unotify_observation ob = {.pid = (pid_t)n.pid, .nr = n.data.nr};
   memcpy(ob.args, n.data.args, sizeof(ob.args));
   const path_call *pc = find_path_call(n.data.nr);
@@ -160,7 +155,7 @@ int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
     g_autofree char *path = g_malloc(PATH_MAX);
     g_autofree char *path2 = g_malloc(PATH_MAX);
     sbx_unotify_target t;
-    sbx_target_init(&t, o->listener, n.id, (pid_t)n.pid);
+    sbx_target_init(&t, o->ch.listener, n.id, (pid_t)n.pid);
     if (observe_path(&t, &n, pc->dirfd_arg, pc->path_arg, path, &gone))
       ob.path = path;
     if (pc->path2_arg >= 0 &&
@@ -186,6 +181,6 @@ int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
   } else if (o->fn) {
     o->fn(&ob, o->user_data);
   }
-  rc = sbx_unotify_continue(o->listener, &o->buf, n.id);
+  rc = sbx_unotify_continue(o->ch.listener, &o->ch.buf, n.id);
   return rc == -ENOENT ? 0 : rc;
 }

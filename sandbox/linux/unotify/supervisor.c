@@ -35,9 +35,8 @@
 #define K_O_TMPFILE_BIT 020000000
 
 struct sbx_unotify {
-  int listener;
+  sbx_unotify_channel ch;
   sbx_unotify_config cfg;
-  sbx_unotify_buffers buf;
   bool pending;
   bool first_exec_seen;
   sbx_unotify_stats stats;
@@ -95,6 +94,12 @@ static void answer_error(call *c, int err) {
   c->ev.error = err;
 }
 
+/* Not a denial: the rules allow the call, which fails with err. */
+static void answer_failed(call *c, int err) {
+  c->ev.allowed = true;
+  answer_error(c, err);
+}
+
 static void answer_result(call *c, int64_t rc) {
   if (rc < 0)
     answer_error(c, (int)-rc);
@@ -117,6 +122,15 @@ static void answer_drop(call *c) {
 }
 
 static bool gone(call *c) { return sbx_target_valid(&c->t) < 0; }
+
+/* The last check before acting for the target: true (and nothing will
+ * be answered) when it is gone. */
+static bool drop_if_gone(call *c) {
+  if (!gone(c))
+    return false;
+  answer_drop(c);
+  return true;
+}
 
 static void set_hint(call *c, sbx_unotify_hint hint, const char *path,
                      bool parent) {
@@ -161,6 +175,23 @@ static void decided(call *c, int64_t rc, const sbx_decision *d,
 static int read_path(call *c, int dirfd, uint64_t addr, char *out,
                      unsigned flags) {
   return sbx_target_read_path(&c->t, dirfd, addr, out, flags);
+}
+
+/* read_path() for a handler: answers the call itself (dropped when the
+ * target is gone, else with the path's errno) and returns -1 when the
+ * path is unusable; else 0 or PATH_EMPTY. */
+static int take_path(call *c, int dirfd, uint64_t addr, char *out,
+                     unsigned flags) {
+  int rc = read_path(c, dirfd, addr, out, flags);
+  if (rc == PATH_GONE) {
+    answer_drop(c);
+    return -1;
+  }
+  if (rc < 0) {
+    answer_failed(c, -rc);
+    return -1;
+  }
+  return rc;
 }
 
 /* The pid /proc/self means, looked up only for paths below /proc. */
@@ -365,16 +396,14 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
     return;
   }
   if (obj < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -obj);
+    answer_failed(c, -obj);
     return;
   }
   struct stat st;
   if (fstat(obj, &st) < 0) {
     int err = errno;
     close(obj);
-    c->ev.allowed = true;
-    answer_error(c, err);
+    answer_failed(c, err);
     return;
   }
   char where[PATH_MAX];
@@ -413,10 +442,8 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
   int have = target_fd_access(c, own);
   if (have < 0) {
     close(obj);
-    if (gone(c)) {
-      answer_drop(c);
+    if (drop_if_gone(c))
       return;
-    }
     deny(c, EACCES, "descriptor's access mode unknown", SBX_UNOTIFY_HINT_NONE,
          NULL, false);
     return;
@@ -437,8 +464,7 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
   int err = errno;
   close(obj);
   if (fd < 0) {
-    c->ev.allowed = true;
-    answer_error(c, err);
+    answer_failed(c, err);
     return;
   }
   if (!(flags & O_NONBLOCK) && !(flags & K_O_PATH))
@@ -451,16 +477,9 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
                     mode_t mode) {
   c->ev.operation = open_operation(flags);
   c->ev.flags = (uint32_t)flags;
-  int rc = read_path(c, dirfd, path_addr, c->path, 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  int rc = take_path(c, dirfd, path_addr, c->path, 0);
+  if (rc < 0)
     return;
-  }
-  if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return;
-  }
   c->ev.path = c->path;
   int own = own_fd_path(c->path);
   if (own >= 0) {
@@ -474,10 +493,8 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
   if (opath)
     rflags = O_RDONLY | (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   /* The last moment before the file system is touched on its behalf. */
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   sbx_decision d;
   int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
                              c->path, rflags, mode, &d);
@@ -517,8 +534,7 @@ static void h_openat2(call *c) {
   size_t size = (size_t)arg(c, 3);
   c->ev.operation = "open";
   if (size < sizeof(how)) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
   int rc = sbx_target_read(&c->t, arg(c, 2), &how, sizeof(how));
@@ -527,13 +543,11 @@ static void h_openat2(call *c) {
     return;
   }
   if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
+    answer_failed(c, -rc);
     return;
   }
   if (how.flags > UINT32_MAX || how.mode > 07777) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
   /* The resolver never follows magic links; other RESOLVE_ flags change
@@ -573,10 +587,8 @@ static void stat_own(call *c, int fd, int kind, int at_flags, unsigned mask,
     len = sizeof(out.st);
   }
   int err = errno;
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   if (rc < 0) {
     answer_error(c, err == ENOENT ? EBADF : err);
     return;
@@ -597,25 +609,17 @@ static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
   if (kind == STAT_STATX)
     known |= AT_STATX_SYNC_TYPE;
   if (at_flags & ~known) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
-  int rc = read_path(c, dirfd, path_addr, c->path,
+  int rc = take_path(c, dirfd, path_addr, c->path,
                      (at_flags & AT_EMPTY_PATH) ? PATH_EMPTY_OK : 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  if (rc < 0)
     return;
-  }
   if (rc == PATH_EMPTY) {
     /* fstat(): the program holds the descriptor; not a decision. */
     c->report = false;
     stat_own(c, dirfd, kind, at_flags, mask, buf);
-    return;
-  }
-  if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
     return;
   }
   c->ev.path = c->path;
@@ -682,34 +686,24 @@ static void do_access(call *c, int dirfd, uint64_t path_addr, int mode,
   c->ev.flags = (uint32_t)mode;
   if ((mode & ~(R_OK | W_OK | X_OK)) ||
       (at_flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
-  int rc = read_path(c, dirfd, path_addr, c->path,
+  int rc = take_path(c, dirfd, path_addr, c->path,
                      (at_flags & AT_EMPTY_PATH) ? PATH_EMPTY_OK : 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  if (rc < 0)
     return;
-  }
   if (rc == PATH_EMPTY) {
     /* faccessat2(fd, "", AT_EMPTY_PATH) asks about a descriptor the
      * program holds; which file that is, is checked like a path. */
     int len = sbx_target_fd_path(&c->t, dirfd, c->path, sizeof(c->path));
     if (len < 0) {
-      if (gone(c)) {
-        answer_drop(c);
+      if (drop_if_gone(c))
         return;
-      }
-      c->ev.allowed = true;
-      answer_error(c, len == -ENOTDIR ? EACCES : -len);
+      answer_failed(c, len == -ENOTDIR ? EACCES : -len);
       return;
     }
     at_flags &= ~AT_EMPTY_PATH;
-  } else if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return;
   }
   c->ev.path = c->path;
   if (mode & W_OK)
@@ -723,10 +717,8 @@ static void do_access(call *c, int dirfd, uint64_t path_addr, int mode,
     /* The program's own descriptor exists; what it may do with it is
      * what the descriptor allows. */
     int have = target_fd_access(c, own);
-    if (gone(c)) {
-      answer_drop(c);
+    if (drop_if_gone(c))
       return;
-    }
     c->ev.allowed = true;
     if (have < 0)
       answer_error(c, ENOENT);
@@ -807,20 +799,12 @@ static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
                         int64_t bufsiz) {
   c->ev.operation = "stat";
   if (bufsiz <= 0) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
-  int rc = read_path(c, dirfd, path_addr, c->path, 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  int rc = take_path(c, dirfd, path_addr, c->path, 0);
+  if (rc < 0)
     return;
-  }
-  if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return;
-  }
   c->ev.path = c->path;
   char out[PATH_MAX];
   size_t size = (size_t)MIN(bufsiz, (int64_t)sizeof(out));
@@ -829,10 +813,8 @@ static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
   if (!readlink_self(c, out, size, &n))
     n = sbx_resolver_readlink(c->u->cfg.resolver, self_pid(c, c->path),
                               c->path, out, size, &d);
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   if (n < 0) {
     decided(c, n, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
     return;
@@ -858,16 +840,9 @@ static void h_readlinkat(call *c) {
 /* Reads one path for a call that changes a directory; false when it
  * already answered. */
 static bool path_for_change(call *c, int dirfd, uint64_t addr, char *out) {
-  int rc = read_path(c, dirfd, addr, out, 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  int rc = take_path(c, dirfd, addr, out, 0);
+  if (rc < 0)
     return false;
-  }
-  if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return false;
-  }
   if (own_fd_path(out) >= 0) {
     deny(c, EPERM, "a descriptor's name cannot be created or removed",
          SBX_UNOTIFY_HINT_NONE, NULL, false);
@@ -882,10 +857,8 @@ static void do_mkdir(call *c, int dirfd, uint64_t path_addr, mode_t mode) {
   if (!path_for_change(c, dirfd, path_addr, c->path))
     return;
   c->ev.path = c->path;
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   sbx_decision d;
   int rc = sbx_resolver_mkdir(c->u->cfg.resolver, self_pid(c, c->path),
                               c->path, mode, &d);
@@ -905,10 +878,8 @@ static void do_remove(call *c, int dirfd, uint64_t path_addr, bool dir) {
   if (!path_for_change(c, dirfd, path_addr, c->path))
     return;
   c->ev.path = c->path;
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   sbx_decision d;
   int rc = dir ? sbx_resolver_rmdir(c->u->cfg.resolver, self_pid(c, c->path),
                                     c->path, &d)
@@ -925,8 +896,7 @@ static void h_unlinkat(call *c) {
   int flags = arg_int(c, 2);
   if (flags & ~AT_REMOVEDIR) {
     c->ev.operation = "unlink";
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
   do_remove(c, arg_int(c, 0), arg(c, 1), (flags & AT_REMOVEDIR) != 0);
@@ -942,10 +912,8 @@ static void do_rename(call *c, int olddirfd, uint64_t oldp, int newdirfd,
   if (!path_for_change(c, newdirfd, newp, c->path2))
     return;
   c->ev.path2 = c->path2;
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   sbx_decision d;
   int rc = sbx_resolver_rename(c->u->cfg.resolver, self_pid(c, c->path),
                                c->path, c->path2, flags, &d);
@@ -981,22 +949,16 @@ static void h_renameat2(call *c) {
  * object (open_object). Returns our fd, or -1 when it already answered. */
 static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
                       unsigned need, sbx_unotify_hint hint) {
-  int rc = read_path(c, dirfd, path_addr, c->path,
+  int rc = take_path(c, dirfd, path_addr, c->path,
                      (at_flags & AT_EMPTY_PATH) ? PATH_EMPTY_OK : 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  if (rc < 0)
     return -1;
-  }
   if (rc == PATH_EMPTY) {
     /* The call is on dirfd itself: name it like /proc/self/fd/N. */
     if (dirfd == AT_FDCWD)
       g_strlcpy(c->path, "/proc/self/cwd", sizeof(c->path));
     else
       snprintf(c->path, sizeof(c->path), "/proc/self/fd/%d", dirfd);
-  } else if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return -1;
   }
   c->ev.path = c->path;
   if (rc == PATH_EMPTY && dirfd == AT_FDCWD) {
@@ -1009,10 +971,8 @@ static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
       return -1;
     }
   }
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return -1;
-  }
   int fd = open_object(c, c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), need,
                        hint);
   if (fd == PATH_GONE) {
@@ -1021,8 +981,7 @@ static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
   }
   if (fd < 0) {
     if (c->ev.reason == NULL) {
-      c->ev.allowed = true;
-      answer_error(c, -fd);
+      answer_failed(c, -fd);
     }
     return -1;
   }
@@ -1034,8 +993,7 @@ static void do_chmod(call *c, int dirfd, uint64_t path_addr, mode_t mode,
   c->ev.operation = "chmod";
   c->ev.flags = mode;
   if (at_flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
   int fd = object_for(c, dirfd, path_addr, at_flags, SBX_PERM_READ_WRITE,
@@ -1067,8 +1025,7 @@ static void h_utimensat(call *c) {
   c->ev.operation = "utime";
   int at_flags = arg_int(c, 3);
   if (at_flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
-    c->ev.allowed = true;
-    answer_error(c, EINVAL);
+    answer_failed(c, EINVAL);
     return;
   }
   struct timespec times[2];
@@ -1080,8 +1037,7 @@ static void h_utimensat(call *c) {
       return;
     }
     if (rc < 0) {
-      c->ev.allowed = true;
-      answer_error(c, -rc);
+      answer_failed(c, -rc);
       return;
     }
   }
@@ -1098,8 +1054,7 @@ static void h_utimensat(call *c) {
     }
     if (fd < 0) {
       if (c->ev.reason == NULL) {
-        c->ev.allowed = true;
-        answer_error(c, -fd);
+        answer_failed(c, -fd);
       }
       return;
     }
@@ -1118,21 +1073,12 @@ static void h_utimensat(call *c) {
 static void h_truncate(call *c) {
   c->ev.operation = "write";
   int64_t length = (int64_t)arg(c, 1);
-  int rc = read_path(c, AT_FDCWD, arg(c, 0), c->path, 0);
-  if (rc == PATH_GONE) {
-    answer_drop(c);
+  int rc = take_path(c, AT_FDCWD, arg(c, 0), c->path, 0);
+  if (rc < 0)
     return;
-  }
-  if (rc < 0) {
-    c->ev.allowed = true;
-    answer_error(c, -rc);
-    return;
-  }
   c->ev.path = c->path;
-  if (gone(c)) {
-    answer_drop(c);
+  if (drop_if_gone(c))
     return;
-  }
   sbx_decision d;
   int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
                              c->path, O_WRONLY | O_NONBLOCK, 0, &d);
@@ -1180,8 +1126,7 @@ static void do_xattr_read(call *c, bool list, bool follow) {
       return;
     }
     if (n <= 0) {
-      c->ev.allowed = true;
-      answer_error(c, n == -ENAMETOOLONG || n == 0 ? ERANGE : (int)-n);
+      answer_failed(c, n == -ENAMETOOLONG || n == 0 ? ERANGE : (int)-n);
       return;
     }
     g_strlcpy(c->detail, name, sizeof(c->detail));
@@ -1244,44 +1189,51 @@ static void refuse_path(call *c, const char *op, int dirfd, int i, int err,
   deny(c, err, reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
 }
 
-static void h_link(call *c) {
-  refuse_path(c, "link", AT_FDCWD, 1, EPERM, "links are not created");
-}
-static void h_linkat(call *c) {
-  refuse_path(c, "link", arg_int(c, 2), 3, EPERM, "links are not created");
-}
-static void h_symlink(call *c) {
-  refuse_path(c, "symlink", AT_FDCWD, 1, EPERM, "symlinks are not created");
-}
-static void h_symlinkat(call *c) {
-  refuse_path(c, "symlink", arg_int(c, 1), 2, EPERM,
-              "symlinks are not created");
-}
-static void h_mknod(call *c) {
-  refuse_path(c, "mknod", AT_FDCWD, 0, EPERM, "special files are not created");
-}
-static void h_mknodat(call *c) {
-  refuse_path(c, "mknod", arg_int(c, 0), 1, EPERM,
-              "special files are not created");
-}
-static void h_chown(call *c) {
-  refuse_path(c, "chown", AT_FDCWD, 0, EPERM, "ownership cannot change");
-}
-static void h_fchownat(call *c) {
-  refuse_path(c, "chown", arg_int(c, 0), 1, EPERM, "ownership cannot change");
-}
-static void h_setxattr(call *c) {
-  refuse_path(c, "setxattr", AT_FDCWD, 0, ENOTSUP,
-              "extended attributes cannot change");
-}
-static void h_utimes(call *c) {
-  refuse_path(c, "utime", AT_FDCWD, 0, EPERM, "use utimensat");
-}
-static void h_futimesat(call *c) {
-  refuse_path(c, "utime", arg_int(c, 0), 1, EPERM, "use utimensat");
-}
-static void h_inotify_add_watch(call *c) {
-  refuse_path(c, "watch", AT_FDCWD, 1, EACCES, "file watches are not served");
+/* Calls refused outright; the path is read only to name it. */
+typedef struct {
+  int nr;
+  const char *operation;
+  int dirfd_arg; /* -1: relative to the working directory */
+  int path_arg;
+  int error;
+  const char *reason;
+} refusal;
+
+static const refusal refusals[] = {
+    {__NR_setxattr, "setxattr", -1, 0, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_lsetxattr, "setxattr", -1, 0, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_removexattr, "setxattr", -1, 0, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_lremovexattr, "setxattr", -1, 0, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_link, "link", -1, 1, EPERM, "links are not created"},
+    {__NR_linkat, "link", 2, 3, EPERM, "links are not created"},
+    {__NR_symlink, "symlink", -1, 1, EPERM, "symlinks are not created"},
+    {__NR_symlinkat, "symlink", 1, 2, EPERM, "symlinks are not created"},
+    {__NR_mknod, "mknod", -1, 0, EPERM, "special files are not created"},
+    {__NR_mknodat, "mknod", 0, 1, EPERM, "special files are not created"},
+    {__NR_chown, "chown", -1, 0, EPERM, "ownership cannot change"},
+    {__NR_lchown, "chown", -1, 0, EPERM, "ownership cannot change"},
+    {__NR_fchownat, "chown", 0, 1, EPERM, "ownership cannot change"},
+    {__NR_utime, "utime", -1, 0, EPERM, "use utimensat"},
+    {__NR_utimes, "utime", -1, 0, EPERM, "use utimensat"},
+    {__NR_futimesat, "utime", 0, 1, EPERM, "use utimensat"},
+    {__NR_inotify_add_watch, "watch", -1, 1, EACCES,
+     "file watches are not served"},
+};
+
+static void h_refuse_path(call *c) {
+  for (size_t i = 0; i < G_N_ELEMENTS(refusals); i++) {
+    const refusal *r = &refusals[i];
+    if (r->nr != c->n->data.nr)
+      continue;
+    refuse_path(c, r->operation,
+                r->dirfd_arg < 0 ? AT_FDCWD : arg_int(c, r->dirfd_arg),
+                r->path_arg, r->error, r->reason);
+    return;
+  }
 }
 
 /* ---- exec --------------------------------------------------------------- */
@@ -1516,23 +1468,23 @@ static const handler handlers[] = {
     {__NR_lgetxattr, h_lgetxattr},
     {__NR_listxattr, h_listxattr},
     {__NR_llistxattr, h_llistxattr},
-    {__NR_setxattr, h_setxattr},
-    {__NR_lsetxattr, h_setxattr},
-    {__NR_removexattr, h_setxattr},
-    {__NR_lremovexattr, h_setxattr},
-    {__NR_link, h_link},
-    {__NR_linkat, h_linkat},
-    {__NR_symlink, h_symlink},
-    {__NR_symlinkat, h_symlinkat},
-    {__NR_mknod, h_mknod},
-    {__NR_mknodat, h_mknodat},
-    {__NR_chown, h_chown},
-    {__NR_lchown, h_chown},
-    {__NR_fchownat, h_fchownat},
-    {__NR_utime, h_utimes},
-    {__NR_utimes, h_utimes},
-    {__NR_futimesat, h_futimesat},
-    {__NR_inotify_add_watch, h_inotify_add_watch},
+    {__NR_setxattr, h_refuse_path},
+    {__NR_lsetxattr, h_refuse_path},
+    {__NR_removexattr, h_refuse_path},
+    {__NR_lremovexattr, h_refuse_path},
+    {__NR_link, h_refuse_path},
+    {__NR_linkat, h_refuse_path},
+    {__NR_symlink, h_refuse_path},
+    {__NR_symlinkat, h_refuse_path},
+    {__NR_mknod, h_refuse_path},
+    {__NR_mknodat, h_refuse_path},
+    {__NR_chown, h_refuse_path},
+    {__NR_lchown, h_refuse_path},
+    {__NR_fchownat, h_refuse_path},
+    {__NR_utime, h_refuse_path},
+    {__NR_utimes, h_refuse_path},
+    {__NR_futimesat, h_refuse_path},
+    {__NR_inotify_add_watch, h_refuse_path},
     {__NR_execve, h_execve},
     {__NR_execveat, h_execveat},
     {__NR_socket, h_socket},
@@ -1558,32 +1510,26 @@ sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
     return NULL;
   }
   sbx_unotify *u = g_new0(sbx_unotify, 1);
-  u->listener = listener;
   u->cfg = *config;
-  if (!sbx_unotify_buffers_init(&u->buf, error)) {
-    sbx_unotify_free(u);
+  if (!sbx_unotify_channel_open(&u->ch, listener, error)) {
+    g_free(u);
     return NULL;
   }
-  /* Same-CPU wakeups halve the cost of a round trip where the kernel has
-   * them (6.6); older kernels just do without. */
-  (void)sbx_unotify_set_sync_wakeup(listener);
   return u;
 }
 
 void sbx_unotify_free(sbx_unotify *u) {
   if (!u)
     return;
-  if (u->listener >= 0)
-    close(u->listener);
-  sbx_unotify_buffers_clear(&u->buf);
+  sbx_unotify_channel_close(&u->ch);
   g_free(u);
 }
 
-int sbx_unotify_listener(const sbx_unotify *u) { return u->listener; }
+int sbx_unotify_listener(const sbx_unotify *u) { return u->ch.listener; }
 
 int sbx_unotify_receive(sbx_unotify *u) {
   u->pending = false;
-  int rc = sbx_unotify_recv(u->listener, &u->buf);
+  int rc = sbx_unotify_recv(u->ch.listener, &u->ch.buf);
   if (rc == -ENOENT) {
     u->stats.dropped++;
     return 0;
@@ -1596,7 +1542,7 @@ int sbx_unotify_receive(sbx_unotify *u) {
 }
 
 const struct seccomp_notif *sbx_unotify_pending(const sbx_unotify *u) {
-  return u->pending ? u->buf.req : NULL;
+  return u->pending ? u->ch.buf.req : NULL;
 }
 
 static void emit(sbx_unotify *u, call *c) {
@@ -1611,7 +1557,7 @@ int sbx_unotify_answer(sbx_unotify *u) {
     return -EINVAL;
   u->pending = false;
   /* Copied: the buffer is reused for the reply's bookkeeping. */
-  struct seccomp_notif n = *u->buf.req;
+  struct seccomp_notif n = *u->ch.buf.req;
   call *c = g_new0(call, 1);
   c->u = u;
   c->n = &n;
@@ -1619,7 +1565,7 @@ int sbx_unotify_answer(sbx_unotify *u) {
   c->fd = -1;
   c->kind = ANSWER_VALUE;
   c->error = ENOSYS;
-  sbx_target_init(&c->t, u->listener, n.id, (pid_t)n.pid);
+  sbx_target_init(&c->t, u->ch.listener, n.id, (pid_t)n.pid);
   c->ev.pid = (pid_t)n.pid;
   c->ev.nr = n.data.nr;
   const char *name = sbx_syscall_name(n.data.nr);
@@ -1637,16 +1583,17 @@ int sbx_unotify_answer(sbx_unotify *u) {
   int rc = 0;
   switch (c->kind) {
     case ANSWER_VALUE:
-      rc = sbx_unotify_reply(u->listener, &u->buf, n.id, c->value, c->error);
+      rc = sbx_unotify_reply(u->ch.listener, &u->ch.buf, n.id, c->value,
+                             c->error);
       break;
     case ANSWER_FD:
-      rc = sbx_unotify_send_fd(u->listener, n.id, c->fd, c->fd_flags);
+      rc = sbx_unotify_send_fd(u->ch.listener, n.id, c->fd, c->fd_flags);
       if (rc >= 0)
         rc = 0;
       close(c->fd);
       break;
     case ANSWER_CONTINUE:
-      rc = sbx_unotify_continue(u->listener, &u->buf, n.id);
+      rc = sbx_unotify_continue(u->ch.listener, &u->ch.buf, n.id);
       break;
     case ANSWER_DROP:
       rc = -ENOENT;

@@ -57,6 +57,11 @@ static int open_mem(sbx_unotify_target *t) {
   return 0;
 }
 
+/* NULL never names target memory; anything else needs the mem fd. */
+static int open_mem_at(sbx_unotify_target *t, uint64_t addr) {
+  return addr == 0 ? -EFAULT : open_mem(t);
+}
+
 static int read_some(sbx_unotify_target *t, uint64_t addr, void *buf,
                      size_t len, size_t *got) {
   *got = 0;
@@ -71,9 +76,7 @@ static int read_some(sbx_unotify_target *t, uint64_t addr, void *buf,
 
 ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr,
                                char *buf, size_t size) {
-  if (addr == 0)
-    return -EFAULT;
-  int rc = open_mem(t);
+  int rc = open_mem_at(t, addr);
   if (rc < 0)
     return rc;
   size_t have = 0;
@@ -106,9 +109,7 @@ ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr,
 
 int sbx_target_read(sbx_unotify_target *t, uint64_t addr, void *buf,
                     size_t len) {
-  if (addr == 0)
-    return -EFAULT;
-  int rc = open_mem(t);
+  int rc = open_mem_at(t, addr);
   if (rc < 0)
     return rc;
   size_t have = 0;
@@ -128,9 +129,7 @@ int sbx_target_read(sbx_unotify_target *t, uint64_t addr, void *buf,
 
 int sbx_target_write(sbx_unotify_target *t, uint64_t addr, const void *buf,
                      size_t len) {
-  if (addr == 0)
-    return -EFAULT;
-  int rc = open_mem(t);
+  int rc = open_mem_at(t, addr);
   if (rc < 0)
     return rc;
   rc = sbx_target_valid(t);
