@@ -277,7 +277,8 @@ static void run_attack(sbx_sandbox *sb, const demo_request *tmpl,
   g_strlcpy(a->name, page->res.escapes[index], sizeof a->name);
   a->attack = demo_attack_find(a->name);
   if (!a->attack) {
-    g_snprintf(a->outcome, sizeof a->outcome, "unknown attack: not attempted");
+    g_snprintf(a->outcome, sizeof a->outcome,
+               "no such attack (a typo in the page?): not attempted");
     return;
   }
   errno = 0;
@@ -504,12 +505,12 @@ static bool print_tables(GPtrArray *pages, GArray *attacks,
     attack_run *a = &g_array_index(attacks, attack_run, i);
     blocked += a->blocked;
     skipped += a->skipped;
+    const char *verdict = a->blocked   ? "BLOCKED"
+                          : a->skipped ? "SKIPPED"
+                          : !a->attack ? "UNKNOWN"
+                                       : "NOT BLOCKED";
     printf("%-20s %-42s %-20s %s: %s\n", a->name,
-           a->attack ? a->attack->what : "?", a->control,
-           a->blocked   ? "BLOCKED"
-           : a->skipped ? "SKIPPED"
-                        : "NOT BLOCKED",
-           a->outcome);
+           a->attack ? a->attack->what : "?", a->control, verdict, a->outcome);
     print_denials(audit_lines, a->pid);
   }
   g_strfreev(audit_lines);

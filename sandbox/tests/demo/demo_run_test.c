@@ -196,10 +196,10 @@ static demo_run run_on_pages(const char *const *pages, char **out_dir) {
   return r;
 }
 
-START_TEST(demo_fails_and_names_the_page_it_could_not_render) {
+START_TEST(demo_fails_and_names_the_page_and_attack_it_could_not_run) {
   static const char *const pages[] = {
-      "good.html", "<p>fine <x-escape attack=fork>", "bad.html",
-      "<license name=\"no-such-license\">", NULL};
+      "good.html", "<p>fine <x-escape attack=fork><x-escape attack=nope>",
+      "bad.html", "<license name=\"no-such-license\">", NULL};
   char *out_dir;
   demo_run r = run_on_pages(pages, &out_dir);
   ck_assert_msg(r.exit_code == 1, "exit %d\n%s%s", r.exit_code, r.out, r.err);
@@ -207,8 +207,11 @@ START_TEST(demo_fails_and_names_the_page_it_could_not_render) {
                     strstr(r.out, "/usr/share/common-licenses/no-such-license"),
                 "%s", r.out);
   ck_assert_msg(
-      strstr(r.out, "1/2 pages rendered, 1/1 attacks blocked: FAILED"), "%s",
+      strstr(r.out, "1/2 pages rendered, 1/2 attacks blocked: FAILED"), "%s",
       r.out);
+  ck_assert_msg(
+      strstr(r.out, "\nnope ") && strstr(r.out, "UNKNOWN: no such attack"),
+      "%s", r.out);
   ck_assert_uint_gt(file_size(out_dir, "good", "txt"), 0);
   ck_assert_uint_eq(file_size(out_dir, "bad", "txt"), 0);
   demo_run_clear(&r);
@@ -236,7 +239,7 @@ int main(void) {
   TCase *tc = tcase_create("run");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, demo_renders_every_page_and_blocks_every_attack);
-  tcase_add_test(tc, demo_fails_and_names_the_page_it_could_not_render);
+  tcase_add_test(tc, demo_fails_and_names_the_page_and_attack_it_could_not_run);
   tcase_add_test(tc, demo_fails_when_no_page_asks_for_an_escape);
   suite_add_tcase(s, tc);
   return demo_test_run(s);
