@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +87,11 @@ static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
   }
   control = BROKER_CONTROL_FD;
 
+  if (config->max_fds > 0) {
+    struct rlimit lim = {config->max_fds, config->max_fds};
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+      child_fail(control, "broker: setrlimit(RLIMIT_NOFILE)", NULL);
+  }
   sbx_audit audit = {.fd = have_audit ? BROKER_AUDIT_FD : -1,
                      .log_grants = config->audit_grants};
   sbx_broker_server *server = sbx_broker_server_new(&audit);

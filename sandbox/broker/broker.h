@@ -45,6 +45,10 @@ typedef struct {
    * the caller keeps its own descriptor. */
   int audit_fd;
   bool audit_grants; /* also log granted requests (costs a write each) */
+  /* The broker's RLIMIT_NOFILE (soft and hard), or 0 to keep the host's.
+   * When it runs out, requests fail with ENFILE until descriptors are free
+   * again (F4); tests lower it to get there quickly. */
+  unsigned max_fds;
   /* Dangerous: run the broker without its own seccomp filter and Landlock
    * ruleset. Only for measuring what those layers cost. */
   bool dangerously_unsandboxed;

@@ -376,6 +376,31 @@ static bool in_proc(const cursor *c) {
          (c->len == 5 || c->buf[5] == '/');
 }
 
+/* How to resolve beneath a root. Below /proc no symlink is followed by
+ * the kernel: procfs's own links (net -> self/net, mounts -> self/mounts)
+ * would name the broker's "self", so the resolver substitutes them itself
+ * and the next round maps self to the worker (S26). */
+static unsigned long long beneath(const cursor *c) {
+  return BENEATH | (in_proc(c) ? RESOLVE_NO_SYMLINKS : 0);
+}
+
+/* After ELOOP below /proc: is the first symlink on the path one of
+ * procfs's top-level links (/proc/net, /proc/mounts, ...), to substitute
+ * and decide again? Anything deeper (/proc/<pid>/root, exe, cwd, fd/N,
+ * ns/...) is a magic link, never followed. */
+static bool proc_top_link(const cursor *c) {
+  if (c->len <= 6)
+    return false;
+  char top[PATH_MAX];
+  size_t n = 6;
+  while (n < c->len && c->buf[n] != '/')
+    n++;
+  memcpy(top, c->buf, n);
+  top[n] = '\0';
+  char target[16];
+  return readlinkat(AT_FDCWD, top, target, sizeof(target)) > 0;
+}
+
 /* Opens beneath the root of entry `idx`. */
 static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
                        const alternative *alt, const lookup *lk,
@@ -437,9 +462,10 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
       out->name = rel;
       return STEP_DONE;
     }
+    unsigned long long how = beneath(c);
     *slash = '\0';
     int pfd = (int)sys_openat2(rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
-                               0, BENEATH);
+                               0, how);
     int err = errno;
     *slash = '/';
     if (pfd < 0) {
@@ -460,7 +486,7 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
   bool exact = !e->recursive;
   if (exact || !lk->follow)
     oflags |= O_NOFOLLOW;
-  int fd = (int)sys_openat2(rootfd, rel, oflags, alt->mode, BENEATH);
+  int fd = (int)sys_openat2(rootfd, rel, oflags, alt->mode, beneath(c));
   int err = errno;
   if (root_owned)
     close(rootfd);
@@ -471,6 +497,11 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
     if (err == EAGAIN)
       return STEP_RETRY;
     if (err == ELOOP && in_proc(c)) {
+      if (!e->proc_self && proc_top_link(c)) {
+        *walk_fd = AT_FDCWD;
+        *walk_start = 1;
+        return STEP_WALK_PATH;
+      }
       *why = "magic link";
       return STEP_DENIED;
     }

@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -245,7 +247,16 @@ static verdict refuse_message(sbx_broker_server *s, const channel *ch,
   return CLOSE;
 }
 
-static verdict send_reply(int reply_fd, const sbx_broker_request_view *q,
+/* A reply socket made for one request holds no earlier reply: one that
+ * does was sent again by a client that never reads it, which would let
+ * replies (and descriptors in flight) pile up there (B7). */
+static bool reply_socket_reused(int reply_fd) {
+  int queued = 0;
+  return ioctl(reply_fd, SIOCOUTQ, &queued) == 0 && queued > 0;
+}
+
+/* Sends one reply; returns 0 or the errno of the send. */
+static int send_reply(int reply_fd, const sbx_broker_request_view *q,
                           int result, int fd, const void *payload,
                           size_t payload_len) {
   sbx_broker_reply rep;
@@ -270,19 +281,39 @@ static verdict send_reply(int reply_fd, const sbx_broker_request_view *q,
   do {
     n = sendmsg(reply_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  if (n >= 0)
-    return KEEP;
-  switch (errno) {
+  return n >= 0 ? 0 : errno;
+}
+
+typedef enum {
+  REPLY_DELIVERED, /* or dropped for a client that left or never reads */
+  REPLY_LOST,      /* a correct client would wait for it: close */
+  REPLY_REFUSED,   /* not a connected socket: not a correct client */
+} reply_outcome;
+
+/* Replies to q, falling back to a bare ENFILE when the kernel refuses to
+ * carry the descriptor (too many in flight for this user). */
+static reply_outcome reply(sbx_broker_server *s, int reply_fd, bool thread,
+                           const sbx_broker_request_view *q, int result,
+                           int fd, const void *payload, size_t payload_len) {
+  int err = send_reply(reply_fd, q, result, fd, payload, payload_len);
+  if (err == ETOOMANYREFS && fd >= 0) {
+    s->stats.dropped++;
+    err = send_reply(reply_fd, q, -ENFILE, -1, NULL, 0);
+  }
+  switch (err) {
+    case 0:
     case EPIPE:
     case ECONNRESET:
-    case EAGAIN:
+    case EAGAIN: /* a client that never reads: its loss alone */
+      return REPLY_DELIVERED;
     case ENOBUFS:
     case ENOMEM:
-      /* The client went away or will never read: its loss alone. */
-      return KEEP;
+    case ETOOMANYREFS:
+      /* A fresh reply socket goes anyway (end of file for the client); a
+       * thread channel must go too, or its client would wait forever. */
+      return thread ? REPLY_LOST : REPLY_DELIVERED;
     default:
-      /* Not a connected socket: the request was not a correct client's. */
-      return CLOSE;
+      return REPLY_REFUSED;
   }
 }
 
@@ -377,6 +408,8 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   if (q.command == SBX_BROKER_CMD_ATTACH && ch->thread)
     return refuse_message(s, ch, &a, "attach on a thread channel");
   int reply_fd = ch->thread ? ch->fd : a.fds[0];
+  if (!ch->thread && reply_socket_reused(reply_fd))
+    return refuse_message(s, ch, &a, "reply socket with an unread reply");
   const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
   const sbx_allowlist *list = sbx_resolver_allowlist(r);
   sbx_broker_call call = {
@@ -420,16 +453,17 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   };
   sbx_audit_write(s->audit, &rec);
 
-  verdict v = send_reply(reply_fd, &q, result, call.fd,
-                         result >= 0 ? call.payload : NULL,
-                         result >= 0 ? call.payload_len : 0);
+  reply_outcome out = reply(s, reply_fd, ch->thread, &q, result, call.fd,
+                            result >= 0 ? call.payload : NULL,
+                            result >= 0 ? call.payload_len : 0);
+  verdict v = out == REPLY_DELIVERED ? KEEP : CLOSE;
   if (call.fd >= 0)
     close(call.fd);
   if (q.command == SBX_BROKER_CMD_ATTACH && result == 0 && v == KEEP)
     append_channel(s, reply_fd, ch->type, true, ch->origin);
   else if (!ch->thread)
     close(reply_fd);
-  if (v == CLOSE) {
+  if (out == REPLY_REFUSED) {
     s->stats.bad_messages++;
     audit_protocol(s, ch, call.pid, "reply descriptor is not a socket",
                    ENOTSOCK);

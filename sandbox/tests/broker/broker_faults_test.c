@@ -6,10 +6,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <linux/landlock.h>
 #include <linux/openat2.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,15 @@ static void stop(fixture *f) {
     unlink(f->audit_path);
   g_free(f->audit_path);
   broker_test_tree_free(&f->t);
+}
+
+static void start(fixture *f) {
+  memset(f, 0, sizeof(*f));
+  broker_test_tree_make(&f->t);
+  f->list = broker_test_tree_allowlist(&f->t, "worker");
+  f->audit_fd = -1;
+  sbx_broker_config cfg = {.audit_fd = -1};
+  start_with(f, &cfg);
 }
 
 static int connect_worker(fixture *f) {
@@ -257,6 +267,478 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
 }
 END_TEST
 
+
+/* ---- B5: numeric fields ------------------------------------------------- */
+
+/* One raw request datagram: header and paths; returns its length. */
+static size_t make_request(unsigned char *buf, uint16_t command,
+                           uint32_t flags, uint32_t arg, const char *path,
+                           const char *path2) {
+  sbx_broker_request h = {.magic = SBX_BROKER_MAGIC,
+                          .version = SBX_BROKER_VERSION,
+                          .command = command,
+                          .id = 7,
+                          .flags = flags,
+                          .arg = arg};
+  size_t len = sizeof(h);
+  if (path) {
+    h.path_len = (uint16_t)(strlen(path) + 1);
+    memcpy(buf + len, path, h.path_len);
+    len += h.path_len;
+  }
+  if (path2) {
+    h.path2_len = (uint16_t)(strlen(path2) + 1);
+    memcpy(buf + len, path2, h.path2_len);
+    len += h.path2_len;
+  }
+  memcpy(buf, &h, sizeof(h));
+  return len;
+}
+
+/* Sends one raw request with a fresh reply socket; returns the reply's
+ * result, or INT32_MIN when the broker closed the channel instead. */
+static int32_t raw_call(int ch, const unsigned char *buf, size_t len) {
+  int sv[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+                   0);
+  broker_test_send_raw(ch, buf, len, &sv[1], 1);
+  close(sv[1]);
+  sbx_broker_reply rep;
+  memset(&rep, 0, sizeof(rep));
+  struct pollfd p = {.fd = sv[0], .events = POLLIN};
+  ck_assert_int_eq(poll(&p, 1, 3000), 1);
+  ssize_t n = recv(sv[0], &rep, sizeof(rep), MSG_DONTWAIT);
+  close(sv[0]);
+  if (n == 0) {
+    ck_assert(broker_test_channel_closed(ch));
+    return INT32_MIN;
+  }
+  ck_assert_int_ge(n, (ssize_t)sizeof(rep));
+  ck_assert_uint_eq(rep.id, 7);
+  return rep.result;
+}
+
+START_TEST(broker_refuses_access_modes_and_fields_out_of_range) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  /* Controls: every valid mode, and the documented answer for X_OK. */
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, F_OK, 0), 0);
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, R_OK | W_OK,
+                                     AT_EACCESS | AT_SYMLINK_NOFOLLOW),
+                   0);
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, X_OK, 0), -EACCES);
+  ck_assert_int_eq(access(f.t.existing, 8), -1); /* the kernel agrees */
+  ck_assert_int_eq(errno, EINVAL);
+  /* Modes and flags outside F_OK/R_OK/W_OK/X_OK and the AT_ set. */
+  const int bad_modes[] = {8, 16, 0x80, -1, R_OK | 0x100, INT32_MIN};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad_modes); i++)
+    ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, bad_modes[i], 0),
+                     -EINVAL);
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, R_OK, AT_EMPTY_PATH),
+                   -EINVAL);
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.good_file, O_RDONLY | (1 << 30),
+                                   0),
+                   -EINVAL);
+  struct statx stx;
+  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX_BASIC_STATS,
+                                    &stx),
+                   0);
+  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX__RESERVED,
+                                    &stx),
+                   -EINVAL);
+  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, AT_REMOVEDIR,
+                                    STATX_SIZE, &stx),
+                   -EINVAL);
+  char *a = broker_test_path(&f.t, "rw/a");
+  ck_assert_int_eq(sbx_broker_rename(&c, f.t.existing, a, RENAME_WHITEOUT),
+                   -EINVAL);
+  ck_assert_int_eq(sbx_broker_rename(&c, f.t.existing, a,
+                                     RENAME_EXCHANGE | RENAME_NOREPLACE),
+                   -EINVAL);
+
+  /* The same fields written by a hostile client close its channel; the
+   * valid datagram beside each is answered. */
+  static unsigned char buf[SBX_BROKER_MAX_REQUEST];
+  struct {
+    uint16_t command;
+    uint32_t good_flags, good_arg, bad_flags, bad_arg;
+    bool two_paths;
+  } cases[] = {
+      {SBX_BROKER_CMD_ACCESS, R_OK, 0, 8, 0, false},
+      {SBX_BROKER_CMD_ACCESS, W_OK, 0, 0xffffffffu, 0, false},
+      {SBX_BROKER_CMD_ACCESS, R_OK, AT_EACCESS, R_OK, 0x10000, false},
+      {SBX_BROKER_CMD_OPEN, O_RDONLY, 0, O_RDONLY, 010000, false},
+      {SBX_BROKER_CMD_READLINK, 0, 16, 0, 0, false},
+      {SBX_BROKER_CMD_READLINK, 0, PATH_MAX, 0, PATH_MAX + 1, false},
+      {SBX_BROKER_CMD_STAT, 0, 0, 1, 0, false},
+      {SBX_BROKER_CMD_STATX, 0, STATX_SIZE, 0, STATX__RESERVED, false},
+      {SBX_BROKER_CMD_MKDIR, 0, 0755, 0, 0100000, false},
+      {SBX_BROKER_CMD_RENAME, RENAME_NOREPLACE, 0, RENAME_WHITEOUT, 0, true},
+      {SBX_BROKER_CMD_RENAME, 0, 0, 0, 1, true},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *p1 = cases[i].command == SBX_BROKER_CMD_MKDIR ? a
+                     : cases[i].two_paths                    ? f.t.existing
+                                                             : f.t.good_file;
+    const char *p2 = cases[i].two_paths ? a : NULL;
+    int ch = connect_worker(&f);
+    size_t len = make_request(buf, cases[i].command, cases[i].good_flags,
+                              cases[i].good_arg, p1, p2);
+    int32_t r = raw_call(ch, buf, len);
+    ck_assert_msg(r != INT32_MIN, "case %zu: valid request refused", i);
+    if (cases[i].two_paths && r == 0) /* put it back for the next case */
+      ck_assert_int_eq(rename(a, f.t.existing), 0);
+    if (cases[i].command == SBX_BROKER_CMD_MKDIR && r == 0)
+      ck_assert_int_eq(rmdir(a), 0);
+    len = make_request(buf, cases[i].command, cases[i].bad_flags,
+                       cases[i].bad_arg, p1, p2);
+    ck_assert_msg(raw_call(ch, buf, len) == INT32_MIN,
+                  "case %zu: out-of-range field answered", i);
+    close(ch);
+  }
+  /* A path length over PATH_MAX in the header. */
+  int ch = connect_worker(&f);
+  size_t len = make_request(buf, SBX_BROKER_CMD_STAT, 0, 0, "/x", NULL);
+  sbx_broker_request h;
+  memcpy(&h, buf, sizeof(h));
+  h.path_len = PATH_MAX + 1;
+  memcpy(buf, &h, sizeof(h));
+  ck_assert(raw_call(ch, buf, len) == INT32_MIN);
+  close(ch);
+  /* The well-behaved client was never affected. */
+  ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, R_OK, 0), 0);
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.bad_messages, G_N_ELEMENTS(cases) + 1);
+  ck_assert_uint_eq(st.channels, 1);
+  g_free(a);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+/* ---- F4: the broker out of descriptors ---------------------------------- */
+
+START_TEST(broker_out_of_descriptors_fails_cleanly_and_recovers) {
+  fixture f;
+  memset(&f, 0, sizeof(f));
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  f.audit_fd = -1;
+  sbx_broker_config cfg = {.audit_fd = -1, .max_fds = 32};
+  start_with(&f, &cfg);
+  /* Controls: two workers served, one of them through a thread channel
+   * already attached, the other not yet. */
+  sbx_broker_client pooled, fresh;
+  sbx_broker_client_init(&pooled, connect_worker(&f));
+  sbx_broker_client_init(&fresh, connect_worker(&f));
+  int fd = sbx_broker_open(&pooled, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.thread_channels, 1);
+
+  /* Fill the broker's descriptor table with channels, until the broker
+   * says it has no room. */
+  int extra[64];
+  size_t n_extra = 0;
+  GError *error = NULL;
+  for (;;) {
+    ck_assert_uint_lt(n_extra, G_N_ELEMENTS(extra));
+    int ch = sbx_broker_connect(f.b, "worker", &error);
+    if (ch < 0)
+      break;
+    extra[n_extra++] = ch;
+  }
+  ck_assert_msg(strstr(error->message, g_strerror(EMFILE)) != NULL, "%s",
+                error->message);
+  g_clear_error(&error);
+
+  /* Every kind of request fails at once with ENFILE, on either path. */
+  ck_assert_int_eq(sbx_broker_open(&pooled, f.t.good_file, O_RDONLY, 0),
+                   -ENFILE);
+  struct stat sb;
+  ck_assert_int_eq(sbx_broker_stat(&pooled, f.t.good_file, &sb), -ENFILE);
+  ck_assert_int_eq(sbx_broker_open(&fresh, f.t.good_file, O_RDONLY, 0),
+                   -ENFILE);
+  ck_assert_int_eq(sbx_broker_stat(&fresh, f.t.good_file, &sb), -ENFILE);
+
+  /* Free a few descriptors: the broker serves both again. */
+  for (size_t i = 0; i < 4; i++)
+    close(extra[--n_extra]);
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_ge(st.dropped, 4);
+  fd = sbx_broker_open(&pooled, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  fd = sbx_broker_open(&fresh, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  char *text = broker_test_read_fd(fd);
+  ck_assert_str_eq(text, "good");
+  g_free(text);
+  close(fd);
+  ck_assert_int_eq(sbx_broker_stat(&fresh, f.t.good_file, &sb), 0);
+  while (n_extra > 0)
+    close(extra[--n_extra]);
+  close(pooled.channel);
+  close(fresh.channel);
+  stop(&f);
+}
+END_TEST
+
+/* ---- B7: floods and clients that never read ----------------------------- */
+
+#define VICTIM_ROUNDS 300
+
+#define FLOOD_UNREAD 64
+
+/* In the flooding child: requests as fast as the channels take them, on
+ * the worker channel (keeping the last FLOOD_UNREAD reply sockets open,
+ * unread) and on a thread channel, never reading a reply. Runs until
+ * killed. */
+static void G_GNUC_NORETURN flood(int ch, const char *path) {
+  static unsigned char buf[SBX_BROKER_MAX_REQUEST];
+  int tc[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, tc) != 0)
+    _exit(2);
+  size_t len = make_request(buf, SBX_BROKER_CMD_ATTACH, 0, 0, NULL, NULL);
+  broker_test_send_raw(ch, buf, len, &tc[1], 1);
+  close(tc[1]);
+  sbx_broker_reply rep;
+  if (recv(tc[0], &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep) ||
+      rep.result != 0)
+    _exit(3);
+  len = make_request(buf, SBX_BROKER_CMD_OPEN, O_RDONLY, 0, path, NULL);
+  int unread[FLOOD_UNREAD];
+  for (size_t i = 0; i < FLOOD_UNREAD; i++)
+    unread[i] = -1;
+  for (size_t i = 0;; i = (i + 1) % FLOOD_UNREAD) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+      _exit(4);
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    sbx_broker_fd_cmsg cb;
+    struct msghdr with_fd = {.msg_iov = &iov, .msg_iovlen = 1};
+    sbx_broker_msg_attach_fd(&with_fd, &cb, sv[1]);
+    sendmsg(ch, &with_fd, MSG_DONTWAIT | MSG_NOSIGNAL);
+    close(sv[1]);
+    if (unread[i] >= 0)
+      close(unread[i]);
+    unread[i] = sv[0];
+    send(tc[0], buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+}
+
+static long vm_rss_kib(pid_t pid) {
+  return status_field(pid, "VmRSS");
+}
+
+START_TEST(broker_serves_others_while_one_worker_floods_and_never_reads) {
+  fixture f;
+  start(&f);
+  sbx_broker_client victim;
+  sbx_broker_client_init(&victim, connect_worker(&f));
+  int hostile = connect_worker(&f);
+  /* Control: the victim is served before the flood, too. */
+  int fd = sbx_broker_open(&victim, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  long rss_before = vm_rss_kib(sbx_broker_pid(f.b));
+  ck_assert_int_gt(rss_before, 0);
+  pid_t flooder = fork();
+  ck_assert_int_ge(flooder, 0);
+  if (flooder == 0) {
+    close(victim.channel);
+    flood(hostile, f.t.good_file);
+  }
+  close(hostile);
+  sbx_broker_stats st;
+  /* Wait until the flood is under way. */
+  for (int i = 0; i < 1000; i++) {
+    ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+    if (st.requests > 1000)
+      break;
+    usleep(1000);
+  }
+  ck_assert_uint_gt(st.requests, 1000);
+  uint64_t before = st.requests;
+  for (int i = 0; i < VICTIM_ROUNDS; i++) {
+    fd = sbx_broker_open(&victim, f.t.good_file, O_RDONLY, 0);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    struct stat sb;
+    ck_assert_int_eq(sbx_broker_stat(&victim, f.t.good_file, &sb), 0);
+  }
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  /* The flood went on meanwhile (it was served, not starved), and the
+   * broker holds no more memory for it than a fixed amount. */
+  ck_assert_uint_ge(st.requests - before, 2 * VICTIM_ROUNDS + 100);
+  ck_assert_uint_eq(st.bad_messages, 0);
+  long rss_after = vm_rss_kib(sbx_broker_pid(f.b));
+  ck_assert_msg(rss_after - rss_before < 16 * 1024,
+                "broker grew from %ld to %ld KiB", rss_before, rss_after);
+  ck_assert_int_eq(kill(flooder, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(flooder, NULL, 0), flooder);
+  fd = sbx_broker_open(&victim, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  /* What the flooder left queued is bounded: the broker works through it
+   * and then closes that channel. */
+  for (int i = 0; i < 2000; i++) {
+    ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+    if (st.channels == 1 && st.thread_channels == 1)
+      break;
+    usleep(5000);
+  }
+  ck_assert_uint_eq(st.channels, 1);
+  ck_assert_uint_eq(st.thread_channels, 1); /* the victim's */
+  close(victim.channel);
+  stop(&f);
+}
+END_TEST
+
+/* ---- S26: magic links and /proc/self ------------------------------------ */
+
+typedef struct {
+  fixture *f;
+  pid_t broker;
+} proc_args;
+
+#define EXPECT(cond)                                                 \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);     \
+      return 1;                                                      \
+    }                                                                \
+  } while (0)
+
+/* Reads the whole file at fd (a descriptor we own) into a string. */
+static char *slurp(int fd) {
+  char *s = broker_test_read_fd(fd);
+  close(fd);
+  return s;
+}
+
+/* The worker: a child of the test, in its own network namespace when it
+ * can get one, so that "whose /proc/net" has a visible answer. */
+static int proc_worker(void *arg) {
+  proc_args *a = arg;
+  fixture *f = a->f;
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(f));
+  bool own_net = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
+
+  /* /proc/self is this process, not the broker. */
+  int fd = sbx_broker_open(&c, "/proc/self/status", O_RDONLY, 0);
+  EXPECT(fd >= 0);
+  char *text = slurp(fd);
+  char *want = g_strdup_printf("\nPid:\t%d\n", (int)getpid());
+  EXPECT(strstr(text, want) != NULL);
+  g_free(want);
+  g_free(text);
+  char *by_pid = g_strdup_printf("/proc/%d/cmdline", (int)getpid());
+  fd = sbx_broker_open(&c, by_pid, O_RDONLY, 0);
+  EXPECT(fd >= 0);
+  close(fd);
+  g_free(by_pid);
+
+  /* procfs's own link /proc/net names "self" too: the worker's. */
+  fd = sbx_broker_open(&c, "/proc/net/dev", O_RDONLY, 0);
+  EXPECT(fd >= 0);
+  text = slurp(fd);
+  fd = open("/proc/net/dev", O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0);
+  char *mine = slurp(fd);
+  EXPECT(strcmp(text, mine) == 0);
+  if (own_net) {
+    char *path = g_strdup_printf("/proc/%d/net/dev", (int)a->broker);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    g_free(path);
+    EXPECT(fd >= 0);
+    char *brokers = slurp(fd);
+    EXPECT(strcmp(brokers, mine) != 0); /* the views differ... */
+    g_free(brokers);
+  }
+  g_free(text);
+  g_free(mine);
+
+  /* Magic links: each works outside the broker (control) and is refused
+   * through it. */
+  int canary = open(f->t.canary, O_RDONLY | O_CLOEXEC);
+  EXPECT(canary >= 0);
+  EXPECT(chdir(f->t.root) == 0);
+  char *fd_link = g_strdup_printf("/proc/self/fd/%d", canary);
+  char *cwd_link = g_strdup("/proc/self/cwd/canary");
+  const char *magic[] = {"/proc/self/root/etc/passwd",
+                         "/proc/self/root/etc/shadow",
+                         fd_link,
+                         "/proc/self/exe",
+                         cwd_link,
+                         "/proc/self/cwd",
+                         "/proc/self/root",
+                         "/proc/self/ns/net",
+                         "/proc/thread-self/status"};
+  for (size_t i = 0; i < G_N_ELEMENTS(magic); i++) {
+    if (i != 1) { /* shadow is not readable by everyone */
+      fd = open(magic[i], O_RDONLY | O_CLOEXEC);
+      EXPECT(fd >= 0);
+      close(fd);
+    }
+    fd = sbx_broker_open(&c, magic[i], O_RDONLY, 0);
+    if (fd != -EACCES) {
+      fprintf(stderr, "%s: %d\n", magic[i], fd);
+      return 1;
+    }
+    struct stat sb;
+    EXPECT(sbx_broker_stat(&c, magic[i], &sb) == -EACCES);
+  }
+  g_free(fd_link);
+  g_free(cwd_link);
+  close(canary);
+
+  /* The broker's and the host's /proc directories are other processes'. */
+  char *other[] = {
+      g_strdup_printf("/proc/%d/status", (int)a->broker),
+      g_strdup_printf("/proc/%d/root/etc/passwd", (int)a->broker),
+      g_strdup_printf("/proc/%d/environ", (int)getppid()),
+      g_strdup("/proc/1/status"),
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(other); i++) {
+    EXPECT(sbx_broker_open(&c, other[i], O_RDONLY, 0) == -EACCES);
+    g_free(other[i]);
+  }
+  /* Nor through a symlink in an allowed tree. */
+  char *link = broker_test_path(&f->t, "good/proc_broker");
+  char *target = g_strdup_printf("/proc/%d/status", (int)a->broker);
+  EXPECT(symlink(target, link) == 0);
+  EXPECT(sbx_broker_open(&c, link, O_RDONLY, 0) == -EACCES);
+  g_free(link);
+  g_free(target);
+  close(c.channel);
+  return 0;
+}
+
+START_TEST(broker_proc_self_means_the_worker_and_magic_links_stay_shut) {
+  fixture f;
+  memset(&f, 0, sizeof(f));
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  GError *error = NULL;
+  ck_assert_msg(sbx_allowlist_add(f.list, "/proc/", SBX_PERM_READ_ONLY,
+                                  &error),
+                "%s", error ? error->message : "");
+  f.audit_fd = -1;
+  sbx_broker_config cfg = {.audit_fd = -1};
+  start_with(&f, &cfg);
+  proc_args a = {&f, sbx_broker_pid(f.b)};
+  ck_assert_int_eq(broker_test_run_in_child(proc_worker, &a), 0);
+  stop(&f);
+}
+END_TEST
+
 int main(void) {
   umask(022);
   Suite *s = suite_create("broker_faults");
@@ -266,6 +748,15 @@ int main(void) {
   tcase_add_test(tc, broker_sandbox_puts_landlock_before_seccomp);
   tcase_add_test(tc, broker_serves_every_command_and_audits_under_its_filter);
   suite_add_tcase(s, tc);
+  TCase *faults = tcase_create("faults");
+  tcase_set_timeout(faults, 30);
+  tcase_add_test(faults, broker_refuses_access_modes_and_fields_out_of_range);
+  tcase_add_test(faults, broker_out_of_descriptors_fails_cleanly_and_recovers);
+  tcase_add_test(faults,
+                 broker_serves_others_while_one_worker_floods_and_never_reads);
+  tcase_add_test(faults,
+                 broker_proc_self_means_the_worker_and_magic_links_stay_shut);
+  suite_add_tcase(s, faults);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_ENV);
   int failed = srunner_ntests_failed(sr);

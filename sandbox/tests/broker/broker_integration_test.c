@@ -123,37 +123,6 @@ START_TEST(broker_denies_with_the_documented_errno) {
 }
 END_TEST
 
-/* Sends raw bytes (and optionally descriptors) as one datagram. */
-static void send_raw(int ch, const void *buf, size_t len, const int *fds,
-                     size_t n_fds) {
-  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-  union {
-    char buf[CMSG_SPACE(4 * sizeof(int))];
-    struct cmsghdr align;
-  } cbuf;
-  memset(&cbuf, 0, sizeof(cbuf));
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (n_fds) {
-    msg.msg_control = cbuf.buf;
-    msg.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, n_fds * sizeof(int));
-  }
-  ck_assert_int_ge(sendmsg(ch, &msg, MSG_NOSIGNAL), 0);
-}
-
-/* The channel is closed by the broker: the next read sees end of file. */
-static bool channel_closed(int ch) {
-  struct pollfd p = {.fd = ch, .events = POLLIN};
-  if (poll(&p, 1, 3000) != 1)
-    return false;
-  char b;
-  return recv(ch, &b, 1, MSG_DONTWAIT) == 0;
-}
-
 typedef enum {
   BAD_SHORT,
   BAD_MAGIC,
@@ -198,7 +167,7 @@ static void send_bad(int ch, bad_kind k, int reply_fd) {
   }
   memcpy(buf, &h, sizeof(h));
   memcpy(buf + sizeof(h), path, 5);
-  send_raw(ch, buf, len, fds, n_fds);
+  broker_test_send_raw(ch, buf, len, fds, n_fds);
 }
 
 START_TEST(broker_closes_only_the_channel_of_a_hostile_client) {
@@ -222,13 +191,14 @@ START_TEST(broker_closes_only_the_channel_of_a_hostile_client) {
       unsigned char buf[PATH_MAX + 64];
       memcpy(buf, &h, sizeof(h));
       memcpy(buf + sizeof(h), f.t.good_file, h.path_len);
-      send_raw(ch, buf, sizeof(h) + h.path_len, &reply, 1);
+      broker_test_send_raw(ch, buf, sizeof(h) + h.path_len, &reply, 1);
     } else {
       send_bad(ch, (bad_kind)k, reply);
     }
     close(sv[1]);
     close(pipefd[0]);
-    ck_assert_msg(channel_closed(ch), "kind %d did not close its channel", k);
+    ck_assert_msg(broker_test_channel_closed(ch),
+                  "kind %d did not close its channel", k);
     /* B3/B8: nothing came back on the reply socket, and the broker closed
      * the descriptor it received (end of file, not a hang). */
     char b;

@@ -6,7 +6,9 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,4 +130,34 @@ bool broker_test_same_file(int fd, const struct stat *st) {
   if (fstat(fd, &s) != 0)
     return false;
   return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+void broker_test_send_raw(int ch, const void *buf, size_t len,
+                          const int *fds, size_t n_fds) {
+  ck_assert_uint_le(n_fds, 4);
+  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(4 * sizeof(int))];
+    struct cmsghdr align;
+  } cbuf;
+  memset(&cbuf, 0, sizeof(cbuf));
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (n_fds) {
+    msg.msg_control = cbuf.buf;
+    msg.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, n_fds * sizeof(int));
+  }
+  ck_assert_int_ge(sendmsg(ch, &msg, MSG_NOSIGNAL), 0);
+}
+
+bool broker_test_channel_closed(int ch) {
+  struct pollfd p = {.fd = ch, .events = POLLIN};
+  if (poll(&p, 1, 3000) != 1)
+    return false;
+  char b;
+  return recv(ch, &b, 1, MSG_DONTWAIT) == 0;
 }

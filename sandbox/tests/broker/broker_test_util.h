@@ -14,6 +14,7 @@
 #define SBX_TESTS_BROKER_BROKER_TEST_UTIL_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -52,5 +53,13 @@ int broker_test_run_in_child(int (*fn)(void *arg), void *arg);
 
 /* True when fd refers to the same object as st. */
 bool broker_test_same_file(int fd, const struct stat *st);
+
+/* Sends raw bytes (and up to 4 descriptors in one SCM_RIGHTS block) as
+ * one datagram on ch; fails the test if the send fails. */
+void broker_test_send_raw(int ch, const void *buf, size_t len,
+                          const int *fds, size_t n_fds);
+
+/* True when the broker closed its end of ch (end of file within 3 s). */
+bool broker_test_channel_closed(int ch);
 
 #endif /* SBX_TESTS_BROKER_BROKER_TEST_UTIL_H_ */
