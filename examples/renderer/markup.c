@@ -458,10 +458,17 @@ static void end_tag(parser *ps, const tag *t) {
     ps->in_title = false;
     return;
   }
-  if ((t->name[0] == 'h' && t->name[1] >= '1' && t->name[1] <= '6' &&
-       !t->name[2]) ||
-      is(t, "p") || is(t, "li") || is(t, "pre")) {
-    close_block(ps);
+  /* A block's end tag closes only a block of its own kind: a stray </li>
+   * does not cut a paragraph in two. */
+  bool heading = t->name[0] == 'h' && t->name[1] >= '1' && t->name[1] <= '6' &&
+                 !t->name[2];
+  if (heading || is(t, "p") || is(t, "li") || is(t, "pre")) {
+    demo_block_kind kind = heading       ? DEMO_BLOCK_HEADING
+                           : is(t, "p")  ? DEMO_BLOCK_PARAGRAPH
+                           : is(t, "li") ? DEMO_BLOCK_ITEM
+                                         : DEMO_BLOCK_PRE;
+    if (ps->block && ps->block->kind == kind)
+      close_block(ps);
     return;
   }
   if (is(t, "table")) {

@@ -117,6 +117,10 @@ START_TEST(parser_recovers_from_unclosed_and_stray_tags) {
   ck_assert_int_eq(block(doc, 1)->style->data[0],
                    DEMO_STYLE_EM | DEMO_STYLE_STRONG);
   demo_document_free(doc);
+  doc = parse_ok("<p>one </li></h2></pre> two</p>");
+  ck_assert_uint_eq(doc->blocks->len, 1);
+  ck_assert_str_eq(block(doc, 0)->text->str, "one two");
+  demo_document_free(doc);
   doc = parse_ok("<p>tail <b");
   ck_assert_str_eq(block(doc, 0)->text->str, "tail <b");
   demo_document_free(doc);
