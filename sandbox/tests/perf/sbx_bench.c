@@ -107,6 +107,9 @@ typedef struct {
   char detail[256];
 } run_result;
 
+/* In the forked child. sbx-bench never starts a thread, so the child may
+ * use GLib and malloc like any process; it reports through out and ends
+ * with _exit, leaving the parent's stdio buffers alone. */
 static void G_GNUC_NORETURN child_run(const metric *m, int out) {
   run_result r;
   memset(&r, 0, sizeof r);

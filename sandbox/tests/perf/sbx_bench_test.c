@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -31,8 +32,9 @@ static void run_output_clear(run_output *r) {
   g_free(r->err);
 }
 
-/* Runs $SBX_BUILD_DIR/sbx-bench with args (NULL-terminated). */
-static run_output run_bench(const char *first, ...) {
+/* Runs $SBX_BUILD_DIR/sbx-bench with args (NULL-terminated) in envp
+ * (NULL: this process's environment). */
+static run_output run_bench(char **envp, const char *first, ...) {
   const char *dir = g_getenv("SBX_BUILD_DIR");
   ck_assert_msg(dir, "SBX_BUILD_DIR is not set (run through run_tests.py)");
   g_autofree char *bin = g_build_filename(dir, "sbx-bench", NULL);
@@ -47,7 +49,7 @@ static run_output run_bench(const char *first, ...) {
   run_output r = {0};
   int status = 0;
   GError *error = NULL;
-  if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL,
+  if (!g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL,
                     NULL, &r.out, &r.err, &status, &error))
     ck_abort_msg("cannot run %s: %s", bin, error->message);
   g_ptr_array_unref(argv);
@@ -102,6 +104,16 @@ static GList *check_json(const run_output *r, JsonParser **parser) {
   return names;
 }
 
+static JsonObject *metric_of(JsonParser *parser, const char *key) {
+  JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+  ck_assert_msg(json_object_has_member(root, key), "no %s", key);
+  return json_object_get_object_member(root, key);
+}
+
+static gboolean is_skipped(JsonObject *m) {
+  return json_object_has_member(m, "skipped");
+}
+
 static gboolean has_key(GList *names, const char *key) {
   for (GList *l = names; l; l = l->next)
     if (strcmp(l->data, key) == 0)
@@ -110,13 +122,24 @@ static gboolean has_key(GList *names, const char *key) {
 }
 
 START_TEST(json_has_exactly_every_metric_each_measured_or_skipped) {
-  run_output r = run_bench("--json", "--quick", NULL);
+  run_output r = run_bench(NULL, "--json", "--quick", NULL);
   ck_assert_msg(r.exit_code == 0, "exit %d\n%s\n%s", r.exit_code, r.out, r.err);
   JsonParser *parser;
   GList *names = check_json(&r, &parser);
   ck_assert_uint_eq(g_list_length(names), G_N_ELEMENTS(kKeys));
   for (size_t i = 0; i < G_N_ELEMENTS(kKeys); i++)
     ck_assert_msg(has_key(names, kKeys[i]), "missing %s", kKeys[i]);
+  /* An undumpable worker's smaps_rollup opens for root (CAP_SYS_PTRACE in
+   * the host's namespace) and for nobody else. */
+  JsonObject *mem = metric_of(parser, "worker_private_kib");
+  if (geteuid() == 0) {
+    ck_assert_msg(!is_skipped(mem), "skipped as root: %s",
+                  json_object_get_string_member(mem, "skipped"));
+  } else {
+    ck_assert(is_skipped(mem));
+    ck_assert_ptr_nonnull(
+        strstr(json_object_get_string_member(mem, "skipped"), "EACCES"));
+  }
   g_list_free(names);
   g_object_unref(parser);
   run_output_clear(&r);
@@ -124,7 +147,7 @@ START_TEST(json_has_exactly_every_metric_each_measured_or_skipped) {
 END_TEST
 
 START_TEST(only_reports_the_metrics_it_names) {
-  run_output r = run_bench("--json", "--quick", "--only",
+  run_output r = run_bench(NULL, "--json", "--quick", "--only",
                            "bpf_max_insns,policy_compile_us", NULL);
   ck_assert_int_eq(r.exit_code, 0);
   JsonParser *parser;
@@ -139,8 +162,8 @@ START_TEST(only_reports_the_metrics_it_names) {
 END_TEST
 
 START_TEST(table_names_each_metric_with_its_target) {
-  run_output r =
-      run_bench("--quick", "--only", "bpf_max_insns,policy_compile_us", NULL);
+  run_output r = run_bench(NULL, "--quick", "--only",
+                           "bpf_max_insns,policy_compile_us", NULL);
   ck_assert_int_eq(r.exit_code, 0);
   g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
   gboolean bpf = FALSE, compile = FALSE;
@@ -157,7 +180,7 @@ END_TEST
 
 START_TEST(unknown_metric_is_refused_by_name) {
   run_output r =
-      run_bench("--json", "--only", "policy_compile_us,no_such", NULL);
+      run_bench(NULL, "--json", "--only", "policy_compile_us,no_such", NULL);
   ck_assert_int_eq(r.exit_code, 2);
   ck_assert_str_eq(r.out, "");
   ck_assert_msg(strstr(r.err, "\"no_such\"") != NULL, "%s", r.err);
@@ -166,9 +189,58 @@ START_TEST(unknown_metric_is_refused_by_name) {
 END_TEST
 
 START_TEST(bad_repeat_count_is_refused) {
-  run_output r = run_bench("--repeat", "-1", NULL);
+  run_output r = run_bench(NULL, "--repeat", "-1", NULL);
   ck_assert_int_eq(r.exit_code, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "--repeat"));
+  run_output_clear(&r);
+}
+END_TEST
+
+START_TEST(repeat_sets_how_many_repetitions_are_reported) {
+  run_output r = run_bench(NULL, "--json", "--repeat", "2", "--only",
+                           "policy_compile_us", NULL);
+  ck_assert_int_eq(r.exit_code, 0);
+  JsonParser *parser;
+  g_list_free(check_json(&r, &parser));
+  JsonObject *m = metric_of(parser, "policy_compile_us");
+  ck_assert_int_eq(json_object_get_int_member(m, "repetitions"), 2);
+  g_object_unref(parser);
+  run_output_clear(&r);
+}
+END_TEST
+
+/* bwrap found through PATH: measured where it is (the control), skipped
+ * with the reason where PATH has no bwrap. */
+START_TEST(missing_bwrap_is_reported_skipped_with_the_reason) {
+  g_autofree char *bwrap = g_find_program_in_path("bwrap");
+  if (bwrap) {
+    run_output c =
+        run_bench(NULL, "--json", "--quick", "--only", "spawn_vs_bwrap", NULL);
+    ck_assert_int_eq(c.exit_code, 0);
+    JsonParser *cp;
+    g_list_free(check_json(&c, &cp));
+    ck_assert_msg(!is_skipped(metric_of(cp, "spawn_vs_bwrap")),
+                  "bwrap is installed, yet: %s",
+                  json_object_get_string_member(metric_of(cp, "spawn_vs_bwrap"),
+                                                "skipped"));
+    g_object_unref(cp);
+    run_output_clear(&c);
+  }
+  g_auto(GStrv) env = g_get_environ();
+  env = g_environ_setenv(env, "PATH", "/nonexistent", TRUE);
+  run_output r = run_bench(env, "--json", "--quick", "--only",
+                           "spawn_vs_bwrap,sbx_run_vs_bwrap", NULL);
+  ck_assert_int_eq(r.exit_code, 0);
+  JsonParser *parser;
+  g_list_free(check_json(&r, &parser));
+  const char *keys[] = {"spawn_vs_bwrap", "sbx_run_vs_bwrap"};
+  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+    JsonObject *m = metric_of(parser, keys[i]);
+    ck_assert_msg(is_skipped(m), "%s measured without bwrap", keys[i]);
+    ck_assert_ptr_nonnull(
+        strstr(json_object_get_string_member(m, "skipped"), "bwrap"));
+  }
+  g_object_unref(parser);
   run_output_clear(&r);
 }
 END_TEST
@@ -187,6 +259,8 @@ static Suite *suite(void) {
   tcase_add_test(cli, table_names_each_metric_with_its_target);
   tcase_add_test(cli, unknown_metric_is_refused_by_name);
   tcase_add_test(cli, bad_repeat_count_is_refused);
+  tcase_add_test(cli, repeat_sets_how_many_repetitions_are_reported);
+  tcase_add_test(cli, missing_bwrap_is_reported_skipped_with_the_reason);
   suite_add_tcase(s, cli);
   return s;
 }
