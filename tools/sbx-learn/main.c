@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
   char *default_action = NULL;
   int fold_min = 3;
   char **program = NULL;
+  char *cmd = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &name,
        "Write NAME.policy and NAME.profile (required)", "NAME"},
@@ -109,6 +110,7 @@ int main(int argc, char **argv) {
           status ? " (the program failed: the record shows a failing run)" : "",
           sum.policy_path, sum.n_rules, sum.n_constrained, sum.profile_path,
           sum.n_broker_rules);
+  cmd = sbx_learn_command_line(program);
   if (sum.execs)
     fprintf(stderr,
             "sbx-learn: the program executed other programs; "
@@ -118,12 +120,13 @@ int main(int argc, char **argv) {
           "produced it: what this run did not do will be refused. Review "
           "both files.\n"
           "sbx-learn: run it with: sbx-run --profile %s -- %s\n",
-          sum.profile_path, program[0]);
+          sum.profile_path, cmd);
   code = status;
   sbx_learn_record_clear(&rec);
   sbx_learn_summary_clear(&sum);
 out:
   g_clear_error(&error);
+  g_free(cmd);
   g_free(name);
   g_free(default_action);
   g_strfreev(program);

@@ -250,7 +250,7 @@ static bool uses_network(const sbx_learn_record *r) {
   return false;
 }
 
-static char *command_line(char **argv) {
+char *sbx_learn_command_line(char **argv) {
   GString *s = g_string_new(NULL);
   for (char **a = argv; *a; a++) {
     g_autofree char *q = g_shell_quote(*a);
@@ -277,7 +277,7 @@ char *sbx_learn_policy_text(const sbx_learn_record *r,
                             const sbx_learn_output *o,
                             sbx_learn_summary *summary) {
   GString *out = g_string_new(NULL);
-  g_autofree char *cmd = command_line(o->argv);
+  g_autofree char *cmd = sbx_learn_command_line(o->argv);
   g_autofree char *base = g_path_get_basename(o->name);
   g_autofree char *head = g_strdup_printf(
       "%s.policy: the system calls of one run of\n  %s\nrecorded by "
@@ -589,7 +589,7 @@ GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
 static char *profile_text(const sbx_learn_output *o, GPtrArray *rules,
                           bool network, GError **error) {
   g_autofree char *base = g_path_get_basename(o->name);
-  g_autofree char *cmd = command_line(o->argv);
+  g_autofree char *cmd = sbx_learn_command_line(o->argv);
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autofree char *desc = g_strdup_printf("Learned by sbx-learn from: %s", cmd);
   g_key_file_set_string(kf, "profile", "description", desc);

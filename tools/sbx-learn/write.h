@@ -51,6 +51,9 @@ void sbx_learn_summary_clear(sbx_learn_summary *s);
 gboolean sbx_learn_write(const sbx_learn_record *r, const sbx_learn_output *o,
                          sbx_learn_summary *summary, GError **error);
 
+/* argv as one line a shell would split back the same way. */
+char *sbx_learn_command_line(char **argv);
+
 /* The text of each file, for tests and for sbx_learn_write. */
 char *sbx_learn_policy_text(const sbx_learn_record *r,
                             const sbx_learn_output *o,

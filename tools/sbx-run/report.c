@@ -148,6 +148,19 @@ static const char *errno_name(int err) {
   }
 }
 
+/* Paths are bytes, not necessarily UTF-8: escape what JSON cannot carry
+ * as is. A NULL value adds no member. */
+static void add_escaped_member(JsonBuilder *b, const char *name,
+                               const char *value) {
+  if (!value)
+    return;
+  GString *s = g_string_new(NULL);
+  append_escaped(s, value);
+  json_builder_set_member_name(b, name);
+  json_builder_add_string_value(b, s->str);
+  g_string_free(s, TRUE);
+}
+
 char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
   g_autoptr(JsonBuilder) b = json_builder_new();
   json_builder_begin_object(b);
@@ -165,29 +178,9 @@ char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
   json_builder_add_int_value(b, ev->nr);
   json_builder_set_member_name(b, "operation");
   json_builder_add_string_value(b, ev->operation ? ev->operation : "syscall");
-  /* Paths are bytes, not necessarily UTF-8: escape what JSON cannot
-   * carry as is. */
-  if (ev->path) {
-    GString *s = g_string_new(NULL);
-    append_escaped(s, ev->path);
-    json_builder_set_member_name(b, "path");
-    json_builder_add_string_value(b, s->str);
-    g_string_free(s, TRUE);
-  }
-  if (ev->path2) {
-    GString *s = g_string_new(NULL);
-    append_escaped(s, ev->path2);
-    json_builder_set_member_name(b, "path2");
-    json_builder_add_string_value(b, s->str);
-    g_string_free(s, TRUE);
-  }
-  if (ev->detail) {
-    GString *s = g_string_new(NULL);
-    append_escaped(s, ev->detail);
-    json_builder_set_member_name(b, "detail");
-    json_builder_add_string_value(b, s->str);
-    g_string_free(s, TRUE);
-  }
+  add_escaped_member(b, "path", ev->path);
+  add_escaped_member(b, "path2", ev->path2);
+  add_escaped_member(b, "detail", ev->detail);
   json_builder_set_member_name(b, "flags");
   json_builder_add_int_value(b, (gint64)ev->flags);
   json_builder_set_member_name(b, "errno");
