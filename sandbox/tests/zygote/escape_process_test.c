@@ -30,6 +30,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "sandbox/broker/broker.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/tests/zygote/escape_util.h"
 
@@ -414,6 +415,16 @@ static const int kReachAttacks[] = {A_PTRACE_ATTACH, A_PTRACE_SEIZE, A_VM_READV,
                                     A_VM_WRITEV, A_KCMP};
 
 START_TEST(worker_cannot_trace_or_reach_into_any_process) {
+  /* A real broker (a fork of this test, so it has the canary too) and a
+   * plain process standing in for one, which this test can always read. */
+  GError *error = NULL;
+  sbx_allowlist *allow = sbx_allowlist_new("renderer");
+  const sbx_allowlist *const lists[] = {allow};
+  sbx_broker_config bconfig = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  sbx_broker *broker = sbx_broker_start(&bconfig, &error);
+  if (!broker)
+    ck_abort_msg("%s", error->message);
   pid_t broker_stand_in = start_helper();
   int release[2];
   ck_assert_int_eq(pipe2(release, O_CLOEXEC), 0);
@@ -435,6 +446,7 @@ START_TEST(worker_cannot_trace_or_reach_into_any_process) {
       {"itself", 0},
       {"sibling", sibling_nspid},
       {"host", getpid()},
+      {"broker", sbx_broker_pid(broker)},
       {"broker stand-in", broker_stand_in},
   };
   for (size_t t = 0; t < G_N_ELEMENTS(targets); t++) {
@@ -457,6 +469,26 @@ START_TEST(worker_cannot_trace_or_reach_into_any_process) {
   close(release[1]);
   ck_assert_int_eq(escape_wait(sibling).reason, SBX_EXIT_NORMAL);
   stop_helper(broker_stand_in);
+  /* The broker is undumpable: only root can look at its canary. It still
+   * answers either way. */
+  struct iovec local = {.iov_base = seen, .iov_len = sizeof canary};
+  struct iovec remote = {.iov_base = canary, .iov_len = sizeof canary};
+  ssize_t n =
+      process_vm_readv(sbx_broker_pid(broker), &local, 1, &remote, 1, 0);
+  if (geteuid() == 0) {
+    ck_assert_int_eq(n, (ssize_t)sizeof canary);
+    ck_assert_str_eq(seen, canary);
+  } else {
+    ck_assert_int_eq(n, -1);
+    ck_assert_int_eq(errno, EPERM);
+  }
+  sbx_broker_stats stats;
+  if (!sbx_broker_get_stats(broker, &stats, &error))
+    ck_abort_msg("%s", error->message);
+  ck_assert_uint_eq(stats.bad_messages, 0);
+  int status = 0;
+  ck_assert(sbx_broker_stop(broker, &status, NULL));
+  sbx_allowlist_free(allow);
 }
 END_TEST
 
