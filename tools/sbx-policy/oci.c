@@ -255,7 +255,10 @@ static GArray *conj_copy(const GArray *c) {
   return n;
 }
 
-/* not (C1 or C2 ...) as a disjunction, by distributing the negated atoms;
+/* not (C1 or C2 ...) as a disjunction, by distributing the negated
+ * conjunctions, each written as disjoint pieces: not (a and b and c) is
+ * (not a) or (a and not b) or (a and b and not c). The pieces share the
+ * atoms they repeat, which keeps the masked forms of the result small.
  * NULL when it would exceed MAX_EXPANSION alternatives. */
 static GPtrArray *dnf_negate(const sbx_conjunction *alts, size_t n_alts) {
   GPtrArray *result = dnf_new();
@@ -266,6 +269,7 @@ static GPtrArray *dnf_negate(const sbx_conjunction *alts, size_t n_alts) {
       const GArray *base = g_ptr_array_index(result, r);
       for (size_t c = 0; c < alts[k].n_cmps; c++) {
         GArray *n = conj_copy(base);
+        g_array_append_vals(n, alts[k].cmps, c);
         sbx_cmp neg = negate_cmp(&alts[k].cmps[c]);
         g_array_append_val(n, neg);
         g_ptr_array_add(next, n);
@@ -962,9 +966,9 @@ static unsigned conj_args(const GArray *c) {
   return used;
 }
 
-/* c lies inside the union dnf: inside one alternative, or (when c tests
- * one argument) inside the union of the alternatives that test only that
- * argument. A sufficient test; FALSE may mean "not shown". */
+/* c lies inside the union dnf: inside one alternative, or, for one of the
+ * arguments c tests, inside the union of the alternatives that test only
+ * that argument. A sufficient test; FALSE may mean "not shown". */
 static gboolean conj_within(const GArray *c, const GPtrArray *dnf) {
   for (guint k = 0; k < dnf->len; k++) {
     const GArray *e = g_ptr_array_index(dnf, k);
@@ -980,22 +984,28 @@ static gboolean conj_within(const GArray *c, const GPtrArray *dnf) {
     if (inside)
       return TRUE;
   }
+  /* c lies inside the alternatives that test only argument arg if its
+   * values of arg do. */
   unsigned used = conj_args(c);
-  if (used == 0 || (used & (used - 1)) != 0)
-    return FALSE;
-  unsigned arg = (unsigned)__builtin_ctz(used);
-  GArray *all = g_array_new(FALSE, FALSE, sizeof(masked));
-  for (guint k = 0; k < dnf->len; k++) {
-    const GArray *e = g_ptr_array_index(dnf, k);
-    if (conj_args(e) != used)
+  for (unsigned arg = 0; arg < 6; arg++) {
+    if (!(used & (1u << arg)))
       continue;
-    GArray *l = conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len, arg);
-    g_array_append_vals(all, l->data, l->len);
-    g_array_unref(l);
+    GArray *all = g_array_new(FALSE, FALSE, sizeof(masked));
+    for (guint k = 0; k < dnf->len; k++) {
+      const GArray *e = g_ptr_array_index(dnf, k);
+      if (conj_args(e) != (1u << arg))
+        continue;
+      GArray *l =
+          conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len, arg);
+      g_array_append_vals(all, l->data, l->len);
+      g_array_unref(l);
+    }
+    gboolean ok = all->len > 0 && arg_within(c, arg, all);
+    g_array_unref(all);
+    if (ok)
+      return TRUE;
   }
-  gboolean ok = arg_within(c, arg, all);
-  g_array_unref(all);
-  return ok;
+  return FALSE;
 }
 
 static gboolean dnf_within(const GPtrArray *x, const GPtrArray *y) {

@@ -3,10 +3,15 @@
 
 #include <check.h>
 #include <linux/audit.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
+#include "sandbox/linux/seccomp/loader.h"
 #include "sandbox/policy/syscalls.h"
 
 char *policy_test_corpus(const char *relative) {
@@ -113,4 +118,24 @@ uint32_t policy_test_eval(const sbx_policy *policy, const char *syscall,
                               .arch = AUDIT_ARCH_X86_64,
                               .args = {a0, a1, a2, a3, a4, a5}};
   return sbx_policy_eval(policy, &data);
+}
+
+/* A refusal exits 3 before any filter is on; once one is, the child ends
+ * however the filter lets it (exit_group, SIGSYS, or the trap below). */
+gboolean policy_test_kernel_accepts(const struct sock_filter *insns,
+                                    size_t len) {
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    signal(SIGILL, SIG_DFL);
+    if (sbx_seccomp_load_raw(insns, len, 0) < 0)
+      _exit(3);
+    /* Even if the filter denies exit_group, a trap ends the child: no
+     * filter stands between an exception and its default action. */
+    syscall(SYS_exit_group, 0);
+    __builtin_trap();
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 3);
 }

@@ -4,7 +4,10 @@
 #ifndef SBX_TESTS_POLICY_POLICY_TEST_UTIL_H_
 #define SBX_TESTS_POLICY_POLICY_TEST_UTIL_H_
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <linux/filter.h>
 
 #include <glib.h>
 
@@ -38,5 +41,10 @@ const sbx_rule *policy_test_rule(const sbx_policy *policy, const char *name);
 uint32_t policy_test_eval(const sbx_policy *policy, const char *syscall,
                           uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
                           uint64_t a4, uint64_t a5);
+
+/* Loads a program with seccomp(2) in a forked child; TRUE when the kernel
+ * accepted it. */
+gboolean policy_test_kernel_accepts(const struct sock_filter *insns,
+                                    size_t len);
 
 #endif /* SBX_TESTS_POLICY_POLICY_TEST_UTIL_H_ */
