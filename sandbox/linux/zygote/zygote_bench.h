@@ -2,9 +2,10 @@
  * (PERFORMANCE.md).
  *
  * Every function here starts its own zygote with the built-in renderer
- * profile as it stands: each of its seccomp layers compiled once in the
- * host, its namespaces, its empty root, Landlock, its resource limits and
- * its status report. Each returns the metric in *value and the floor
+ * profile as it stands: the broker-client program, then each of the
+ * profile's seccomp layers, compiled once in the host; its namespaces, its
+ * empty root, Landlock, its resource limits and its status report. No
+ * broker is attached (docs/performance.md says what that leaves out). Each returns the metric in *value and the floor
  * measured in the same run in *floor, both medians of several
  * repetitions; the ratio is value / floor. A metric that cannot be
  * measured on this machine fails with a message that starts "skipped: "
