@@ -58,6 +58,20 @@ static void expect_error(const char *text, int code, const char *where,
   g_free(msg);
 }
 
+/* One refused text: its error code, the position the message must give
+ * (":LINE:COL:") and a phrase it must contain. */
+typedef struct {
+  const char *text;
+  int code;
+  const char *where;
+  const char *what;
+} error_case;
+
+static void expect_errors(const error_case *cases, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    expect_error(cases[k].text, cases[k].code, cases[k].where, cases[k].what);
+}
+
 /* ---- the corpus -------------------------------------------------------- */
 
 static void check_rules_are_sane(const sbx_policy *p, const char *path) {
@@ -631,78 +645,92 @@ START_TEST(parser_rejects_argument_past_the_syscall_argument_count) {
 END_TEST
 
 START_TEST(parser_rejects_invalid_argument_names) {
-  expect_error("open: argnn ==", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "invalid argument 'argnn'");
-  expect_error("read: arg0 == 1 && argX == 2", SBX_POLICY_ERROR_SYNTAX,
-               ":1:20:", "invalid argument 'argX'");
-  expect_error("read: arg0 == 1 || 3 == arg0", SBX_POLICY_ERROR_SYNTAX,
-               ":1:20:", "invalid argument '3'");
+  static const error_case kCases[] = {
+      {"open: argnn ==", SBX_POLICY_ERROR_SYNTAX,
+       ":1:7:", "invalid argument 'argnn'"},
+      {"read: arg0 == 1 && argX == 2", SBX_POLICY_ERROR_SYNTAX,
+       ":1:20:", "invalid argument 'argX'"},
+      {"read: arg0 == 1 || 3 == arg0", SBX_POLICY_ERROR_SYNTAX,
+       ":1:20:", "invalid argument '3'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_bad_operators) {
-  expect_error("read: arg0 = 1", SBX_POLICY_ERROR_SYNTAX, ":1:12:",
-               "invalid operator '='");
-  expect_error("read: arg0 => 1", SBX_POLICY_ERROR_SYNTAX, ":1:12:",
-               "invalid operator '='");
-  expect_error("read: arg0 ! 1", SBX_POLICY_ERROR_SYNTAX, ":1:12:",
-               "unexpected character '!'");
-  expect_error("read: arg0 1", SBX_POLICY_ERROR_SYNTAX, ":1:12:",
-               "invalid operator '1'");
-  expect_error("read: arg0 || arg1 == 1", SBX_POLICY_ERROR_SYNTAX, ":1:12:",
-               "invalid operator '||'");
+  static const error_case kCases[] = {
+      {"read: arg0 = 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:12:", "invalid operator '='"},
+      {"read: arg0 => 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:12:", "invalid operator '='"},
+      {"read: arg0 ! 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:12:", "unexpected character '!'"},
+      {"read: arg0 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:12:", "invalid operator '1'"},
+      {"read: arg0 || arg1 == 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:12:", "invalid operator '||'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_missing_operators_values_and_comparisons) {
-  expect_error("read: arg0", SBX_POLICY_ERROR_SYNTAX, ":1:11:",
-               "missing operator after 'arg0'");
-  expect_error("read: arg0 ==", SBX_POLICY_ERROR_SYNTAX, ":1:14:",
-               "missing value after '=='");
-  expect_error("read: arg0 == 1 ||", SBX_POLICY_ERROR_SYNTAX, ":1:19:",
-               "missing comparison after '||'");
-  expect_error("read: arg0 == 1 &&", SBX_POLICY_ERROR_SYNTAX, ":1:19:",
-               "missing comparison after '&&'");
-  expect_error("read: arg0 == 1 |", SBX_POLICY_ERROR_SYNTAX, ":1:18:",
-               "missing value after '|'");
-  expect_error("read: arg0 == ~", SBX_POLICY_ERROR_SYNTAX, ":1:16:",
-               "missing value after '~'");
-  expect_error("read: arg0 == (", SBX_POLICY_ERROR_SYNTAX, ":1:16:",
-               "missing value after '('");
-  expect_error("read: arg0 == &", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "expected a number or a constant name, not '&'");
+  static const error_case kCases[] = {
+      {"read: arg0", SBX_POLICY_ERROR_SYNTAX,
+       ":1:11:", "missing operator after 'arg0'"},
+      {"read: arg0 ==", SBX_POLICY_ERROR_SYNTAX,
+       ":1:14:", "missing value after '=='"},
+      {"read: arg0 == 1 ||", SBX_POLICY_ERROR_SYNTAX,
+       ":1:19:", "missing comparison after '||'"},
+      {"read: arg0 == 1 &&", SBX_POLICY_ERROR_SYNTAX,
+       ":1:19:", "missing comparison after '&&'"},
+      {"read: arg0 == 1 |", SBX_POLICY_ERROR_SYNTAX,
+       ":1:18:", "missing value after '|'"},
+      {"read: arg0 == ~", SBX_POLICY_ERROR_SYNTAX,
+       ":1:16:", "missing value after '~'"},
+      {"read: arg0 == (", SBX_POLICY_ERROR_SYNTAX,
+       ":1:16:", "missing value after '('"},
+      {"read: arg0 == &", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "expected a number or a constant name, not '&'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_bad_complements_and_parentheses) {
-  expect_error("read: arg0 == ~~1", SBX_POLICY_ERROR_SYNTAX, ":1:16:",
-               "double complement");
-  expect_error("read: arg0 == (1|2", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "unclosed '('");
-  expect_error("read: arg0 == (1))", SBX_POLICY_ERROR_SYNTAX, ":1:18:",
-               "unexpected ')'");
-  expect_error("read: (arg0 == 1)", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "invalid action '('");
+  static const error_case kCases[] = {
+      {"read: arg0 == ~~1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:16:", "double complement"},
+      {"read: arg0 == (1|2", SBX_POLICY_ERROR_SYNTAX, ":1:15:", "unclosed '('"},
+      {"read: arg0 == (1))", SBX_POLICY_ERROR_SYNTAX,
+       ":1:18:", "unexpected ')'"},
+      {"read: (arg0 == 1)", SBX_POLICY_ERROR_SYNTAX,
+       ":1:7:", "invalid action '('"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_malformed_and_out_of_range_numbers) {
-  expect_error("read: arg0 == 08", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "invalid octal number '08'");
-  expect_error("read: arg0 == 0x", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "invalid number '0x'");
-  expect_error("read: arg0 == 12ab", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "invalid decimal number '12ab'");
-  expect_error("read: arg0 == 0x1g", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "invalid hexadecimal number");
-  expect_error("lseek: arg1 == 0x10000000000000000", SBX_POLICY_ERROR_INVALID,
-               ":1:16:", "does not fit in 64 bits");
-  expect_error("lseek: arg1 == 18446744073709551616", SBX_POLICY_ERROR_INVALID,
-               ":1:16:", "does not fit in 64 bits");
-  expect_error("lseek: arg1 == -0x8000000000000001", SBX_POLICY_ERROR_INVALID,
-               ":1:16:", "is below -2^63");
-  expect_error("read: arg0 == - 1", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "unexpected character '-'");
+  static const error_case kCases[] = {
+      {"read: arg0 == 08", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "invalid octal number '08'"},
+      {"read: arg0 == 0x", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "invalid number '0x'"},
+      {"read: arg0 == 12ab", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "invalid decimal number '12ab'"},
+      {"read: arg0 == 0x1g", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "invalid hexadecimal number"},
+      {"lseek: arg1 == 0x10000000000000000", SBX_POLICY_ERROR_INVALID,
+       ":1:16:", "does not fit in 64 bits"},
+      {"lseek: arg1 == 18446744073709551616", SBX_POLICY_ERROR_INVALID,
+       ":1:16:", "does not fit in 64 bits"},
+      {"lseek: arg1 == -0x8000000000000001", SBX_POLICY_ERROR_INVALID,
+       ":1:16:", "is below -2^63"},
+      {"read: arg0 == - 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "unexpected character '-'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
@@ -727,100 +755,114 @@ END_TEST
 /* ---- errors: structure ------------------------------------------------- */
 
 START_TEST(parser_rejects_trailing_garbage) {
-  expect_error("read: 1 2", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-               "unexpected '2' after the filter");
-  expect_error("read: arg0 == 1 foo", SBX_POLICY_ERROR_SYNTAX, ":1:17:",
-               "unexpected 'foo'");
-  expect_error("read: return EPERM EPERM", SBX_POLICY_ERROR_SYNTAX,
-               ":1:20:", "unexpected 'EPERM'");
-  expect_error("read: arg0 == 1; return EPERM; return 1",
-               SBX_POLICY_ERROR_SYNTAX, ":1:30:", "unexpected ';'");
-  expect_error("read: allow kill", SBX_POLICY_ERROR_SYNTAX, ":1:13:",
-               "unexpected 'kill'");
+  static const error_case kCases[] = {
+      {"read: 1 2", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "unexpected '2' after the filter"},
+      {"read: arg0 == 1 foo", SBX_POLICY_ERROR_SYNTAX,
+       ":1:17:", "unexpected 'foo'"},
+      {"read: return EPERM EPERM", SBX_POLICY_ERROR_SYNTAX,
+       ":1:20:", "unexpected 'EPERM'"},
+      {"read: arg0 == 1; return EPERM; return 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:30:", "unexpected ';'"},
+      {"read: allow kill", SBX_POLICY_ERROR_SYNTAX,
+       ":1:13:", "unexpected 'kill'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_missing_colon_and_missing_filter) {
-  expect_error("read 1", SBX_POLICY_ERROR_SYNTAX, ":1:6:",
-               "expected ':' after the system call name, not '1'");
-  expect_error("read", SBX_POLICY_ERROR_SYNTAX, ":1:5:",
-               "missing ':' after the system call name");
-  expect_error("read:", SBX_POLICY_ERROR_SYNTAX, ":1:5:",
-               "missing filter after ':'");
-  expect_error("read:   # nothing", SBX_POLICY_ERROR_SYNTAX, ":1:5:",
-               "missing filter");
-  expect_error(": 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "expected a system call name, not ':'");
-  expect_error("0: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "written by name, not number");
+  static const error_case kCases[] = {
+      {"read 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:6:", "expected ':' after the system call name, not '1'"},
+      {"read", SBX_POLICY_ERROR_SYNTAX,
+       ":1:5:", "missing ':' after the system call name"},
+      {"read:", SBX_POLICY_ERROR_SYNTAX, ":1:5:", "missing filter after ':'"},
+      {"read:   # nothing", SBX_POLICY_ERROR_SYNTAX, ":1:5:", "missing filter"},
+      {": 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:1:", "expected a system call name, not ':'"},
+      {"0: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:", "written by name, not number"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_invalid_actions) {
-  expect_error("read: 2", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "invalid action '2'");
-  expect_error("read: 0", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "invalid action '0'");
-  expect_error("read: permit", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "invalid action 'permit'");
-  expect_error("read: return", SBX_POLICY_ERROR_SYNTAX, ":1:13:",
-               "missing errno after 'return'");
-  expect_error("read: return (1)", SBX_POLICY_ERROR_SYNTAX, ":1:14:",
-               "expected an errno number or name");
+  static const error_case kCases[] = {
+      {"read: 2", SBX_POLICY_ERROR_SYNTAX, ":1:7:", "invalid action '2'"},
+      {"read: 0", SBX_POLICY_ERROR_SYNTAX, ":1:7:", "invalid action '0'"},
+      {"read: permit", SBX_POLICY_ERROR_SYNTAX,
+       ":1:7:", "invalid action 'permit'"},
+      {"read: return", SBX_POLICY_ERROR_SYNTAX,
+       ":1:13:", "missing errno after 'return'"},
+      {"read: return (1)", SBX_POLICY_ERROR_SYNTAX,
+       ":1:14:", "expected an errno number or name"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_invalid_errno) {
-  expect_error("read: return 4096", SBX_POLICY_ERROR_INVALID, ":1:14:",
-               "invalid errno '4096': it must be 0 to 4095");
-  expect_error("read: return -1", SBX_POLICY_ERROR_INVALID, ":1:14:",
-               "invalid errno '-1'");
-  expect_error("read: arg0 == 0; return 70000", SBX_POLICY_ERROR_INVALID,
-               ":1:25:", "invalid errno '70000'");
-  expect_error("read: return O_BOGUS", SBX_POLICY_ERROR_UNKNOWN_CONSTANT,
-               ":1:14:", "unknown errno 'O_BOGUS'");
+  static const error_case kCases[] = {
+      {"read: return 4096", SBX_POLICY_ERROR_INVALID,
+       ":1:14:", "invalid errno '4096': it must be 0 to 4095"},
+      {"read: return -1", SBX_POLICY_ERROR_INVALID,
+       ":1:14:", "invalid errno '-1'"},
+      {"read: arg0 == 0; return 70000", SBX_POLICY_ERROR_INVALID,
+       ":1:25:", "invalid errno '70000'"},
+      {"read: return O_BOGUS", SBX_POLICY_ERROR_UNKNOWN_CONSTANT,
+       ":1:14:", "unknown errno 'O_BOGUS'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_anything_but_return_after_a_semicolon) {
-  expect_error("read: arg0 == 0; allow", SBX_POLICY_ERROR_SYNTAX, ":1:18:",
-               "only 'return ERRNO' may follow ';'");
-  expect_error("read: arg0 == 0; trap", SBX_POLICY_ERROR_SYNTAX, ":1:18:",
-               "not 'trap'");
-  expect_error("read: arg0 == 0;", SBX_POLICY_ERROR_SYNTAX, ":1:17:",
-               "missing 'return ERRNO' after ';'");
-  expect_error("read: arg0 == 0; return", SBX_POLICY_ERROR_SYNTAX, ":1:24:",
-               "missing errno");
+  static const error_case kCases[] = {
+      {"read: arg0 == 0; allow", SBX_POLICY_ERROR_SYNTAX,
+       ":1:18:", "only 'return ERRNO' may follow ';'"},
+      {"read: arg0 == 0; trap", SBX_POLICY_ERROR_SYNTAX,
+       ":1:18:", "not 'trap'"},
+      {"read: arg0 == 0;", SBX_POLICY_ERROR_SYNTAX,
+       ":1:17:", "missing 'return ERRNO' after ';'"},
+      {"read: arg0 == 0; return", SBX_POLICY_ERROR_SYNTAX,
+       ":1:24:", "missing errno"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_forms_sbx_does_not_support) {
-  expect_error("read: { arg0 == 0, allow }", SBX_POLICY_ERROR_SYNTAX,
-               ":1:7:", "filter lists '{ ... }' are not supported");
-  expect_error("io@libc: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "groups such as 'io@libc' are not supported");
-  expect_error("{read, write: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "unclosed '{'");
-  expect_error("read[foo=bar]: 1", SBX_POLICY_ERROR_SYNTAX, ":1:6:",
-               "unknown metadata key 'foo'");
-  expect_error("read[arch=x86_64: 1", SBX_POLICY_ERROR_SYNTAX, ":1:5:",
-               "unclosed '['");
-  expect_error("read[arch]: 1", SBX_POLICY_ERROR_SYNTAX, ":1:6:",
-               "expected '=' after 'arch'");
-  expect_error("read[arch=x86_64;arch=arm]: 1", SBX_POLICY_ERROR_CONFLICT,
-               ":1:18:", "given twice");
+  static const error_case kCases[] = {
+      {"read: { arg0 == 0, allow }", SBX_POLICY_ERROR_SYNTAX,
+       ":1:7:", "filter lists '{ ... }' are not supported"},
+      {"io@libc: 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:1:", "groups such as 'io@libc' are not supported"},
+      {"{read, write: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:", "unclosed '{'"},
+      {"read[foo=bar]: 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:6:", "unknown metadata key 'foo'"},
+      {"read[arch=x86_64: 1", SBX_POLICY_ERROR_SYNTAX, ":1:5:", "unclosed '['"},
+      {"read[arch]: 1", SBX_POLICY_ERROR_SYNTAX,
+       ":1:6:", "expected '=' after 'arch'"},
+      {"read[arch=x86_64;arch=arm]: 1", SBX_POLICY_ERROR_CONFLICT,
+       ":1:18:", "given twice"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_stray_characters_and_backslashes) {
-  expect_error("read: 1 $", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-               "unexpected character '$'");
-  expect_error("read: 1 \\ # not last", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-               "a backslash continues a line only as its last character");
-  expect_error("read: \\", SBX_POLICY_ERROR_SYNTAX, ":1:7:",
-               "continues past the end of the file");
-  expect_error("read: 1 \x01", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-               "unexpected byte 0x01");
+  static const error_case kCases[] = {
+      {"read: 1 $", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "unexpected character '$'"},
+      {"read: 1 \\ # not last", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "a backslash continues a line only as its last character"},
+      {"read: \\", SBX_POLICY_ERROR_SYNTAX,
+       ":1:7:", "continues past the end of the file"},
+      {"read: 1 \x01", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "unexpected byte 0x01"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
@@ -850,31 +892,36 @@ START_TEST(parser_rejects_unknown_directives) {
 END_TEST
 
 START_TEST(parser_rejects_bad_default_directives) {
-  expect_error("@default", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-               "missing action after @default");
-  expect_error("@default maybe", SBX_POLICY_ERROR_SYNTAX, ":1:10:",
-               "invalid action 'maybe'");
-  expect_error("@default trap trap", SBX_POLICY_ERROR_SYNTAX, ":1:15:",
-               "unexpected 'trap' after the action");
-  expect_error("@default trap\nread: 1\n@default kill",
-               SBX_POLICY_ERROR_CONFLICT, ":3:1:",
-               "@default given twice; the first is at test.policy:1");
-  expect_error("@denylist\n@default trap", SBX_POLICY_ERROR_CONFLICT, ":2:1:",
-               "cannot be used in a @denylist policy");
+  static const error_case kCases[] = {
+      {"@default", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "missing action after @default"},
+      {"@default maybe", SBX_POLICY_ERROR_SYNTAX,
+       ":1:10:", "invalid action 'maybe'"},
+      {"@default trap trap", SBX_POLICY_ERROR_SYNTAX,
+       ":1:15:", "unexpected 'trap' after the action"},
+      {"@default trap\nread: 1\n@default kill", SBX_POLICY_ERROR_CONFLICT,
+       ":3:1:", "@default given twice; the first is at test.policy:1"},
+      {"@denylist\n@default trap", SBX_POLICY_ERROR_CONFLICT,
+       ":2:1:", "cannot be used in a @denylist policy"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
 START_TEST(parser_rejects_misused_denylist) {
-  expect_error("read: return 1\n@denylist", SBX_POLICY_ERROR_SYNTAX, ":2:1:",
-               "@denylist must come before any other statement");
-  expect_error("@denylist now", SBX_POLICY_ERROR_SYNTAX, ":1:11:",
-               "unexpected 'now' after @denylist");
-  expect_error("@denylist\nread: 1", SBX_POLICY_ERROR_CONFLICT, ":2:7:",
-               "may only deny");
-  expect_error("@denylist\nread: kill", SBX_POLICY_ERROR_CONFLICT, ":2:7:",
-               "may only deny");
-  expect_error("@denylist\nread: arg0 == 1", SBX_POLICY_ERROR_CONFLICT,
-               ":2:16:", "must end in '; return ERRNO'");
+  static const error_case kCases[] = {
+      {"read: return 1\n@denylist", SBX_POLICY_ERROR_SYNTAX,
+       ":2:1:", "@denylist must come before any other statement"},
+      {"@denylist now", SBX_POLICY_ERROR_SYNTAX,
+       ":1:11:", "unexpected 'now' after @denylist"},
+      {"@denylist\nread: 1", SBX_POLICY_ERROR_CONFLICT,
+       ":2:7:", "may only deny"},
+      {"@denylist\nread: kill", SBX_POLICY_ERROR_CONFLICT,
+       ":2:7:", "may only deny"},
+      {"@denylist\nread: arg0 == 1", SBX_POLICY_ERROR_CONFLICT,
+       ":2:16:", "must end in '; return ERRNO'"},
+  };
+  expect_errors(kCases, G_N_ELEMENTS(kCases));
 }
 END_TEST
 
