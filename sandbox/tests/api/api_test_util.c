@@ -11,6 +11,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "sandbox/linux/zygote/zygote_bench.h"
+
 static void make_dir(char *out, size_t len, const char *tmpl) {
   GError *error = NULL;
   char *dir = g_dir_make_tmp(tmpl, &error);
@@ -131,14 +133,8 @@ void api_assert_canary_denial_audited(const api_dirs *dirs, const char *type) {
 }
 
 void api_read_all(int fd, void *buf, size_t len) {
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = read(fd, (char *)buf + got, len - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    ck_assert_msg(n > 0, "short read: %zu of %zu bytes", got, len);
-    got += (size_t)n;
-  }
+  ck_assert_msg(sbx_bench_read_exact(fd, buf, len),
+                "fewer than %zu bytes before EOF", len);
 }
 
 int api_run_suite(Suite *suite) {

@@ -381,14 +381,13 @@ START_TEST(zygote_failure_after_the_broker_started_stops_the_broker) {
   caps[0].effective &= ~((1u << CAP_SETUID) | (1u << CAP_SETGID));
   ck_assert_int_eq(syscall(SYS_capset, &hdr, caps), 0);
 
+  /* Control: in this namespace the sandbox starts. */
+  sbx_sandbox_stop(start_renderer(entry_probe));
+
   sbx_process_type t;
   sbx_sandbox_config config = renderer_config(&t, entry_probe);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
-  /* Control: in this namespace the sandbox starts. */
-  if (!sbx_sandbox_start(&config, &s, &error))
-    ck_abort_msg("control: %s", error->message);
-  sbx_sandbox_stop(s);
 
   write_proc("/proc/sys/user/max_user_namespaces", "0");
   ck_assert(!sbx_sandbox_start(&config, &s, &error));
