@@ -117,6 +117,15 @@ static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
   _exit(rc == 0 ? 0 : 1);
 }
 
+static gboolean make_pair(int sv[2], const char *what, GError **error) {
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
+    return TRUE;
+  int err = errno;
+  g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+              "socketpair for %s: %s", what, g_strerror(err));
+  return FALSE;
+}
+
 sbx_broker *sbx_broker_start(const sbx_broker_config *config,
                              GError **error) {
   for (size_t i = 0; i < config->n_allowlists; i++) {
@@ -136,11 +145,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
       !sbx_broker_sandbox_compile(&program, error))
     return NULL;
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-    int err = errno;
-    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "socketpair for the broker's control channel: %s",
-                g_strerror(err));
+  if (!make_pair(sv, "the broker's control channel", error)) {
     sbx_bpf_program_clear(&program);
     return NULL;
   }
@@ -234,12 +239,8 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
     return -1;
   }
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-    int err = errno;
-    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "socketpair for a broker channel: %s", g_strerror(err));
+  if (!make_pair(sv, "a broker channel", error))
     return -1;
-  }
   sbx_broker_control_reply rep;
   gboolean ok =
       control_call(b, SBX_BROKER_CONTROL_ADD_CHANNEL, (uint32_t)index, sv[1],

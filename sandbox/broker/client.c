@@ -287,7 +287,7 @@ static sbx_broker_client_slot *claim(sbx_broker_client *client) {
 
 /* Signal-safe. One request, one reply, on a reply channel it holds
  * alone. */
-static int transact(const sbx_broker_client *cclient, transaction *t) {
+static int transact_once(const sbx_broker_client *cclient, transaction *t) {
   /* The pool is the client's own bookkeeping; callers never define a
    * client const (sbx_broker_client_init writes it). */
   sbx_broker_client *client = (sbx_broker_client *)cclient;
@@ -325,11 +325,19 @@ static int transact(const sbx_broker_client *cclient, transaction *t) {
   return rc;
 }
 
-/* Signal-safe wrappers: each keeps errno as it found it. */
+/* Signal-safe: transact_once, keeping errno as it found it (a trapped
+ * call's caller must see only the result). */
+static int transact(const sbx_broker_client *client, transaction *t) {
+  int saved = errno;
+  int rc = transact_once(client, t);
+  errno = saved;
+  return rc;
+}
+
+/* Signal-safe wrappers. */
 
 int sbx_broker_open(const sbx_broker_client *client, const char *path,
                     int flags, mode_t mode) {
-  int saved = errno;
   transaction t = {
       .command = SBX_BROKER_CMD_OPEN,
       .flags = (uint32_t)flags,
@@ -341,29 +349,32 @@ int sbx_broker_open(const sbx_broker_client *client, const char *path,
       .cloexec = (flags & O_CLOEXEC) != 0,
   };
   int rc = transact(client, &t);
-  errno = saved;
   return rc < 0 ? rc : t.fd;
+}
+
+static int simple(const sbx_broker_client *client, uint16_t command,
+                  const char *path, const char *path2, uint32_t flags,
+                  uint32_t arg) {
+  transaction t = {
+      .command = command,
+      .flags = flags,
+      .arg = arg,
+      .path = path,
+      .path2 = path2,
+  };
+  return transact(client, &t);
 }
 
 int sbx_broker_access(const sbx_broker_client *client, const char *path,
                       int mode, int at_flags) {
-  int saved = errno;
-  transaction t = {
-      .command = SBX_BROKER_CMD_ACCESS,
-      .flags = (uint32_t)mode,
-      .arg = (uint32_t)at_flags,
-      .path = path,
-  };
-  int rc = transact(client, &t);
-  errno = saved;
-  return rc;
+  return simple(client, SBX_BROKER_CMD_ACCESS, path, NULL, (uint32_t)mode,
+                (uint32_t)at_flags);
 }
 
 /* stat, lstat and statx: a fixed-size structure comes back. */
 static int stat_common(const sbx_broker_client *client, uint16_t command,
                        const char *path, uint32_t flags, uint32_t arg,
                        void *out, size_t size) {
-  int saved = errno;
   transaction t = {
       .command = command,
       .flags = flags,
@@ -375,7 +386,6 @@ static int stat_common(const sbx_broker_client *client, uint16_t command,
   int rc = transact(client, &t);
   if (rc == 0 && t.payload_len != size)
     rc = -EIO;
-  errno = saved;
   return rc;
 }
 
@@ -399,7 +409,6 @@ int sbx_broker_statx(const sbx_broker_client *client, const char *path,
 
 ssize_t sbx_broker_readlink(const sbx_broker_client *client, const char *path,
                             char *buf, size_t size) {
-  int saved = errno;
   if (size == 0)
     return -EINVAL;
   if (size > SBX_BROKER_MAX_PAYLOAD)
@@ -414,23 +423,6 @@ ssize_t sbx_broker_readlink(const sbx_broker_client *client, const char *path,
   int rc = transact(client, &t);
   if (rc >= 0 && (size_t)rc != t.payload_len)
     rc = -EIO;
-  errno = saved;
-  return rc;
-}
-
-static int simple(const sbx_broker_client *client, uint16_t command,
-                  const char *path, const char *path2, uint32_t flags,
-                  uint32_t arg) {
-  int saved = errno;
-  transaction t = {
-      .command = command,
-      .flags = flags,
-      .arg = arg,
-      .path = path,
-      .path2 = path2,
-  };
-  int rc = transact(client, &t);
-  errno = saved;
   return rc;
 }
 

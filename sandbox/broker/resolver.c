@@ -141,6 +141,15 @@ static int open_dir_exact(const char *path) {
                           0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
+/* Set-up failure: says which directory could not be opened and why. */
+static sbx_resolver *fail_new(sbx_resolver *r, GError **error, int err,
+                              const char *what, const char *hint) {
+  g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+              "cannot open %s: openat2: %s%s", what, g_strerror(err), hint);
+  sbx_resolver_free(r);
+  return NULL;
+}
+
 sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
   sbx_resolver *r = g_new0(sbx_resolver, 1);
   r->list = list;
@@ -182,36 +191,23 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
     if (fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
         errno != EACCES) {
       int err = errno;
-      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                  "cannot open allowlist root %s (entry %s): openat2: %s", dir,
-                  e->written, g_strerror(err));
-      sbx_resolver_free(r);
-      return NULL;
+      g_autofree char *what =
+          g_strdup_printf("allowlist root %s (entry %s)", dir, e->written);
+      return fail_new(r, error, err, what, "");
     }
     r->root_fds[i] = fd;
   }
   if (sbx_allowlist_needs_root(list)) {
     r->slash_fd = open_dir_exact("/");
-    if (r->slash_fd < 0) {
-      int err = errno;
-      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                  "cannot open / for intermediate-directory entries: %s",
-                  g_strerror(err));
-      sbx_resolver_free(r);
-      return NULL;
-    }
+    if (r->slash_fd < 0)
+      return fail_new(r, error, errno, "/ for intermediate-directory entries",
+                      "");
   }
   if (want_proc) {
     r->proc_fd = open_dir_exact("/proc");
-    if (r->proc_fd < 0) {
-      int err = errno;
-      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                  "cannot open /proc for /proc/self entries: %s "
-                  "(is procfs mounted?)",
-                  g_strerror(err));
-      sbx_resolver_free(r);
-      return NULL;
-    }
+    if (r->proc_fd < 0)
+      return fail_new(r, error, errno, "/proc for /proc/self entries",
+                      " (is procfs mounted?)");
   }
   return r;
 }
@@ -401,6 +397,26 @@ static bool proc_top_link(const cursor *c) {
   return readlinkat(AT_FDCWD, top, target, sizeof(target)) > 0;
 }
 
+/* The step an openat2 for a directory on the way (a parent, an
+ * intermediate directory) leads to: `walk_err` means a symlink was in the
+ * way, EAGAIN a race to retry; any other error is the file system's
+ * answer. On success the descriptor is the result. */
+static step opened_dir(int fd, int err, int walk_err, resolved *out,
+                       int *rc) {
+  if (fd < 0) {
+    if (err == walk_err || (walk_err == ELOOP && err == ENOTDIR))
+      return STEP_WALK_PATH;
+    if (err == EAGAIN)
+      return STEP_RETRY;
+    *rc = -err;
+    return STEP_DONE;
+  }
+  out->fd = fd;
+  out->owned = true;
+  *rc = fd;
+  return STEP_DONE;
+}
+
 /* Opens beneath the root of entry `idx`. */
 static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
                        const alternative *alt, const lookup *lk,
@@ -468,18 +484,8 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
                                0, how);
     int err = errno;
     *slash = '/';
-    if (pfd < 0) {
-      if (err == EXDEV)
-        return STEP_WALK_PATH;
-      if (err == EAGAIN)
-        return STEP_RETRY;
-      *rc = -err;
-      return STEP_DONE;
-    }
-    out->fd = pfd;
-    out->owned = true;
     out->name = slash + 1;
-    return STEP_DONE;
+    return opened_dir(pfd, err, EXDEV, out, rc);
   }
 
   int oflags = alt->oflags | O_CLOEXEC;
@@ -540,19 +546,7 @@ static step open_intermediate(const sbx_resolver *r, cursor *c,
   int fd = (int)sys_openat2(r->slash_fd, rel,
                             O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC, 0,
                             BENEATH | RESOLVE_NO_SYMLINKS);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ELOOP || err == ENOTDIR)
-      return STEP_WALK_PATH;
-    if (err == EAGAIN)
-      return STEP_RETRY;
-    *rc = -err;
-    return STEP_DONE;
-  }
-  out->fd = fd;
-  out->owned = true;
-  *rc = fd;
-  return STEP_DONE;
+  return opened_dir(fd, errno, ELOOP, out, rc);
 }
 
 static bool match_lookup(const sbx_resolver *r, const cursor *c,
@@ -799,6 +793,17 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   return fd;
 }
 
+/* Resolves path to an O_PATH descriptor of the object itself, for
+ * operations that only look at it (need: the right they require). */
+static int resolve_object(const sbx_resolver *r, pid_t pid, const char *path,
+                          unsigned need, bool follow, resolved *res,
+                          sbx_decision *d) {
+  lookup lk = {.n_alts = 1, .follow = follow};
+  lk.alts[0] = (alternative){need, false, K_O_PATH};
+  cursor c;
+  return resolve(r, pid, path, &lk, &c, res, d);
+}
+
 int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
                         int mode, int at_flags, sbx_decision *d) {
   if (mode & ~(R_OK | W_OK | X_OK))
@@ -812,12 +817,9 @@ int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
     need |= SBX_PERM_READ;
   if (mode & W_OK)
     need |= SBX_PERM_WRITE;
-  bool follow = !(at_flags & AT_SYMLINK_NOFOLLOW);
-  lookup lk = {.n_alts = 1, .follow = follow};
-  lk.alts[0] = (alternative){need, false, K_O_PATH};
-  cursor c;
   resolved res;
-  int rc = resolve(r, pid, path, &lk, &c, &res, d);
+  int rc = resolve_object(r, pid, path, need,
+                          !(at_flags & AT_SYMLINK_NOFOLLOW), &res, d);
   if (rc < 0)
     return rc;
   rc = 0;
@@ -831,11 +833,8 @@ int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
 
 int sbx_resolver_stat(const sbx_resolver *r, pid_t pid, const char *path,
                       bool follow, struct stat *out, sbx_decision *d) {
-  lookup lk = {.n_alts = 1, .follow = follow};
-  lk.alts[0] = (alternative){SBX_PERM_STAT, false, K_O_PATH};
-  cursor c;
   resolved res;
-  int rc = resolve(r, pid, path, &lk, &c, &res, d);
+  int rc = resolve_object(r, pid, path, SBX_PERM_STAT, follow, &res, d);
   if (rc < 0)
     return rc;
   rc = 0;
@@ -856,11 +855,9 @@ int sbx_resolver_statx(const sbx_resolver *r, pid_t pid, const char *path,
     return deny_with(d, "invalid statx flags", -EINVAL);
   if (mask & STATX__RESERVED)
     return deny_with(d, "invalid statx mask", -EINVAL);
-  lookup lk = {.n_alts = 1, .follow = !(at_flags & AT_SYMLINK_NOFOLLOW)};
-  lk.alts[0] = (alternative){SBX_PERM_STAT, false, K_O_PATH};
-  cursor c;
   resolved res;
-  int rc = resolve(r, pid, path, &lk, &c, &res, d);
+  int rc = resolve_object(r, pid, path, SBX_PERM_STAT,
+                          !(at_flags & AT_SYMLINK_NOFOLLOW), &res, d);
   if (rc < 0)
     return rc;
   rc = 0;
@@ -876,11 +873,8 @@ ssize_t sbx_resolver_readlink(const sbx_resolver *r, pid_t pid,
                               sbx_decision *d) {
   if (size == 0)
     return deny_with(d, "empty buffer", -EINVAL);
-  lookup lk = {.n_alts = 1, .follow = false};
-  lk.alts[0] = (alternative){SBX_PERM_STAT, false, K_O_PATH};
-  cursor c;
   resolved res;
-  int rc = resolve(r, pid, path, &lk, &c, &res, d);
+  int rc = resolve_object(r, pid, path, SBX_PERM_STAT, false, &res, d);
   if (rc < 0)
     return rc;
   ssize_t n = readlinkat(res.fd, "", buf, size);

@@ -206,6 +206,27 @@ static void collect_ancillary(struct msghdr *msg, ancillary *a) {
   }
 }
 
+/* One datagram of at most len bytes from fd, its descriptors and
+ * credentials in *a (received close-on-exec). Returns recvmsg's result;
+ * *flags gets the message flags. */
+static ssize_t receive(int fd, void *buf, size_t len, ancillary *a,
+                       int *flags) {
+  struct iovec iov = {.iov_base = buf, .iov_len = len};
+  control_buf cbuf;
+  struct msghdr msg = {
+      .msg_iov = &iov,
+      .msg_iovlen = 1,
+      .msg_control = cbuf.buf,
+      .msg_controllen = sizeof(cbuf.buf),
+  };
+  ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n >= 0) {
+    collect_ancillary(&msg, a);
+    *flags = msg.msg_flags;
+  }
+  return n;
+}
+
 static void close_all(ancillary *a) {
   for (size_t i = 0; i < a->n_fds; i++)
     close(a->fds[i]);
@@ -357,26 +378,18 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   /* A copy: attaching a channel may move the array. */
   const channel chan = g_array_index(s->channels, channel, index);
   const channel *ch = &chan;
-  struct iovec iov = {.iov_base = s->request,
-                      .iov_len = SBX_BROKER_MAX_REQUEST + 1};
-  control_buf cbuf;
-  struct msghdr msg = {
-      .msg_iov = &iov,
-      .msg_iovlen = 1,
-      .msg_control = cbuf.buf,
-      .msg_controllen = sizeof(cbuf.buf),
-  };
-  ssize_t n = recvmsg(ch->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  ancillary a;
+  int msg_flags = 0;
+  ssize_t n = receive(ch->fd, s->request, SBX_BROKER_MAX_REQUEST + 1, &a,
+                      &msg_flags);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR)
       return KEEP;
     return CLOSE;
   }
-  ancillary a;
-  collect_ancillary(&msg, &a);
-  if (n == 0 && a.n_fds == 0 && !(msg.msg_flags & MSG_CTRUNC))
+  if (n == 0 && a.n_fds == 0 && !(msg_flags & MSG_CTRUNC))
     return CLOSE; /* end of file (or an empty datagram): B1 */
-  if (msg.msg_flags & MSG_CTRUNC) {
+  if (msg_flags & MSG_CTRUNC) {
     close_all(&a);
     if (!ch->thread && out_of_descriptors(ch->fd)) {
       /* The kernel dropped the reply socket, so the client sees end of
@@ -388,7 +401,7 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
     }
     return refuse_message(s, ch, &a, "truncated control data");
   }
-  if (msg.msg_flags & MSG_TRUNC)
+  if (msg_flags & MSG_TRUNC)
     return refuse_message(s, ch, &a, "datagram longer than the maximum");
   if (a.other_cmsg)
     return refuse_message(s, ch, &a, "unexpected control message");
@@ -474,19 +487,11 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
 /* Returns false when the control channel is finished. */
 static bool serve_control(sbx_broker_server *s, int control_fd) {
   sbx_broker_control_request req;
-  struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
-  control_buf cbuf;
-  struct msghdr msg = {
-      .msg_iov = &iov,
-      .msg_iovlen = 1,
-      .msg_control = cbuf.buf,
-      .msg_controllen = sizeof(cbuf.buf),
-  };
-  ssize_t n = recvmsg(control_fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  ancillary a;
+  int msg_flags = 0;
+  ssize_t n = receive(control_fd, &req, sizeof(req), &a, &msg_flags);
   if (n < 0)
     return errno == EAGAIN || errno == EINTR;
-  ancillary a;
-  collect_ancillary(&msg, &a);
   if (n == 0) {
     close_all(&a);
     return false;
@@ -496,9 +501,9 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   rep.magic = SBX_BROKER_CONTROL_MAGIC;
   rep.result = -EINVAL;
   if ((size_t)n != sizeof(req) || req.magic != SBX_BROKER_CONTROL_MAGIC ||
-      (msg.msg_flags & MSG_TRUNC)) {
+      (msg_flags & MSG_TRUNC)) {
     close_all(&a);
-  } else if (msg.msg_flags & MSG_CTRUNC) {
+  } else if (msg_flags & MSG_CTRUNC) {
     close_all(&a);
     rep.result = out_of_descriptors(control_fd) ? -EMFILE : -EINVAL;
   } else if (req.op == SBX_BROKER_CONTROL_ADD_CHANNEL) {
