@@ -111,6 +111,12 @@ int main(int argc, char **argv) {
           sum.policy_path, sum.n_rules, sum.n_constrained, sum.profile_path,
           sum.n_broker_rules);
   cmd = sbx_learn_command_line(program);
+  if (rec.unknown_calls)
+    fprintf(stderr,
+            "sbx-learn: %" G_GUINT64_FORMAT
+            " calls had numbers the syscall "
+            "table does not name; they are not in the policy\n",
+            rec.unknown_calls);
   if (sum.execs)
     fprintf(stderr,
             "sbx-learn: the program executed other programs; "

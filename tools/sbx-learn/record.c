@@ -165,10 +165,18 @@ static gboolean learning_filter(int chan_fd, sbx_bpf_program *out,
   return ok;
 }
 
+/* The terminal's interrupt and quit keys are for the program: sbx-learn
+ * ignores them while it runs (as system(3) does), so stopping a server
+ * with ^C still leaves a record to write. */
+static const int terminal_signals[] = {SIGINT, SIGQUIT};
+
 /* Between fork and exec. ASYNC-SIGNAL-SAFE. */
 static _Noreturn void run_child(int chan, int chan_fd,
                                 const sbx_bpf_program *prog,
-                                const char *program, char **argv) {
+                                const char *program, char **argv,
+                                const struct sigaction *saved) {
+  for (size_t i = 0; i < G_N_ELEMENTS(terminal_signals); i++)
+    sigaction(terminal_signals[i], &saved[i], NULL);
   int err = 0;
   if (dup3(chan, chan_fd, O_CLOEXEC) < 0 ||
       prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -199,36 +207,10 @@ static int exit_code(int status) {
   return 125;
 }
 
-int sbx_learn_run(char **argv, sbx_learn_record *r, GError **error) {
-  g_autofree char *program = g_find_program_in_path(argv[0]);
-  if (!program) {
-    g_set_error(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_NOT_FOUND,
-                "%s: not found, or not executable (PATH is searched for a "
-                "name without '/')",
-                argv[0]);
-    return -1;
-  }
-  struct rlimit rl;
-  int chan_fd = 1023;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024)
-    chan_fd = (int)rl.rlim_cur - 1;
-  sbx_bpf_program prog = {0};
-  if (!learning_filter(chan_fd, &prog, error))
-    return -1;
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-    int err = errno;
-    g_set_error(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_SETUP, "socketpair: %s",
-                g_strerror(err));
-    sbx_bpf_program_clear(&prog);
-    return -1;
-  }
-  pid_t pid = fork();
-  if (pid == 0)
-    run_child(sv[1], chan_fd, &prog, program, argv);
-  int fork_err = errno;
+/* The parent's side: takes the listener, observes to the end, reaps. */
+static int observe(pid_t pid, int sv[2], int fork_err, sbx_learn_record *r,
+                   GError **error) {
   close(sv[1]);
-  sbx_bpf_program_clear(&prog);
   if (pid < 0) {
     close(sv[0]);
     g_set_error(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_SETUP, "fork: %s",
@@ -279,4 +261,44 @@ int sbx_learn_run(char **argv, sbx_learn_record *r, GError **error) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return exit_code(status);
+}
+
+int sbx_learn_run(char **argv, sbx_learn_record *r, GError **error) {
+  g_autofree char *program = g_find_program_in_path(argv[0]);
+  if (!program) {
+    g_set_error(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_NOT_FOUND,
+                "%s: not found, or not executable (PATH is searched for a "
+                "name without '/')",
+                argv[0]);
+    return -1;
+  }
+  struct rlimit rl;
+  int chan_fd = 1023;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024)
+    chan_fd = (int)rl.rlim_cur - 1;
+  sbx_bpf_program prog = {0};
+  if (!learning_filter(chan_fd, &prog, error))
+    return -1;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    int err = errno;
+    g_set_error(error, SBX_LEARN_ERROR, SBX_LEARN_ERROR_SETUP, "socketpair: %s",
+                g_strerror(err));
+    sbx_bpf_program_clear(&prog);
+    return -1;
+  }
+  struct sigaction ignore, saved[G_N_ELEMENTS(terminal_signals)];
+  memset(&ignore, 0, sizeof(ignore));
+  ignore.sa_handler = SIG_IGN;
+  for (size_t i = 0; i < G_N_ELEMENTS(terminal_signals); i++)
+    sigaction(terminal_signals[i], &ignore, &saved[i]);
+  pid_t pid = fork();
+  if (pid == 0)
+    run_child(sv[1], chan_fd, &prog, program, argv, saved);
+  int fork_err = errno;
+  sbx_bpf_program_clear(&prog);
+  int status = observe(pid, sv, fork_err, r, error);
+  for (size_t i = 0; i < G_N_ELEMENTS(terminal_signals); i++)
+    sigaction(terminal_signals[i], &saved[i], NULL);
+  return status;
 }

@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -351,6 +353,41 @@ START_TEST(a_file_written_grants_its_directory_and_children_are_followed) {
 }
 END_TEST
 
+/* ^C at the terminal reaches the program's process group: the program
+ * dies of it, and sbx-learn still writes what the run did. */
+START_TEST(an_interrupted_program_still_leaves_its_learned_files) {
+  g_autofree char *bin = tool_path("sbx-learn");
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("interrupted");
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    dup2(p[1], 1);
+    close(p[0]);
+    execl(bin, bin, "-o", name, "--", probe, "wait", (char *)NULL);
+    _exit(98);
+  }
+  close(p[1]);
+  char buf[16] = {0};
+  ck_assert_int_gt(read(p[0], buf, sizeof(buf) - 1), 0);
+  ck_assert_str_eq(buf, "ready\n");
+  ck_assert_int_eq(kill(-pid, SIGINT), 0);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  close(p[0]);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 128 + SIGINT);
+  sbx_policy *pol = learned_policy(name);
+  ck_assert_uint_eq(eval(pol, __NR_write, 1, 0, 6), SECCOMP_RET_ALLOW);
+  sbx_policy_free(pol);
+}
+END_TEST
+
 START_TEST(sbx_learn_refuses_a_missing_program_and_a_built_in_name) {
   g_autofree char *name = path_in("missing");
   g_autofree char *missing = path_in("no-such-program");
@@ -396,6 +433,7 @@ static Suite *sbx_learn_suite(void) {
       many_files_read_in_one_directory_fold_into_it_a_single_one_does_not);
   tcase_add_test(files,
                  a_file_written_grants_its_directory_and_children_are_followed);
+  tcase_add_test(files, an_interrupted_program_still_leaves_its_learned_files);
   tcase_add_test(files,
                  sbx_learn_refuses_a_missing_program_and_a_built_in_name);
   suite_add_tcase(s, files);
