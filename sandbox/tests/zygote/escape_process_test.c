@@ -62,6 +62,8 @@ enum {
   A_PRIVILEGES,
   A_OPEN,
   A_GETPPID,
+  A_STATX,
+  A_FACCESSAT2,
 };
 
 typedef struct {
@@ -272,6 +274,14 @@ static escape_result attack(const request *req) {
     case A_OPEN:
       r.ret = open(req->path, req->flags | O_CLOEXEC);
       break;
+    case A_STATX: {
+      char stx[512]; /* room for any struct statx */
+      r.ret = syscall(__NR_statx, AT_FDCWD, req->path, 0, 0x7ff, stx);
+      break;
+    }
+    case A_FACCESSAT2:
+      r.ret = syscall(__NR_faccessat2, AT_FDCWD, req->path, R_OK, 0);
+      break;
     case A_GETPPID:
       r.ret = syscall(__NR_getppid);
       break;
@@ -325,9 +335,9 @@ static int entry(const sbx_worker_args *args) {
     case A_FD_INVENTORY: {
       fd_inventory inv;
       take_inventory(req.arg, &inv);
-      int report_fd = args->report_fd;
+      int given[2] = {args->report_fd, args->broker_fd};
       escape_reply(&inv, sizeof inv);
-      escape_reply(&report_fd, sizeof report_fd);
+      escape_reply(given, sizeof given);
       return 0;
     }
     case A_PRIVILEGES: {
@@ -531,6 +541,37 @@ START_TEST(worker_cannot_see_the_host_pid) {
 }
 END_TEST
 
+/* ---- S21: the "trap (broker)" rows ----------------------------------------
+ */
+
+/* statx and faccessat2 reach the broker, which answers from the renderer
+ * profile's allowlist; without layer 1 they are a policy kill
+ * (escape_test.c), without any filter the kernel answers. */
+START_TEST(brokered_worker_gets_the_brokers_answer_for_statx_and_faccessat2) {
+  const int ids[] = {A_STATX, A_FACCESSAT2};
+  for (size_t i = 0; i < G_N_ELEMENTS(ids); i++) {
+    request allowed = {.id = ids[i], .path = "/etc/ld.so.cache"};
+    escape_call a = run_in("brokered", &allowed);
+    ck_assert_msg(a.o.wrote, "%s", a.o.exit.detail);
+    ck_assert_msg(a.r.ret == 0, "call %d: %ld errno %ld", ids[i], a.r.ret,
+                  a.r.err);
+    request denied = {.id = ids[i], .path = "/etc/hostname"};
+    escape_call d = run_in("brokered", &denied);
+    ck_assert_msg(d.o.wrote, "%s", d.o.exit.detail);
+    ck_assert_int_eq(d.r.ret, -1);
+    ck_assert_int_eq(d.r.err, EACCES);
+    /* Control: both exist and are readable outside. */
+    escape_result r;
+    ck_assert(
+        escape_run_unsandboxed(false, probe_attack, &allowed, &r, sizeof r));
+    ck_assert_int_eq(r.ret, 0);
+    ck_assert(
+        escape_run_unsandboxed(false, probe_attack, &denied, &r, sizeof r));
+    ck_assert_int_eq(r.ret, 0);
+  }
+}
+END_TEST
+
 /* ---- S16 ----------------------------------------------------------------- */
 
 /* ASan's thread start opens /proc/self/maps, which only the broker
@@ -626,24 +667,39 @@ START_TEST(worker_holds_only_the_descriptors_it_was_given) {
   ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, given),
                    0);
   request req = {.id = A_FD_INVENTORY, .arg = (long)rl.rlim_max};
-  int fd;
-  pid_t pid = escape_spawn("sandboxed", &req, sizeof req, &given[1], 1, &fd);
-  fd_inventory inv;
-  int report_fd = -1;
-  bool got_inv = escape_read_reply(fd, &inv, sizeof inv) &&
-                 escape_read_reply(fd, &report_fd, sizeof report_fd);
-  close(fd);
-  sbx_worker_exit ex = escape_wait(pid);
-  ck_assert_msg(got_inv, "%s", ex.detail);
-  ck_assert_int_eq(ex.reason, SBX_EXIT_NORMAL);
-  ck_assert_int_ge(inv.highest_checked, high + 1);
-  /* stdio (/dev/null), the reply pipe, the socket given, the report pipe. */
-  ck_assert_int_eq(report_fd, 5);
-  ck_assert_int_eq(inv.count, 6);
-  const int want[] = {S_IFCHR, S_IFCHR, S_IFCHR, S_IFIFO, S_IFSOCK, S_IFIFO};
-  for (int i = 0; i < 6; i++) {
-    ck_assert_int_eq(inv.fds[i], i);
-    ck_assert_int_eq(inv.types[i], want[i]);
+  /* stdio (/dev/null), the reply pipe, the socket given; then the broker
+   * channel (a socket) when there is one, and the report pipe. */
+  const struct {
+    const char *type;
+    int n;
+    int types[7];
+  } kinds[] = {
+      {"sandboxed", 6, {S_IFCHR, S_IFCHR, S_IFCHR, S_IFIFO, S_IFSOCK, S_IFIFO}},
+      {"brokered",
+       7,
+       {S_IFCHR, S_IFCHR, S_IFCHR, S_IFIFO, S_IFSOCK, S_IFSOCK, S_IFIFO}},
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+    int fd;
+    pid_t pid =
+        escape_spawn(kinds[k].type, &req, sizeof req, &given[1], 1, &fd);
+    fd_inventory inv;
+    int named[2] = {-1, -1}; /* report fd, broker fd */
+    bool got = escape_read_reply(fd, &inv, sizeof inv) &&
+               escape_read_reply(fd, named, sizeof named);
+    close(fd);
+    sbx_worker_exit ex = escape_wait(pid);
+    ck_assert_msg(got, "%s: %s", kinds[k].type, ex.detail);
+    ck_assert_int_eq(ex.reason, SBX_EXIT_NORMAL);
+    ck_assert_int_ge(inv.highest_checked, high + 1);
+    ck_assert_int_eq(inv.count, kinds[k].n);
+    ck_assert_int_eq(named[0], kinds[k].n - 1);
+    ck_assert_int_eq(named[1], kinds[k].n == 7 ? 5 : -1);
+    for (int i = 0; i < kinds[k].n; i++) {
+      ck_assert_int_eq(inv.fds[i], i);
+      ck_assert_msg(inv.types[i] == kinds[k].types[i], "%s: fd %d is 0%o",
+                    kinds[k].type, i, inv.types[i]);
+    }
   }
 
   /* Control: the same inventory in the host finds the noise. */
@@ -752,6 +808,11 @@ START_TEST(worker_cannot_open_the_zygote_or_host_binary) {
     ck_assert_msg(!s.o.wrote, "%s: %ld", req.path, s.r.ret);
     ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_POLICY_KILL);
     ck_assert_int_eq(s.o.exit.syscall_nr, __NR_openat);
+    /* With the broker, as workers run: it denies (no rule names /proc). */
+    escape_call b = run_in("brokered", &req);
+    ck_assert_msg(b.o.wrote, "%s", b.o.exit.detail);
+    ck_assert_int_eq(b.r.ret, -1);
+    ck_assert_int_eq(b.r.err, EACCES);
     escape_call c = run_in("control", &req);
     ck_assert_msg(c.o.wrote, "%s", c.o.exit.detail);
     ck_assert_int_eq(c.r.ret, -1);
@@ -819,13 +880,18 @@ START_TEST(policy_is_read_once_before_the_sandbox_starts) {
   ck_assert_int_eq(before.r.err, EPERM);
 
   /* The worker cannot reach the files: it traps (and, without a broker,
-   * dies); without the filter the path does not exist in its root. */
+   * dies; with one, is denied); without the filter the path does not exist
+   * in its root. */
   request open_req = {.id = A_OPEN, .flags = O_RDWR};
   g_strlcpy(open_req.path, layer, sizeof open_req.path);
   ck_assert_uint_lt(strlen(layer), sizeof open_req.path);
   escape_call s = run_in("sandboxed", &open_req);
   ck_assert(!s.o.wrote);
   ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_POLICY_KILL);
+  escape_call b = run_in("brokered", &open_req);
+  ck_assert_msg(b.o.wrote, "%s", b.o.exit.detail);
+  ck_assert_int_eq(b.r.ret, -1);
+  ck_assert_int_eq(b.r.err, EACCES);
   escape_call c = run_in("control", &open_req);
   ck_assert_msg(c.o.wrote, "%s", c.o.exit.detail);
   ck_assert_int_eq(c.r.err, ENOENT);
@@ -859,6 +925,8 @@ static Suite *escape_process_suite(void) {
   tcase_add_test(tc, worker_cannot_trace_or_reach_into_any_process);
   tcase_add_test(tc, unsandboxed_process_can_trace_and_reach_into_a_peer);
   tcase_add_test(tc, worker_cannot_see_the_host_pid);
+  tcase_add_test(
+      tc, brokered_worker_gets_the_brokers_answer_for_statx_and_faccessat2);
 #if !defined(__SANITIZE_ADDRESS__)
   tcase_add_test(tc, thread_started_inside_the_worker_is_filtered_too);
 #endif

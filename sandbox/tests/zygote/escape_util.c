@@ -16,14 +16,46 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 
+#include "sandbox/broker/broker.h"
+#include "sandbox/broker/layer1.h"
 #include "sandbox/linux/seccomp/bpf.h"
 #include "sandbox/linux/zygote/worker.h"
 #include "sandbox/policy/builtin/profile.h"
 
+/* Two zygotes: the broker client's trap handlers are registered for every
+ * worker a zygote forks, and in a type without a channel they answer
+ * EACCES; "sandboxed" keeps the plain policy-kill handlers instead. */
 static sbx_zygote *zygote;
+static sbx_zygote *brokered_zygote;
+static GArray *brokered_pids;
+static sbx_broker *broker;
+static sbx_allowlist *allowlist;
+/* Layer 1, then the profile's policies: "brokered" uses all of them,
+ * "sandboxed" all but the first. */
 static sbx_bpf_program layers[SBX_WORKER_MAX_LAYERS];
 static size_t n_layers;
 static int devnull = -1;
+/* The broker client's state; every worker uses its own copy. */
+static sbx_broker_client client;
+
+static void start_broker(const sbx_profile *profile) {
+  GError *error = NULL;
+  allowlist = sbx_allowlist_new("renderer");
+  for (char **rule = profile->broker_rules; rule && *rule; rule++)
+    if (!sbx_allowlist_add_rule(allowlist, *rule, &error))
+      ck_abort_msg("%s: %s", profile->source, error->message);
+  if (profile->umask_set)
+    sbx_allowlist_set_umask(allowlist, profile->umask);
+  if (profile->denied_errno &&
+      !sbx_allowlist_set_denied_errno(allowlist, profile->denied_errno, &error))
+    ck_abort_msg("%s: %s", profile->source, error->message);
+  const sbx_allowlist *const lists[] = {allowlist};
+  sbx_broker_config config = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  broker = sbx_broker_start(&config, &error);
+  if (!broker)
+    ck_abort_msg("%s", error->message);
+}
 
 void escape_start(sbx_worker_entry entry) {
   escape_start_profile("renderer", entry);
@@ -34,22 +66,30 @@ void escape_start_profile(const char *name, sbx_worker_entry entry) {
   g_autoptr(sbx_profile) profile = sbx_profile_load(name, NULL, &error);
   if (!profile)
     ck_abort_msg("%s", error->message);
+  start_broker(profile);
   char **names = NULL;
   GPtrArray *policies = sbx_profile_policies(profile, &names, &error);
   if (!policies)
     ck_abort_msg("%s", error->message);
-  ck_assert_uint_le(policies->len, SBX_WORKER_MAX_LAYERS);
-  n_layers = policies->len;
-  for (guint i = 0; i < policies->len; i++)
-    if (!sbx_bpf_compile(g_ptr_array_index(policies, i), &layers[i], &error))
+  ck_assert_uint_lt(policies->len, SBX_WORKER_MAX_LAYERS);
+  if (!sbx_layer1_compile(&layers[0], &error))
+    ck_abort_msg("%s", error->message);
+  n_layers = 1 + policies->len;
+  const char *layer_names[SBX_WORKER_MAX_LAYERS];
+  layer_names[0] = SBX_LAYER1_NAME;
+  for (guint i = 0; i < policies->len; i++) {
+    if (!sbx_bpf_compile(g_ptr_array_index(policies, i), &layers[1 + i],
+                         &error))
       ck_abort_msg("%s: %s", names[i], error->message);
+    layer_names[1 + i] = names[i];
+  }
   g_ptr_array_unref(policies);
   sbx_zygote_type types[] = {
       {.name = "sandboxed",
        .entry = entry,
-       .layers = layers,
-       .layer_names = (const char *const *)names,
-       .n_layers = n_layers,
+       .layers = layers + 1,
+       .layer_names = layer_names + 1,
+       .n_layers = n_layers - 1,
        .rlimits = profile->rlimits,
        .n_rlimits = profile->n_rlimits,
        .landlock = profile->landlock},
@@ -58,12 +98,37 @@ void escape_start_profile(const char *name, sbx_worker_entry entry) {
        .rlimits = profile->rlimits,
        .n_rlimits = profile->n_rlimits},
   };
-  sbx_zygote_config config = {.types = types,
-                              .n_types = G_N_ELEMENTS(types),
-                              .namespaces = profile->namespaces,
-                              .host_root = !profile->empty_root};
+  sbx_zygote_config config = {
+      .types = types,
+      .n_types = G_N_ELEMENTS(types),
+      .namespaces = profile->namespaces,
+      .host_root = !profile->empty_root,
+  };
   if (!sbx_zygote_start(&config, &zygote, &error))
     ck_abort_msg("%s", error->message);
+  sbx_zygote_type brokered = {
+      .name = "brokered",
+      .entry = entry,
+      .layers = layers,
+      .layer_names = layer_names,
+      .n_layers = n_layers,
+      .uses_broker = true,
+      .rlimits = profile->rlimits,
+      .n_rlimits = profile->n_rlimits,
+      .landlock = profile->landlock,
+  };
+  sbx_zygote_config bconfig = {
+      .types = &brokered,
+      .n_types = 1,
+      .namespaces = profile->namespaces,
+      .host_root = !profile->empty_root,
+      .register_broker_traps_raw = sbx_layer1_register_traps_raw,
+      .broker_attach_raw = sbx_layer1_attach_raw,
+      .broker_client = &client,
+  };
+  if (!sbx_zygote_start(&bconfig, &brokered_zygote, &error))
+    ck_abort_msg("%s", error->message);
+  brokered_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_strfreev(names);
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   ck_assert_int_ge(devnull, 0);
@@ -72,6 +137,15 @@ void escape_start_profile(const char *name, sbx_worker_entry entry) {
 void escape_stop(void) {
   sbx_zygote_stop(zygote);
   zygote = NULL;
+  sbx_zygote_stop(brokered_zygote);
+  brokered_zygote = NULL;
+  if (brokered_pids)
+    g_array_unref(brokered_pids);
+  brokered_pids = NULL;
+  sbx_broker_stop(broker, NULL, NULL);
+  broker = NULL;
+  sbx_allowlist_free(allowlist);
+  allowlist = NULL;
   for (size_t i = 0; i < n_layers; i++)
     sbx_bpf_program_clear(&layers[i]);
   n_layers = 0;
@@ -83,12 +157,16 @@ sbx_zygote *escape_zygote(void) {
   return zygote;
 }
 
+pid_t escape_broker_pid(void) {
+  return sbx_broker_pid(broker);
+}
+
 uint32_t escape_sandboxed_action(int nr, const long args[6]) {
   struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
   for (int i = 0; i < 6; i++)
     d.args[i] = (uint64_t)args[i];
   uint32_t best = SECCOMP_RET_ALLOW;
-  for (size_t i = 0; i < n_layers; i++) {
+  for (size_t i = 1; i < n_layers; i++) {
     uint32_t r = sbx_bpf_run(layers[i].insns, layers[i].len, &d, NULL);
     /* seccomp(2): lower action values take precedence, compared signed. */
     if ((int32_t)(r & SECCOMP_RET_ACTION_FULL) <
@@ -108,17 +186,28 @@ pid_t escape_spawn(const char *type, const void *payload, size_t len,
   fds[ESCAPE_REPLY_FD] = out[1];
   for (size_t i = 0; i < n_extra; i++)
     fds[4 + i] = extra[i];
+  GError *error = NULL;
+  int channel = -1;
+  if (strcmp(type, "brokered") == 0) {
+    channel = sbx_broker_connect(broker, "renderer", &error);
+    if (channel < 0)
+      ck_abort_msg("%s", error->message);
+  }
   sbx_zygote_spawn_request req = {.process_type = type,
                                   .payload = payload,
                                   .payload_len = len,
                                   .fds = fds,
                                   .n_fds = 4 + n_extra,
-                                  .broker_channel = -1};
+                                  .broker_channel = channel};
   pid_t pid = -1;
-  GError *error = NULL;
-  if (!sbx_zygote_spawn(zygote, &req, &pid, &error))
+  if (!sbx_zygote_spawn(channel >= 0 ? brokered_zygote : zygote, &req, &pid,
+                        &error))
     ck_abort_msg("%s", error->message);
   close(out[1]);
+  if (channel >= 0) {
+    close(channel);
+    g_array_append_val(brokered_pids, pid);
+  }
   *reply_fd = out[0];
   return pid;
 }
@@ -137,9 +226,17 @@ bool escape_read_reply(int fd, void *buf, size_t len) {
 }
 
 sbx_worker_exit escape_wait(pid_t pid) {
+  sbx_zygote *z = zygote;
+  for (guint i = 0; i < brokered_pids->len; i++) {
+    if (g_array_index(brokered_pids, pid_t, i) == pid) {
+      z = brokered_zygote;
+      g_array_remove_index_fast(brokered_pids, i);
+      break;
+    }
+  }
   sbx_worker_exit e;
   GError *error = NULL;
-  if (!sbx_zygote_wait(zygote, pid, 20000, &e, &error))
+  if (!sbx_zygote_wait(z, pid, 20000, &e, &error))
     ck_abort_msg("%s", error->message);
   return e;
 }

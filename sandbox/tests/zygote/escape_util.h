@@ -1,8 +1,10 @@
 /* What every escape suite shares: one real zygote with a "sandboxed" type
  * built from the built-in renderer profile (its policy compiled, its
- * rlimits, Landlock) and a "control" type that differs only by having no
- * seccomp layer and no Landlock, plus the unsandboxed processes the
- * positive controls run in.
+ * rlimits, Landlock), a "brokered" type that is the same with layer 1 under
+ * it and a real broker applying the profile's allowlist (how workers run
+ * in production), and a "control" type that differs from "sandboxed" only
+ * by having no seccomp layer and no Landlock; plus the unsandboxed
+ * processes the positive controls run in.
  *
  * Every worker gets /dev/null as stdio and the write end of a reply pipe
  * as fd 3; extra descriptors follow from 4. A worker reports by writing
@@ -35,21 +37,23 @@ typedef struct {
   long err; /* errno when ret is -1, else 0 */
 } escape_result;
 
-/* Fixture: starts the zygote (types "sandboxed" and "control", both
- * running entry), and stops it. */
+/* Fixture: starts the broker and the zygote (types "sandboxed",
+ * "brokered" and "control", all running entry), and stops both. */
 void escape_start(sbx_worker_entry entry);
 /* The same with "sandboxed" built from another profile: a built-in name
  * or a path. The profile and its policies are read here, once. */
 void escape_start_profile(const char *profile, sbx_worker_entry entry);
 void escape_stop(void);
 sbx_zygote *escape_zygote(void);
+pid_t escape_broker_pid(void);
 
 /* What the sandboxed type's compiled layers return for one call, combined
  * as the kernel combines stacked filters (the most restrictive wins). */
 uint32_t escape_sandboxed_action(int nr, const long args[6]);
 
 /* Spawns one worker and returns at once: its pid as the host sees it, and
- * the read end of its reply pipe in *reply_fd. extra fds become 4.. */
+ * the read end of its reply pipe in *reply_fd. extra fds become 4.. A
+ * "brokered" worker also gets a new broker channel (after them). */
 pid_t escape_spawn(const char *type, const void *payload, size_t len,
                    const int *extra, size_t n_extra, int *reply_fd);
 
