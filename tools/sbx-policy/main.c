@@ -250,8 +250,8 @@ static gboolean parse_value(const char *text, uint64_t *out, GError **error) {
 
 typedef enum { ARCH_X86_64, ARCH_I386, ARCH_X32 } eval_arch;
 
-static gboolean parse_syscall(const char *text, eval_arch arch, int *nr,
-                              GError **error) {
+static gboolean parse_one_syscall(const char *text, eval_arch arch, int *nr,
+                                  GError **error) {
   if (g_ascii_isdigit(text[0])) {
     char *end = NULL;
     errno = 0;
@@ -287,6 +287,26 @@ static gboolean parse_syscall(const char *text, eval_arch arch, int *nr,
   }
   *nr = n;
   return TRUE;
+}
+
+/* A name or number, or several joined by '|' ("0x40000000|getpid" is the
+ * x32 getpid). */
+static gboolean parse_syscall(const char *text, eval_arch arch, int *nr,
+                              GError **error) {
+  char **parts = g_strsplit(text, "|", -1);
+  gboolean ok = parts[0] != NULL;
+  uint32_t v = 0;
+  for (char **p = parts; ok && *p; p++) {
+    int one = 0;
+    ok = parse_one_syscall(g_strstrip(*p), arch, &one, error);
+    v |= (uint32_t)one;
+  }
+  if (parts[0] == NULL)
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "empty system call");
+  g_strfreev(parts);
+  *nr = (int)v;
+  return ok;
 }
 
 static void print_verdict(uint32_t ret) {

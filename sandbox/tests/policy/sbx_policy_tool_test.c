@@ -211,6 +211,7 @@ START_TEST(tool_eval_kills_x32_and_i386_calls_on_the_compiled_renderer) {
   assert_eval("allow", out, "39", NULL, NULL);
   /* S1: x32 getpid, as a number and through --arch. */
   assert_eval("kill-process", out, "0x40000027", NULL, NULL);
+  assert_eval("kill-process", out, "0x40000000|getpid", NULL, NULL);
   assert_eval("kill-process", out, "getpid", "x32", NULL);
   /* S2: i386 getpid (20) and ptrace (26). */
   assert_eval("kill-process", out, "20", "i386", NULL);
