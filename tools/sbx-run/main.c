@@ -37,6 +37,9 @@ static const char description[] =
     "          python3 convert.py ~/data/in.csv /tmp/out/result.csv\n"
     "A shell script that runs other programs needs --allow-exec:\n"
     "  sbx-run --allow-exec --allow-write /tmp/build -- ./build.sh\n"
+    "What one observed run needed (see sbx-learn(1)):\n"
+    "  sbx-learn -o ls -- ls /srv/data\n"
+    "  sbx-run --profile ls.profile -- ls /srv/data\n"
     "\n"
     "See sbx-run(1) and docs/sbx-run.md.";
 
@@ -58,7 +61,9 @@ int main(int argc, char **argv) {
        "FILE"},
       {"profile", 0, 0, G_OPTION_ARG_FILENAME, &o.profile,
        "Take allowlist rules, stacked policies, namespaces and limits from "
-       "a .profile (a name, or a path containing '/')",
+       "a .profile (a built-in name, a path containing '/', NAME.profile "
+       "in the current directory, or a name in ~/.config/sbx/profiles or "
+       "/etc/sbx/profiles)",
        "NAME|FILE"},
       {"net", 'n', 0, G_OPTION_ARG_NONE, &o.net,
        "Keep the host's network (no network namespace; sockets allowed)",

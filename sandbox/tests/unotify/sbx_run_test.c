@@ -601,6 +601,20 @@ START_TEST(a_profile_grants_what_its_broker_rules_name) {
   const char *opts[] = {"--profile", profile, NULL};
   expect(sbx_run(opts, cmd), 0, "data=from the profile", NULL);
 
+  /* NAME.profile without a '/' is the file in the current directory
+   * (where sbx-learn writes); a name no file has there is refused. */
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *cwd = g_get_current_dir();
+  g_autofree char *profile_dir = g_path_get_dirname(profile);
+  ck_assert_int_eq(chdir(profile_dir), 0);
+  const char *here[] = {bin, "--profile", "test.profile", "--", probe,
+                        "read", data, NULL};
+  expect(run(here), 0, "data=from the profile", NULL);
+  const char *absent[] = {bin, "--profile", "absent.profile", "--", probe,
+                          "read", data, NULL};
+  expect(run(absent), 125, NULL, "absent.profile");
+  ck_assert_int_eq(chdir(cwd), 0);
+
   g_autofree char *bad = make_file("bad.profile", "[profile]\nseccomp=sbx-run.policy\nbogus=1\n");
   const char *o2[] = {"--profile", bad, NULL};
   const char *t[] = {"/bin/true", NULL};
