@@ -601,7 +601,6 @@ static gboolean load_entry(sbx_oci_profile *p, JsonNode *node, guint index,
     }
     excluded |= !node_is_null(json_object_get_member(x, "minKernel"));
   }
-  (void)exc;
   if (!inc || excluded) {
     ok = TRUE;
     goto out;
