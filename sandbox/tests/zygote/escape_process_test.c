@@ -52,10 +52,12 @@ enum {
   A_HOLD_CANARY,
   A_THREAD_SOCKET,
   A_THREAD_UNASSIGNED,
+  A_THREAD_OPEN,
   A_FORGED_KILL,
   A_FORGED_QUEUE,
   A_FORGED_SECCOMP_CODE,
   A_TRAP_WITH_SIGSYS_BLOCKED,
+  A_OPEN_WITH_SIGSYS_BLOCKED,
   A_TRAP_WITH_SIGSYS_IGNORED,
   A_TRAP,
   A_FD_INVENTORY,
@@ -93,6 +95,17 @@ static void *unassigned_thread(void *arg) {
   escape_result *r = arg;
   errno = 0;
   r->ret = syscall(UNASSIGNED_NR);
+  r->err = r->ret < 0 ? errno : 0;
+  return NULL;
+}
+
+/* A file the renderer profile lets the broker open. */
+static const char kAllowedFile[] = "/etc/ld.so.cache";
+
+static void *open_thread(void *arg) {
+  escape_result *r = arg;
+  errno = 0;
+  r->ret = open(kAllowedFile, O_RDONLY | O_CLOEXEC);
   r->err = r->ret < 0 ? errno : 0;
   return NULL;
 }
@@ -247,6 +260,8 @@ static escape_result attack(const request *req) {
       return in_thread(socket_thread);
     case A_THREAD_UNASSIGNED:
       return in_thread(unassigned_thread);
+    case A_THREAD_OPEN:
+      return in_thread(open_thread);
     case A_FORGED_KILL:
       r.ret = kill(getpid(), SIGSYS);
       break;
@@ -256,12 +271,15 @@ static escape_result attack(const request *req) {
     case A_FORGED_SECCOMP_CODE:
       r.ret = forge_sigsys(SYS_SECCOMP);
       break;
-    case A_TRAP_WITH_SIGSYS_BLOCKED: {
+    case A_TRAP_WITH_SIGSYS_BLOCKED:
+    case A_OPEN_WITH_SIGSYS_BLOCKED: {
       sigset_t set;
       sigemptyset(&set);
       sigaddset(&set, SIGSYS);
       sigprocmask(SIG_BLOCK, &set, NULL);
-      r.ret = syscall(UNASSIGNED_NR);
+      r.ret = req->id == A_OPEN_WITH_SIGSYS_BLOCKED
+                  ? open(req->path, O_RDONLY | O_CLOEXEC)
+                  : syscall(UNASSIGNED_NR);
       break;
     }
     case A_TRAP_WITH_SIGSYS_IGNORED:
@@ -550,7 +568,8 @@ END_TEST
 START_TEST(brokered_worker_gets_the_brokers_answer_for_statx_and_faccessat2) {
   const int ids[] = {A_STATX, A_FACCESSAT2};
   for (size_t i = 0; i < G_N_ELEMENTS(ids); i++) {
-    request allowed = {.id = ids[i], .path = "/etc/ld.so.cache"};
+    request allowed = {.id = ids[i]};
+    g_strlcpy(allowed.path, kAllowedFile, sizeof allowed.path);
     escape_call a = run_in("brokered", &allowed);
     ck_assert_msg(a.o.wrote, "%s", a.o.exit.detail);
     ck_assert_msg(a.r.ret == 0, "call %d: %ld errno %ld", ids[i], a.r.ret,
@@ -593,6 +612,15 @@ START_TEST(thread_started_inside_the_worker_is_filtered_too) {
   c = attack_in("control", A_THREAD_UNASSIGNED, 0);
   ck_assert_msg(c.o.wrote, "%s", c.o.exit.detail);
   ck_assert_int_eq(c.r.err, ENOSYS);
+  /* With layer 1 and the broker: the thread's open traps and is served,
+   * its socket() is still refused. */
+  escape_call b = attack_in("brokered", A_THREAD_OPEN, 0);
+  ck_assert_msg(b.o.wrote, "%s", b.o.exit.detail);
+  ck_assert_msg(b.r.ret >= 0, "errno %ld", b.r.err);
+  b = attack_in("brokered", A_THREAD_SOCKET, 0);
+  ck_assert_msg(b.o.wrote, "%s", b.o.exit.detail);
+  ck_assert_int_eq(b.r.ret, -1);
+  ck_assert_int_eq(b.r.err, EPERM);
 }
 END_TEST
 #endif
@@ -644,6 +672,18 @@ START_TEST(blocking_or_ignoring_sigsys_turns_a_trap_into_death) {
     ck_assert_msg(c.o.wrote, "%s", c.o.exit.detail);
     ck_assert_int_eq(c.r.err, ENOSYS);
   }
+  /* A file call the broker would serve: with SIGSYS blocked, no answer
+   * but death. */
+  request open_req = {.id = A_OPEN};
+  g_strlcpy(open_req.path, kAllowedFile, sizeof open_req.path);
+  escape_call served = run_in("brokered", &open_req);
+  ck_assert_msg(served.o.wrote, "%s", served.o.exit.detail);
+  ck_assert_msg(served.r.ret >= 0, "errno %ld", served.r.err);
+  open_req.id = A_OPEN_WITH_SIGSYS_BLOCKED;
+  escape_call blocked = run_in("brokered", &open_req);
+  ck_assert_msg(!blocked.o.wrote, "returned %ld", blocked.r.ret);
+  ck_assert_int_eq(blocked.o.exit.reason, SBX_EXIT_SIGNALED);
+  ck_assert_int_eq(blocked.o.exit.signal, SIGSYS);
 }
 END_TEST
 
