@@ -2,9 +2,11 @@
  * real workers under the built-in renderer profile: S5 (tracing and
  * reaching into other processes, the pid namespace), S16 (threads made
  * after the layers), S17 (the SIGSYS path), S29 (descriptors), S33
- * (privileges), S34 (/proc/PID/exe) and S35 (the policy is read once,
- * before the sandbox). Each has a positive control: the same operation in
- * an unsandboxed process, where it works.
+ * (privileges), S34 (/proc/PID/exe), S35 (the policy is read once,
+ * before the sandbox) and the S21 rows the broker answers. Where a broker
+ * matters the attack also runs in a "brokered" worker (layer 1 and a real
+ * broker, as in production). Each has a positive control: the same
+ * operation in an unsandboxed process, where it works.
  */
 #include <check.h>
 #include <errno.h>
