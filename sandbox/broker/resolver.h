@@ -17,8 +17,10 @@
  * What it trusts: the allowlist (from the host) and the pid it is told the
  * request comes from. What it refuses: every path sbx_path_validate()
  * refuses, unknown or dangerous open flags, non-regular files below
- * recursive entries, writes to files with several hard links, and any
- * /proc directory but the requesting worker's own.
+ * recursive entries, writes to files with several hard links, any /proc
+ * directory but the requesting worker's own, and magic links. Below /proc
+ * the kernel follows no symlink: procfs's top-level links (/proc/net ->
+ * self/net) are substituted here, so their "self" is the worker too.
  *
  * The result of every call is >= 0 or -errno. `decision`, when not NULL,
  * says whether the allowlist allowed the operation (a granted request may
