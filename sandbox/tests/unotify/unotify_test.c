@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "sandbox/linux/seccomp/bpf.h"
 #include "sandbox/linux/seccomp/loader.h"
 #include "sandbox/linux/unotify/notify.h"
+#include "sandbox/linux/unotify/observer.h"
 #include "sandbox/linux/unotify/supervisor.h"
 #include "sandbox/policy/parser.h"
 
@@ -306,6 +308,62 @@ START_TEST(supervisor_refuses_a_call_without_a_handler) {
 }
 END_TEST
 
+/* The observer records the path a relative openat names (made absolute
+ * against the target's working directory) and lets the call run: the
+ * file the supervisor refuses above is read. */
+typedef struct {
+  GPtrArray *paths;
+  int calls;
+} observed;
+
+static void on_observation(const sbx_unotify_observation *o, void *data) {
+  observed *seen = data;
+  seen->calls++;
+  if (o->nr == __NR_openat && o->path)
+    g_ptr_array_add(seen->paths, g_strdup(o->path));
+}
+
+static int target_read_relative(fixture *f, void *arg) {
+  if (chdir(f->forbidden) != 0)
+    return 20;
+  return target_read(f, arg);
+}
+
+START_TEST(observer_records_the_path_and_lets_a_refused_open_run) {
+  fixture f;
+  fixture_init(&f);
+  g_autofree char *forbidden = g_build_filename(f.forbidden, "b", NULL);
+  ck_assert(g_file_set_contents(forbidden, "hello", -1, NULL));
+  target t = start_target(&f, target_read_relative, "b");
+  observed seen = {g_ptr_array_new_with_free_func(g_free), 0};
+  GError *error = NULL;
+  sbx_unotify_observer *o =
+      sbx_unotify_observer_new(t.listener, on_observation, &seen, &error);
+  ck_assert_msg(o != NULL, "%s", error ? error->message : "");
+  int status;
+  for (;;) {
+    struct pollfd p = {.fd = sbx_unotify_observer_listener(o),
+                       .events = POLLIN};
+    ck_assert_int_ge(poll(&p, 1, -1), 1);
+    if (p.revents & POLLIN)
+      ck_assert_int_eq(sbx_unotify_observer_handle_one(o), 0);
+    else
+      break;
+  }
+  ck_assert_int_eq(waitpid(t.pid, &status, 0), t.pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert_int_ge(seen.calls, 1);
+  bool found = false;
+  for (guint i = 0; i < seen.paths->len; i++)
+    found |= strcmp(g_ptr_array_index(seen.paths, i), forbidden) == 0;
+  ck_assert_msg(found, "openat of %s not observed", forbidden);
+  sbx_unotify_observer_free(o);
+  g_ptr_array_free(seen.paths, TRUE);
+  fixture_clear(&f);
+}
+END_TEST
+
 static Suite *unotify_suite(void) {
   Suite *s = suite_create("unotify");
   TCase *tc = tcase_create("supervisor");
@@ -315,6 +373,7 @@ static Suite *unotify_suite(void) {
   tcase_add_test(tc, supervisor_injects_an_fd_for_an_allowed_open_only);
   tcase_add_test(tc, supervisor_writes_stat_results_into_the_target);
   tcase_add_test(tc, supervisor_refuses_a_call_without_a_handler);
+  tcase_add_test(tc, observer_records_the_path_and_lets_a_refused_open_run);
   suite_add_tcase(s, tc);
   return s;
 }
