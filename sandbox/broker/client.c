@@ -71,7 +71,9 @@ static void close_fds(const struct msghdr *msg) {
  * have gone with it: a peek then sees end of file. */
 static int unreachable(const sbx_broker_client *client) {
   char b;
-  ssize_t n = recv(client->channel, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  struct iovec iov = {.iov_base = &b, .iov_len = 1};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  ssize_t n = recvmsg(client->channel, &msg, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && errno == EAGAIN ? BROKER_OUT_OF_FDS : BROKER_UNREACHABLE;
 }
 
