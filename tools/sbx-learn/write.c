@@ -45,11 +45,6 @@ static const char *const open_flags[] = {
     "O_NOATIME", "O_CLOEXEC", "O_PATH",      NULL};
 static const char *const prot_flags[] = {"PROT_READ", "PROT_WRITE", "PROT_EXEC",
                                          NULL};
-static const char *const access_flags[] = {"R_OK", "W_OK", "X_OK", NULL};
-static const char *const fd_flags[] = {"O_CLOEXEC", "O_NONBLOCK", "O_DIRECT",
-                                       NULL};
-static const char *const random_flags[] = {"GRND_NONBLOCK", "GRND_RANDOM",
-                                           "GRND_INSECURE", NULL};
 static const char *const families[] = {"AF_UNIX", "AF_INET", "AF_INET6",
                                        "AF_NETLINK", NULL};
 static const char *const fcntl_cmds[] = {"F_DUPFD",
@@ -72,10 +67,6 @@ static const char *const fcntl_cmds[] = {"F_DUPFD",
 static const char *const ioctl_cmds[] = {"TCGETS",     "TCSETS",    "TCSETSW",
                                          "TIOCGWINSZ", "FIONREAD",  "FIOCLEX",
                                          "FIONBIO",    "TIOCGPGRP", NULL};
-static const char *const seek_whence[] = {"SEEK_SET",  "SEEK_CUR",  "SEEK_END",
-                                          "SEEK_DATA", "SEEK_HOLE", NULL};
-static const char *const sigmask_how[] = {"SIG_BLOCK", "SIG_UNBLOCK",
-                                          "SIG_SETMASK", NULL};
 static const char *const arch_codes[] = {"ARCH_SET_GS", "ARCH_SET_FS",
                                          "ARCH_GET_FS", "ARCH_GET_GS", NULL};
 static const char *const prctl_options[] = {
@@ -84,10 +75,6 @@ static const char *const prctl_options[] = {
     "PR_GET_NAME",         "PR_SET_NO_NEW_PRIVS",
     "PR_GET_NO_NEW_PRIVS", "PR_SET_VMA",
     "PR_CAPBSET_READ",     NULL};
-static const char *const madvise_advice[] = {
-    "MADV_NORMAL",   "MADV_RANDOM", "MADV_SEQUENTIAL", "MADV_WILLNEED",
-    "MADV_DONTNEED", "MADV_FREE",   "MADV_HUGEPAGE",   "MADV_NOHUGEPAGE",
-    "MADV_DONTDUMP", NULL};
 
 typedef struct {
   const char *syscall;
@@ -96,29 +83,17 @@ typedef struct {
   const char *const *names;
 } constraint;
 
-/* The arguments whose values say what a call does, one per call. Calls
- * whose arguments depend on contention or timing (futex) or encode
- * several fields at once (clone's flags and exit signal) are not here. */
+/* The arguments whose values say what a call may do - open for writing,
+ * map executable memory, reach a network, drive a device, change a
+ * process attribute - one per call. Arguments that vary with the data or
+ * the moment (lseek's whence, sigprocmask's how, futex operations) are
+ * not here: pinning them would only make the policy fragile. */
 static const constraint constraints[] = {
-    {"open", 1, FLAGS, open_flags},
-    {"openat", 2, FLAGS, open_flags},
-    {"mmap", 2, FLAGS, prot_flags},
-    {"mprotect", 2, FLAGS, prot_flags},
-    {"access", 1, FLAGS, access_flags},
-    {"faccessat", 2, FLAGS, access_flags},
-    {"faccessat2", 2, FLAGS, access_flags},
-    {"pipe2", 1, FLAGS, fd_flags},
-    {"dup3", 2, FLAGS, fd_flags},
-    {"getrandom", 2, FLAGS, random_flags},
-    {"socket", 0, ONE_OF, families},
-    {"socketpair", 0, ONE_OF, families},
-    {"fcntl", 1, ONE_OF, fcntl_cmds},
-    {"ioctl", 1, ONE_OF, ioctl_cmds},
-    {"lseek", 2, ONE_OF, seek_whence},
-    {"rt_sigprocmask", 0, ONE_OF, sigmask_how},
-    {"arch_prctl", 0, ONE_OF, arch_codes},
-    {"prctl", 0, ONE_OF, prctl_options},
-    {"madvise", 2, ONE_OF, madvise_advice},
+    {"open", 1, FLAGS, open_flags},      {"openat", 2, FLAGS, open_flags},
+    {"mmap", 2, FLAGS, prot_flags},      {"mprotect", 2, FLAGS, prot_flags},
+    {"socket", 0, ONE_OF, families},     {"socketpair", 0, ONE_OF, families},
+    {"ioctl", 1, ONE_OF, ioctl_cmds},    {"fcntl", 1, ONE_OF, fcntl_cmds},
+    {"prctl", 0, ONE_OF, prctl_options}, {"arch_prctl", 0, ONE_OF, arch_codes},
 };
 
 static const constraint *find_constraint(const char *syscall) {
@@ -173,16 +148,16 @@ static char *rule_expression(const char *name, const sbx_learn_syscall *s,
                              MAX_ONE_OF);
       return g_strdup("1");
     }
+    g_string_append_printf(why, "; arg%d only ever ", c->arg);
     for (unsigned i = 0; i < a->n_values; i++) {
-      if (i)
+      if (i) {
         g_string_append(e, " || ");
+        g_string_append(why, i + 1 == a->n_values ? " or " : ", ");
+      }
       g_string_append_printf(e, "arg%d == ", c->arg);
       append_value(e, a->values[i], c);
+      append_value(why, a->values[i], c);
     }
-    g_string_append_printf(why, "; arg%d only ever %s", c->arg,
-                           e->str + strlen("argN == "));
-    if (a->n_values > 1)
-      g_string_append(why, " ...");
     return g_string_free(e, FALSE);
   }
   if (a->mask == 0) {
