@@ -196,6 +196,21 @@ START_TEST(python_learned_reading_a_file_reads_it_again_and_nothing_else) {
 }
 END_TEST
 
+START_TEST(a_program_that_made_a_network_socket_keeps_the_network) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("net");
+  const char *sock[] = {probe, "socket-inet", NULL};
+  /* Without the profile, sbx-run has no network for it. */
+  expect(sbx_run(NULL, sock), 1, "errno=13\n", "sbx: denied socket AF_INET");
+  g_autofree char *out = learn(name, sock);
+  assert_contains(out, "socket=ok");
+  g_autofree char *path = g_strconcat(name, ".policy", NULL);
+  g_autofree char *text = file_text(path);
+  assert_contains(text, "socket: arg0 == AF_INET\n");
+  expect(run_learned(name, sock), 0, "socket=ok", NULL);
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -421,6 +436,7 @@ static Suite *sbx_learn_suite(void) {
                  python_learned_reading_a_file_reads_it_again_and_nothing_else);
   tcase_add_test(
       runs, a_program_that_made_no_socket_is_refused_one_by_its_learned_policy);
+  tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
