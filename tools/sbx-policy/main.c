@@ -167,14 +167,15 @@ static gboolean parse_options(int argc, char **argv, const char *params,
   char **copy = g_new0(char *, argc + 1);
   for (int i = 0; i < argc; i++)
     copy[i] = g_strdup(argv[i]);
-  int n = argc;
-  gboolean ok = g_option_context_parse(ctx, &n, &copy, error);
+  /* The strv variant frees the strings it removes; the argc/argv one
+   * would leak them. */
+  gboolean ok = g_option_context_parse_strv(ctx, &copy, error);
   g_option_context_free(ctx);
   if (!ok) {
     g_strfreev(copy);
     return FALSE;
   }
-  *rest_argc = n;
+  *rest_argc = (int)g_strv_length(copy);
   *rest = copy;
   return TRUE;
 }
