@@ -450,113 +450,139 @@ static void add_rule(GPtrArray *rules, sbx_allowlist *list, const char *kind,
   }
 }
 
-GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
-                                  const sbx_learn_output *o, GError **error) {
-  sbx_allowlist *list = sbx_allowlist_new("sbx-learn");
-  if (!sbx_run_add_fixed_entries(list, error)) {
-    sbx_allowlist_free(list);
-    return NULL;
-  }
-  if (r->program) {
-    sbx_allowlist_add(list, r->program, SBX_PERM_READ_ONLY, NULL);
-    g_autofree char *real = realpath(r->program, NULL);
-    if (real)
-      sbx_allowlist_add(list, real, SBX_PERM_READ_ONLY, NULL);
-  }
-  GPtrArray *rules = g_ptr_array_new_with_free_func(g_free);
-  g_autoptr(GHashTable) uses =
-      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  GHashTableIter it;
-  gpointer key, value;
-  g_hash_table_iter_init(&it, r->paths);
-  while (g_hash_table_iter_next(&it, &key, &value)) {
-    char *p = program_view(key);
-    unsigned bits = GPOINTER_TO_UINT(value) |
-                    GPOINTER_TO_UINT(g_hash_table_lookup(uses, p));
-    g_hash_table_replace(uses, p, GUINT_TO_POINTER(bits));
-  }
-  g_autoptr(GPtrArray) paths = g_ptr_array_new();
-  g_hash_table_iter_init(&it, uses);
-  while (g_hash_table_iter_next(&it, &key, NULL))
-    g_ptr_array_add(paths, key);
-  g_ptr_array_sort(paths, by_depth_desc);
+/* The rules being built, and what they already grant (the fixed set and
+ * the program included), so nothing is granted twice. */
+typedef struct {
+  sbx_allowlist *granted;
+  GPtrArray *rules; /* of "KIND PATH" */
+  GHashTable *uses; /* path as the program meant it -> SBX_LEARN_* bits */
+  GPtrArray *paths; /* the keys of uses, deepest first */
+} rule_set;
 
-  /* Creation: the directory written into. */
-  g_autoptr(GPtrArray) create_dirs = g_ptr_array_new_with_free_func(g_free);
-  for (guint i = 0; i < paths->len; i++) {
-    const char *p = g_ptr_array_index(paths, i);
-    unsigned bits = GPOINTER_TO_UINT(g_hash_table_lookup(uses, p));
+static unsigned uses_of(const rule_set *rs, const char *path) {
+  return GPOINTER_TO_UINT(g_hash_table_lookup(rs->uses, path));
+}
+
+/* Creation: the directory written into, or just the name when that
+ * directory may not be covered. */
+static void add_create_rules(rule_set *rs) {
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
     struct stat st;
-    if (!(bits & SBX_LEARN_CREATE) || covered(list, p, SBX_PERM_CREATE) ||
-        covered(list, p, SBX_PERM_READ_WRITE))
+    if (!(uses_of(rs, p) & SBX_LEARN_CREATE) ||
+        covered(rs->granted, p, SBX_PERM_CREATE) ||
+        covered(rs->granted, p, SBX_PERM_READ_WRITE))
       continue;
     /* O_CREAT on a device or a FIFO (a shell's > /dev/null) writes. */
     if (lstat(p, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
         !S_ISLNK(st.st_mode))
       continue;
     g_autofree char *dir = g_path_get_dirname(p);
-    if (may_cover(dir)) {
-      if (!below_any(dir, create_dirs)) {
-        g_ptr_array_add(create_dirs, g_strdup(dir));
-        add_rule(rules, list, "create,stat-intermediate", dir, true);
-      }
-    } else {
-      add_rule(rules, list, "create,stat-intermediate", p, false);
+    if (!may_cover(dir)) {
+      add_rule(rs->rules, rs->granted, "create,stat-intermediate", p, false);
+    } else if (!below_any(dir, dirs)) {
+      g_ptr_array_add(dirs, g_strdup(dir));
+      add_rule(rs->rules, rs->granted, "create,stat-intermediate", dir, true);
     }
   }
-  /* Writing to existing files. */
-  for (guint i = 0; i < paths->len; i++) {
-    const char *p = g_ptr_array_index(paths, i);
-    unsigned bits = GPOINTER_TO_UINT(g_hash_table_lookup(uses, p));
-    if ((bits & SBX_LEARN_WRITE) && !covered(list, p, SBX_PERM_READ_WRITE) &&
-        access(p, F_OK) == 0)
-      add_rule(rules, list, "read-write,stat-intermediate", p, false);
+}
+
+/* Writing to files that exist: exactly those. */
+static void add_write_rules(rule_set *rs) {
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
+    if ((uses_of(rs, p) & SBX_LEARN_WRITE) &&
+        !covered(rs->granted, p, SBX_PERM_READ_WRITE) && access(p, F_OK) == 0)
+      add_rule(rs->rules, rs->granted, "read-write,stat-intermediate", p,
+               false);
   }
-  /* Reading: directories opened exact, files folded. */
+}
+
+/* Reading: directories listed get exact rules, files are folded. */
+static void add_read_rules(rule_set *rs, unsigned fold_min) {
   g_autoptr(GPtrArray) files = g_ptr_array_new();
   g_autoptr(GArray) read = g_array_new(FALSE, FALSE, sizeof(gboolean));
-  for (guint i = 0; i < paths->len; i++) {
-    const char *p = g_ptr_array_index(paths, i);
-    unsigned bits = GPOINTER_TO_UINT(g_hash_table_lookup(uses, p));
-    gboolean is_read = (bits & (SBX_LEARN_READ | SBX_LEARN_EXEC)) != 0;
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
+    gboolean is_read =
+        (uses_of(rs, p) & (SBX_LEARN_READ | SBX_LEARN_EXEC)) != 0;
     struct stat st;
-    if (covered(list, p, is_read ? SBX_PERM_READ_ONLY : SBX_PERM_STAT) ||
+    if (covered(rs->granted, p, is_read ? SBX_PERM_READ_ONLY : SBX_PERM_STAT) ||
         stat(p, &st) != 0)
       continue;
-    if (S_ISDIR(st.st_mode)) {
-      if (is_read)
-        add_rule(rules, list, "read,stat-intermediate", p, false);
-    } else if (S_ISREG(st.st_mode)) {
+    if (S_ISREG(st.st_mode)) {
       g_ptr_array_add(files, (gpointer)p);
       g_array_append_val(read, is_read);
     } else if (is_read) {
-      add_rule(rules, list, "read,stat-intermediate", p, false);
+      add_rule(rs->rules, rs->granted, "read,stat-intermediate", p, false);
     }
   }
-  g_autoptr(GPtrArray) folded = fold_reads(files, read, o->fold_min);
+  g_autoptr(GPtrArray) folded = fold_reads(files, read, fold_min);
   /* Outermost first, so the inner ones are seen to be covered. */
   g_ptr_array_sort(folded, by_name);
   for (guint i = 0; i < folded->len; i++) {
     const char *d = g_ptr_array_index(folded, i);
-    if (!covered(list, d, SBX_PERM_READ_ONLY))
-      add_rule(rules, list, "read,stat-intermediate", d, true);
+    if (!covered(rs->granted, d, SBX_PERM_READ_ONLY))
+      add_rule(rs->rules, rs->granted, "read,stat-intermediate", d, true);
   }
   for (guint i = 0; i < files->len; i++) {
     const char *f = g_ptr_array_index(files, i);
     if (g_array_index(read, gboolean, i) &&
-        !covered(list, f, SBX_PERM_READ_ONLY))
-      add_rule(rules, list, "read,stat-intermediate", f, false);
+        !covered(rs->granted, f, SBX_PERM_READ_ONLY))
+      add_rule(rs->rules, rs->granted, "read,stat-intermediate", f, false);
   }
-  /* Looked at only: exact stat rules for what still exists. */
-  for (guint i = 0; i < paths->len; i++) {
-    const char *p = g_ptr_array_index(paths, i);
+}
+
+/* Looked at only: exact stat rules for what still exists. */
+static void add_stat_rules(rule_set *rs) {
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
     struct stat st;
-    if (!covered(list, p, SBX_PERM_STAT) && lstat(p, &st) == 0)
-      add_rule(rules, list, "stat", p, false);
+    if (!covered(rs->granted, p, SBX_PERM_STAT) && lstat(p, &st) == 0)
+      add_rule(rs->rules, rs->granted, "stat", p, false);
   }
-  sbx_allowlist_free(list);
-  g_ptr_array_sort(rules, by_name);
-  return rules;
+}
+
+GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
+                                  const sbx_learn_output *o, GError **error) {
+  rule_set rs = {.granted = sbx_allowlist_new("sbx-learn")};
+  if (!sbx_run_add_fixed_entries(rs.granted, error)) {
+    sbx_allowlist_free(rs.granted);
+    return NULL;
+  }
+  if (r->program) {
+    sbx_allowlist_add(rs.granted, r->program, SBX_PERM_READ_ONLY, NULL);
+    g_autofree char *real = realpath(r->program, NULL);
+    if (real)
+      sbx_allowlist_add(rs.granted, real, SBX_PERM_READ_ONLY, NULL);
+  }
+  rs.rules = g_ptr_array_new_with_free_func(g_free);
+  rs.uses = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, r->paths);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    char *p = program_view(key);
+    unsigned bits = GPOINTER_TO_UINT(value) | uses_of(&rs, p);
+    g_hash_table_replace(rs.uses, p, GUINT_TO_POINTER(bits));
+  }
+  rs.paths = g_ptr_array_new();
+  g_hash_table_iter_init(&it, rs.uses);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    g_ptr_array_add(rs.paths, key);
+  g_ptr_array_sort(rs.paths, by_depth_desc);
+
+  add_create_rules(&rs);
+  add_write_rules(&rs);
+  add_read_rules(&rs, o->fold_min);
+  add_stat_rules(&rs);
+
+  g_ptr_array_free(rs.paths, TRUE);
+  g_hash_table_unref(rs.uses);
+  sbx_allowlist_free(rs.granted);
+  g_ptr_array_sort(rs.rules, by_name);
+  return rs.rules;
 }
 
 /* ---- the profile and the files ------------------------------------------ */
