@@ -14,6 +14,7 @@
 
 #include <glib.h>
 
+#include "sandbox/policy/parser.h"
 #include "tools/sbx-learn/record.h"
 #include "tools/sbx-learn/write.h"
 
@@ -77,6 +78,28 @@ int main(int argc, char **argv) {
             : fold_min < 2  ? "--fold needs at least 2"
                             : "no program given");
     goto out;
+  }
+  if (default_action) {
+    /* Checked before the program runs, not after. */
+    g_autofree char *text = g_strdup_printf("@default %s\n", default_action);
+    sbx_policy *pol = sbx_policy_parse_string(text, "--default", NULL, &error);
+    if (!pol) {
+      fprintf(stderr, "sbx-learn: --default %s: %s\n", default_action,
+              error->message);
+      goto out;
+    }
+    sbx_action_kind kind = pol->default_action.kind;
+    sbx_policy_free(pol);
+    if (kind == SBX_ACTION_ALLOW || kind == SBX_ACTION_USER_NOTIF) {
+      fprintf(stderr,
+              "sbx-learn: --default %s: %s; use return ERRNO, kill-process "
+              "or log\n",
+              default_action,
+              kind == SBX_ACTION_ALLOW
+                  ? "that would allow every call the run did not make"
+                  : "user-notify is reserved for sbx-run's supervisor");
+      goto out;
+    }
   }
   sbx_learn_output o = {
       .name = name,

@@ -403,7 +403,7 @@ START_TEST(an_interrupted_program_still_leaves_its_learned_files) {
 }
 END_TEST
 
-START_TEST(sbx_learn_refuses_a_missing_program_and_a_built_in_name) {
+START_TEST(sbx_learn_refuses_a_missing_program_a_built_in_name_and_allow) {
   g_autofree char *name = path_in("missing");
   g_autofree char *missing = path_in("no-such-program");
   const char *m[] = {missing, NULL};
@@ -417,6 +417,8 @@ START_TEST(sbx_learn_refuses_a_missing_program_and_a_built_in_name) {
   const char *t[] = {"/bin/true", NULL};
   const char *o2[] = {"-o", builtin, NULL};
   expect(tool_run("sbx-learn", o2, t), 125, NULL, "built-in");
+  const char *o4[] = {"-o", builtin, "--default", "allow", NULL};
+  expect(tool_run("sbx-learn", o4, t), 125, NULL, "would allow every call");
   /* Positive control: another name works. */
   g_autofree char *fine = path_in("true");
   const char *o3[] = {"-o", fine, NULL};
@@ -451,7 +453,7 @@ static Suite *sbx_learn_suite(void) {
                  a_file_written_grants_its_directory_and_children_are_followed);
   tcase_add_test(files, an_interrupted_program_still_leaves_its_learned_files);
   tcase_add_test(files,
-                 sbx_learn_refuses_a_missing_program_and_a_built_in_name);
+                 sbx_learn_refuses_a_missing_program_a_built_in_name_and_allow);
   suite_add_tcase(s, files);
   return s;
 }
