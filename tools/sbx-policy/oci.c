@@ -1157,7 +1157,31 @@ static int compare_rule_nr(gconstpointer a, gconstpointer b) {
   return (x->entry > y->entry) - (x->entry < y->entry);
 }
 
+/* The policy language writes trace with data 0 only. */
+static gboolean action_expressible(const sbx_oci_profile *p, sbx_action a,
+                                   const char *where, GError **error) {
+  if (a.kind != SBX_ACTION_TRACE || a.data == 0)
+    return TRUE;
+  oci_error(error, SBX_OCI_ERROR_UNSUPPORTED, p->name,
+            "%s: SCMP_ACT_TRACE with errnoRet %u (runc's default is EPERM) "
+            "cannot be written: sbx policies trace with data 0 only; give "
+            "\"errnoRet\": 0",
+            where, a.data);
+  return FALSE;
+}
+
 char *sbx_oci_import(const sbx_oci_profile *p, GError **error) {
+  if (!action_expressible(p, p->default_action, "defaultAction", error))
+    return NULL;
+  for (guint k = 0; k < p->rules->len; k++) {
+    const oci_rule *r = &g_array_index(p->rules, oci_rule, k);
+    char *where = g_strdup_printf("syscalls[%u] (%s)", r->entry,
+                                  sbx_syscall_name(r->nr));
+    gboolean ok = action_expressible(p, r->action, where, error);
+    g_free(where);
+    if (!ok)
+      return NULL;
+  }
   GString *out = g_string_new(NULL);
   g_string_append_printf(out,
                          "# Imported from the OCI seccomp profile %s for an "

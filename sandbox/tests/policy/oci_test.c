@@ -297,6 +297,10 @@ START_TEST(oci_import_refuses_what_it_cannot_write_exactly_naming_the_syscall) {
       {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":["
        "\"SCMP_ARCH_AARCH64\"]}",
        "SCMP_ARCH_X86_64"},
+      /* trace carries data 0 in sbx; runc's default errnoRet is EPERM. */
+      {"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[{\"names\":["
+       "\"getpid\"],\"action\":\"SCMP_ACT_TRACE\"}]}",
+       "(getpid): SCMP_ACT_TRACE with errnoRet 1"},
       {"{\"defaultAction\": ", "test.json:"},
       {"[1, 2]", "JSON object"},
   };
