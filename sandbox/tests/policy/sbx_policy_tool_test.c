@@ -367,6 +367,23 @@ START_TEST(tool_imports_and_exports_docker_default_with_the_same_verdicts) {
     assert_eval("kill-process", p, "getpid", "x32", NULL);
     assert_eval("kill-process", p, "20", "i386", NULL);
   }
+  /* Refusals name the profile; a missing --format is a usage error. */
+  char *bad = policy_test_write(dir, "bad.json",
+                                "{\"defaultAction\": \"SCMP_ACT_ERRNO\","
+                                " \"syscalls\": [{\"names\": [\"prctl\"],"
+                                " \"action\": \"SCMP_ACT_KILL\", \"args\":"
+                                " [{\"index\": 0, \"value\": 4,"
+                                " \"op\": \"SCMP_CMP_EQ\"}]}]}");
+  r = run_tool("import", "--format", "oci", bad, NULL);
+  ck_assert_msg(r.status == 1 && g_str_has_prefix(r.err, bad) &&
+                    strstr(r.err, "(prctl)") != NULL,
+                "%d %s", r.status, r.err);
+  ck_assert_str_eq(r.out, "");
+  run_result_clear(&r);
+  r = run_tool("import", json, NULL);
+  ck_assert_int_eq(r.status, 2);
+  run_result_clear(&r);
+  g_free(bad);
   gsize len;
   char *text = read_file(exported, &len);
   ck_assert_ptr_nonnull(strstr(text, "\"SCMP_ARCH_X86_64\""));
