@@ -154,63 +154,37 @@ static gboolean write_output(const char *path, const char *data, gsize len,
   return TRUE;
 }
 
-/* Parses argv after the command with the given options; leaves the
- * positional arguments in *rest. */
-static gboolean parse_options(int argc, char **argv, const char *params,
-                              GOptionEntry *entries, int *rest_argc,
-                              char ***rest, GError **error) {
-  GOptionContext *ctx = g_option_context_new(params);
-  /* Negative argument values ("-1") are values, not options. */
-  g_option_context_set_ignore_unknown_options(ctx, TRUE);
-  g_option_context_add_main_entries(ctx, entries, NULL);
-  g_option_context_set_help_enabled(ctx, TRUE);
-  char **copy = g_new0(char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    copy[i] = g_strdup(argv[i]);
-  /* The strv variant frees the strings it removes; the argc/argv one
-   * would leak them. */
-  gboolean ok = g_option_context_parse_strv(ctx, &copy, error);
-  g_option_context_free(ctx);
-  if (!ok) {
-    g_strfreev(copy);
-    return FALSE;
-  }
-  *rest_argc = (int)g_strv_length(copy);
-  *rest = copy;
-  return TRUE;
-}
+/* Every option of every command; each command accepts the ones its
+ * table entry names. */
+typedef struct {
+  char *output;
+  char *arch;
+  char *format;
+  gboolean werror;
+} options;
+
+enum {
+  OPT_OUTPUT = 1 << 0,
+  OPT_ARCH = 1 << 1,
+  OPT_FORMAT = 1 << 2,
+  OPT_WERROR = 1 << 3,
+};
 
 /* ---- compile ------------------------------------------------------------- */
 
-static int cmd_compile(int argc, char **argv) {
-  char *output = NULL;
-  GOptionEntry entries[] = {
-      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-       "Write the program to FILE", "FILE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  int n;
-  char **rest;
+static int cmd_compile(char **args, int n, const options *o) {
+  if (o->output == NULL)
+    return usage_error("compile: -o FILE is required");
   GError *error = NULL;
-  if (!parse_options(argc, argv, "POLICY -o FILE", entries, &n, &rest,
-                     &error))
-    return usage_error("compile: %s", error->message);
   int status = 0;
-  if (n != 2 || output == NULL) {
-    status = usage_error("compile: expected POLICY and -o FILE");
-    goto out;
-  }
-  sbx_policy *policy = load_policy(rest[1], &error);
+  sbx_policy *policy = load_policy(args[0], &error);
   sbx_bpf_program prog = {0};
   if (policy == NULL || !sbx_bpf_compile(policy, &prog, &error) ||
-      !write_output(output, (const char *)prog.insns,
+      !write_output(o->output, (const char *)prog.insns,
                     prog.len * sizeof(struct sock_filter), &error))
     status = fail(error);
   sbx_bpf_program_clear(&prog);
   sbx_policy_free(policy);
-out:
-  g_strfreev(rest);
-  g_free(output);
   return status;
 }
 
@@ -317,94 +291,60 @@ static void print_verdict(uint32_t ret) {
   g_string_free(s, TRUE);
 }
 
-static int cmd_eval(int argc, char **argv) {
-  char *arch_name = NULL;
-  GOptionEntry entries[] = {
-      {"arch", 'a', 0, G_OPTION_ARG_STRING, &arch_name,
-       "Architecture of the call: x86_64 (default), i386 or x32", "ARCH"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  int n;
-  char **rest;
-  GError *error = NULL;
-  if (!parse_options(argc, argv, "POLICY SYSCALL [ARG0..ARG5]", entries, &n,
-                     &rest, &error))
-    return usage_error("eval: %s", error->message);
-  int status = 0;
-  sbx_bpf_program prog = {0};
-  eval_arch arch = ARCH_X86_64;
-  if (arch_name == NULL || strcmp(arch_name, "x86_64") == 0 ||
-      strcmp(arch_name, "x86-64") == 0) {
+static int cmd_eval(char **args, int n, const options *o) {
+  eval_arch arch;
+  if (o->arch == NULL || strcmp(o->arch, "x86_64") == 0 ||
+      strcmp(o->arch, "x86-64") == 0)
     arch = ARCH_X86_64;
-  } else if (strcmp(arch_name, "i386") == 0) {
+  else if (strcmp(o->arch, "i386") == 0)
     arch = ARCH_I386;
-  } else if (strcmp(arch_name, "x32") == 0) {
+  else if (strcmp(o->arch, "x32") == 0)
     arch = ARCH_X32;
-  } else {
-    status = usage_error("eval: unknown architecture '%s' (expected x86_64, "
-                         "i386 or x32)",
-                         arch_name);
-    goto out;
-  }
-  if (n < 3 || n > 9) {
-    status = usage_error("eval: expected POLICY SYSCALL and up to six "
-                         "arguments");
-    goto out;
-  }
+  else
+    return usage_error("eval: unknown architecture '%s' (expected x86_64, "
+                       "i386 or x32)",
+                       o->arch);
+  GError *error = NULL;
   struct seccomp_data data = {
       .arch = arch == ARCH_I386 ? AUDIT_ARCH_I386 : AUDIT_ARCH_X86_64};
-  if (!parse_syscall(rest[2], arch, &data.nr, &error)) {
+  int status = 0;
+  if (!parse_syscall(args[1], arch, &data.nr, &error)) {
     status = usage_error("eval: %s", error->message);
-    goto out;
-  }
-  for (int i = 3; i < n; i++) {
-    uint64_t v;
-    if (!parse_value(rest[i], &v, &error)) {
-      status = usage_error("eval: arg%d: %s", i - 3, error->message);
-      goto out;
-    }
-    data.args[i - 3] = v;
-  }
-  if (!load_program(rest[1], &prog, &error)) {
-    status = fail(error);
-    error = NULL;
-    goto out;
-  }
-  print_verdict(sbx_bpf_run(prog.insns, prog.len, &data, NULL));
-out:
-  if (error != NULL)
     g_error_free(error);
+    return status;
+  }
+  for (int i = 2; i < n; i++) {
+    uint64_t v;
+    if (!parse_value(args[i], &v, &error)) {
+      status = usage_error("eval: arg%d: %s", i - 2, error->message);
+      g_error_free(error);
+      return status;
+    }
+    data.args[i - 2] = v;
+  }
+  sbx_bpf_program prog = {0};
+  if (load_program(args[0], &prog, &error))
+    print_verdict(sbx_bpf_run(prog.insns, prog.len, &data, NULL));
+  else
+    status = fail(error);
   sbx_bpf_program_clear(&prog);
-  g_strfreev(rest);
-  g_free(arch_name);
   return status;
 }
 
 /* ---- dump ---------------------------------------------------------------- */
 
-static int cmd_dump(int argc, char **argv) {
-  GOptionEntry entries[] = {{NULL, 0, 0, 0, NULL, NULL, NULL}};
-  int n;
-  char **rest;
+static int cmd_dump(char **args, int n, const options *o) {
   GError *error = NULL;
-  if (!parse_options(argc, argv, "POLICY|PROGRAM", entries, &n, &rest,
-                     &error))
-    return usage_error("dump: %s", error->message);
+  sbx_bpf_program prog = {0};
   int status = 0;
-  if (n != 2) {
-    status = usage_error("dump: expected one POLICY or compiled PROGRAM");
+  if (load_program(args[0], &prog, &error)) {
+    char *text = sbx_bpf_disassemble(prog.insns, prog.len);
+    printf("# %s: %zu instructions\n%s", args[0], prog.len, text);
+    g_free(text);
   } else {
-    sbx_bpf_program prog = {0};
-    if (load_program(rest[1], &prog, &error)) {
-      char *text = sbx_bpf_disassemble(prog.insns, prog.len);
-      printf("# %s: %zu instructions\n%s", rest[1], prog.len, text);
-      g_free(text);
-    } else {
-      status = fail(error);
-    }
-    sbx_bpf_program_clear(&prog);
+    status = fail(error);
   }
-  g_strfreev(rest);
+  sbx_bpf_program_clear(&prog);
   return status;
 }
 
@@ -470,90 +410,83 @@ static int check_one(const char *arg) {
   return count;
 }
 
-static int cmd_check(int argc, char **argv) {
-  gboolean werror = FALSE;
-  GOptionEntry entries[] = {
-      {"werror", 0, 0, G_OPTION_ARG_NONE, &werror,
-       "Exit with status 1 when there are warnings", NULL},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  int n;
-  char **rest;
-  GError *error = NULL;
-  if (!parse_options(argc, argv, "POLICY...", entries, &n, &rest, &error))
-    return usage_error("check: %s", error->message);
+static int cmd_check(char **args, int n, const options *o) {
   int status = 0;
-  if (n < 2)
-    status = usage_error("check: expected at least one POLICY");
-  for (int i = 1; i < n && status != EXIT_USAGE; i++) {
-    int w = check_one(rest[i]);
-    if (w < 0 || (werror && w > 0))
+  for (int i = 0; i < n; i++) {
+    int w = check_one(args[i]);
+    if (w < 0 || (o->werror && w > 0))
       status = EXIT_BAD_INPUT;
   }
-  g_strfreev(rest);
   return status;
 }
 
 /* ---- import / export ----------------------------------------------------- */
 
-static int cmd_convert(int argc, char **argv, gboolean import) {
-  char *format = NULL;
-  char *output = NULL;
-  GOptionEntry entries[] = {
-      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-       "Profile format (only 'oci': Docker, runc, crun, podman)", "FORMAT"},
-      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-       "Write to FILE instead of standard output", "FILE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  int n;
-  char **rest;
-  GError *error = NULL;
-  const char *cmd = import ? "import" : "export";
-  if (!parse_options(argc, argv, import ? "--format oci PROFILE"
-                                        : "--format oci POLICY",
-                     entries, &n, &rest, &error))
-    return usage_error("%s: %s", cmd, error->message);
+static gboolean format_is_oci(const char *cmd, const options *o) {
+  if (o->format != NULL && strcmp(o->format, "oci") == 0)
+    return TRUE;
+  usage_error("%s: --format oci is required (the only format)", cmd);
+  return FALSE;
+}
+
+static int finish_conversion(char *text, GError *error, const options *o) {
   int status = 0;
-  char *text = NULL;
-  if (format == NULL || strcmp(format, "oci") != 0) {
-    status = usage_error("%s: --format oci is required (the only format)",
-                         cmd);
-    goto out;
-  }
-  if (n != 2) {
-    status = usage_error("%s: expected one %s", cmd,
-                         import ? "PROFILE" : "POLICY");
-    goto out;
-  }
-  if (import) {
-    sbx_oci_profile *profile = sbx_oci_profile_load_file(rest[1], &error);
-    if (profile != NULL)
-      text = sbx_oci_import(profile, &error);
-    sbx_oci_profile_free(profile);
-  } else {
-    sbx_policy *policy = load_policy(rest[1], &error);
-    if (policy != NULL)
-      text = sbx_oci_export(policy, &error);
-    sbx_policy_free(policy);
-  }
-  if (text == NULL || !write_output(output, text, strlen(text), &error))
+  if (text == NULL || !write_output(o->output, text, strlen(text), &error))
     status = fail(error);
-out:
   g_free(text);
-  g_strfreev(rest);
-  g_free(format);
-  g_free(output);
   return status;
 }
 
-static int cmd_builtins(void) {
+static int cmd_import(char **args, int n, const options *o) {
+  if (!format_is_oci("import", o))
+    return EXIT_USAGE;
+  GError *error = NULL;
+  char *text = NULL;
+  sbx_oci_profile *profile = sbx_oci_profile_load_file(args[0], &error);
+  if (profile != NULL)
+    text = sbx_oci_import(profile, &error);
+  sbx_oci_profile_free(profile);
+  return finish_conversion(text, error, o);
+}
+
+static int cmd_export(char **args, int n, const options *o) {
+  if (!format_is_oci("export", o))
+    return EXIT_USAGE;
+  GError *error = NULL;
+  char *text = NULL;
+  sbx_policy *policy = load_policy(args[0], &error);
+  if (policy != NULL)
+    text = sbx_oci_export(policy, &error);
+  sbx_policy_free(policy);
+  return finish_conversion(text, error, o);
+}
+
+static int cmd_builtins(char **args, int n, const options *o) {
   for (size_t k = 0; k < sbx_builtin_n_files; k++) {
     if (g_str_has_suffix(sbx_builtin_files[k].name, ".policy"))
       puts(sbx_builtin_files[k].name);
   }
   return 0;
 }
+
+/* What each command takes, in one place. */
+static const struct {
+  const char *name;
+  const char *params;
+  unsigned options;
+  int min_args, max_args; /* positional arguments after the command */
+  int (*run)(char **args, int n, const options *o);
+} kCommands[] = {
+    {"compile", "POLICY -o FILE", OPT_OUTPUT, 1, 1, cmd_compile},
+    {"eval", "POLICY SYSCALL [ARG0..ARG5]", OPT_ARCH, 2, 8, cmd_eval},
+    {"dump", "POLICY|PROGRAM", 0, 1, 1, cmd_dump},
+    {"check", "POLICY...", OPT_WERROR, 1, G_MAXINT, cmd_check},
+    {"import", "--format oci PROFILE [-o OUT]", OPT_FORMAT | OPT_OUTPUT, 1, 1,
+     cmd_import},
+    {"export", "--format oci POLICY [-o OUT]", OPT_FORMAT | OPT_OUTPUT, 1, 1,
+     cmd_export},
+    {"builtins", "", 0, 0, 0, cmd_builtins},
+};
 
 int main(int argc, char **argv) {
   if (argc < 2)
@@ -564,20 +497,54 @@ int main(int argc, char **argv) {
     fputs(kUsage, stdout);
     return 0;
   }
-  /* Subcommands see argv from the command on, as their own program. */
-  if (strcmp(cmd, "compile") == 0)
-    return cmd_compile(argc - 1, argv + 1);
-  if (strcmp(cmd, "eval") == 0)
-    return cmd_eval(argc - 1, argv + 1);
-  if (strcmp(cmd, "dump") == 0)
-    return cmd_dump(argc - 1, argv + 1);
-  if (strcmp(cmd, "check") == 0)
-    return cmd_check(argc - 1, argv + 1);
-  if (strcmp(cmd, "import") == 0)
-    return cmd_convert(argc - 1, argv + 1, TRUE);
-  if (strcmp(cmd, "export") == 0)
-    return cmd_convert(argc - 1, argv + 1, FALSE);
-  if (strcmp(cmd, "builtins") == 0)
-    return cmd_builtins();
+  for (size_t k = 0; k < G_N_ELEMENTS(kCommands); k++) {
+    if (strcmp(cmd, kCommands[k].name) != 0)
+      continue;
+    options o = {0};
+    const GOptionEntry all[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+         "Write to FILE", "FILE"},
+        {"arch", 'a', 0, G_OPTION_ARG_STRING, &o.arch,
+         "Architecture of the call: x86_64 (default), i386 or x32", "ARCH"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format,
+         "Profile format (only 'oci': Docker, runc, crun, podman)", "FORMAT"},
+        {"werror", 0, 0, G_OPTION_ARG_NONE, &o.werror,
+         "Exit with status 1 when there are warnings", NULL},
+    };
+    GOptionEntry entries[G_N_ELEMENTS(all) + 1];
+    size_t n_entries = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+      if (kCommands[k].options & (1u << i))
+        entries[n_entries++] = all[i];
+    entries[n_entries] = (GOptionEntry){NULL, 0, 0, 0, NULL, NULL, NULL};
+    /* The command sees argv from its name on, as its own program. */
+    GOptionContext *ctx = g_option_context_new(kCommands[k].params);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    /* Negative argument values ("-1") are values, not options. */
+    g_option_context_set_ignore_unknown_options(ctx, TRUE);
+    char **rest = g_new0(char *, argc);
+    for (int i = 1; i < argc; i++)
+      rest[i - 1] = g_strdup(argv[i]);
+    GError *error = NULL;
+    int status;
+    /* The strv variant frees the strings it removes. */
+    if (!g_option_context_parse_strv(ctx, &rest, &error)) {
+      status = usage_error("%s: %s", cmd, error->message);
+      g_error_free(error);
+    } else {
+      int n = (int)g_strv_length(rest) - 1;
+      if (n < kCommands[k].min_args || n > kCommands[k].max_args)
+        status = usage_error("%s: expected %s %s", cmd, cmd,
+                             kCommands[k].params);
+      else
+        status = kCommands[k].run(rest + 1, n, &o);
+    }
+    g_option_context_free(ctx);
+    g_strfreev(rest);
+    g_free(o.output);
+    g_free(o.arch);
+    g_free(o.format);
+    return status;
+  }
   return usage_error("unknown command '%s'", cmd);
 }
