@@ -14,7 +14,6 @@ Name: sbx
 Description: Chromium-style sandbox framework for Linux
 Version: 0.1.0
 Requires: glib-2.0
-Requires.private: libseccomp
 Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lsbx
 Cflags: -I${{includedir}}
 """
