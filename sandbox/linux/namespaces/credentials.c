@@ -5,7 +5,6 @@
 #include "sandbox/linux/namespaces/credentials.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,8 +13,6 @@
 
 #include <linux/capability.h>
 #include <linux/securebits.h>
-
-#include "sandbox/linux/namespaces/strbuf.h"
 
 int sbx_creds_die_with_parent_raw(pid_t expected_ppid, int parent_pidfd) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
@@ -47,47 +44,32 @@ int sbx_creds_lock_securebits_raw(void) {
   return prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0 ? -errno : 0;
 }
 
-/* /proc/sys/kernel/cap_last_cap, or -1 when it cannot be read. */
-static int read_cap_last_cap(void) {
-  char buf[16];
-  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  const char *p = buf;
-  uint64_t v;
-  if (sbx_parse_u64(&p, &v) != 0 || v > 63)
-    return -1;
-  return (int)v;
-}
-
-static int last_cap(void) {
-  int last = read_cap_last_cap();
-  if (last >= 0)
-    return last;
-  /* Without /proc: PR_CAPBSET_READ fails with EINVAL past the last cap. */
-  for (last = 0; last < 64; last++) {
-    if (prctl(PR_CAPBSET_READ, (unsigned long)last + 1, 0, 0, 0) < 0)
-      break;
+/* One PR_CAPBSET_DROP per capability, without reading it first: dropping a
+ * capability that is not in the set succeeds, and EINVAL past the
+ * kernel's last capability ends the walk, so neither /proc nor a read per
+ * capability is needed. Without CAP_SETPCAP a drop fails with EPERM; that
+ * is acceptable only for a capability already out of the set. */
+static int drop_bounding_set(void) {
+  for (unsigned long cap = 0; cap < 64; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+      continue;
+    if (errno == EINVAL)
+      return 0;
+    if (errno != EPERM)
+      return -errno;
+    int in_set = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+    if (in_set < 0)
+      return errno == EINVAL ? 0 : -errno;
+    if (in_set)
+      return -EPERM;
   }
-  return last;
+  return 0;
 }
 
 int sbx_creds_drop_capabilities_raw(void) {
-  int last = last_cap();
-  for (int cap = 0; cap <= last; cap++) {
-    int in_set = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
-    if (in_set < 0)
-      return -errno;
-    if (in_set == 0)
-      continue;
-    if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) != 0)
-      return -errno;
-  }
+  int rc = drop_bounding_set();
+  if (rc)
+    return rc;
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
       errno != EINVAL)
     return -errno;

@@ -55,9 +55,9 @@ int sbx_creds_new_session_raw(void);
  * without CAP_SETPCAP. ASYNC-SIGNAL-SAFE. */
 int sbx_creds_lock_securebits_raw(void);
 
-/* Empties every capability set: PR_CAPBSET_DROP for every cap up to
- * /proc/sys/kernel/cap_last_cap (read with open/read; when /proc is not
- * mounted, up to the highest cap PR_CAPBSET_READ still accepts), ambient
+/* Empties every capability set: PR_CAPBSET_DROP for every cap until the
+ * kernel answers EINVAL (past its last cap; no /proc read, no
+ * PR_CAPBSET_READ first, one call per cap), ambient
  * via PR_CAP_AMBIENT_CLEAR_ALL, then capset() effective, permitted and
  * inheritable to zero. A bounding set that cannot be dropped (no
  * CAP_SETPCAP) is acceptable only if it is already empty; otherwise -EPERM.

@@ -35,9 +35,10 @@ static bool is_open(int fd) {
  * (POLLNVAL marks a number that is not open), and each number it reports
  * open is confirmed with fcntl(F_GETFD). One fcntl per number costs about
  * a microsecond here, so a 20000-fd limit would cost 20 ms per spawn;
- * the sweep costs a few nanoseconds per number. */
-static int sweep(int (*found)(int fd, void *ctx), void *ctx) {
-  long limit = nofile_soft();
+ * the sweep costs a few nanoseconds per number. poll(2) answers POLLNVAL
+ * for an O_PATH descriptor too, so the sweep does not see those: the
+ * layout check below relies on close_range and an exact walk instead. */
+static int sweep(long limit, int (*found)(int fd, void *ctx), void *ctx) {
   struct pollfd batch[SWEEP_BATCH];
   long step = limit < SWEEP_BATCH ? limit : SWEEP_BATCH;
   for (long base = 0; base < limit; base += step) {
@@ -66,16 +67,21 @@ static int sweep(int (*found)(int fd, void *ctx), void *ctx) {
   return 0;
 }
 
-/* Closes every fd in [lo, hi] (hi inclusive). */
-static void close_span(unsigned lo, unsigned hi) {
+/* Closes every fd in [lo, hi] (hi inclusive). True when close_range(2)
+ * did it, which is the kernel's word that none in the span is open; the
+ * close() fallback only reaches the soft limit. */
+static bool close_span(unsigned lo, unsigned hi, long limit) {
   if (lo > hi)
-    return;
+    return true;
   if (syscall(__NR_close_range, lo, hi, 0) == 0)
-    return;
-  long limit = nofile_soft();
+    return true;
   for (long fd = lo; fd <= (long)hi && fd < limit; fd++)
     close((int)fd);
+  return false;
 }
+
+static int verify_below(long limit, const int *keep, size_t n_keep,
+                        int *stray);
 
 int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep) {
   if (n_keep > SBX_FD_KEEP_MAX)
@@ -92,34 +98,40 @@ int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep) {
     for (size_t j = 0; j < i; j++)
       if (final[j] == final[i])
         return -EINVAL;
-    if (!is_open(keep[i].fd))
-      return -EBADF;
     if (keep[i].fd > high)
       high = keep[i].fd;
     if (final[i] > high)
       high = final[i];
   }
-  /* Park every moved fd above all sources and targets first, so that no
-   * dup onto a target can clobber another entry's source. */
+  /* Park a source that is another entry's target above every source and
+   * target first, so that no dup onto a target clobbers it. Other sources
+   * move straight to their targets. */
   for (size_t i = 0; i < n_keep; i++) {
-    if (final[i] == keep[i].fd)
+    bool clobbered = false;
+    for (size_t j = 0; j < n_keep && !clobbered; j++)
+      clobbered = j != i && final[j] == keep[i].fd;
+    if (!clobbered)
       continue;
     int tmp = fcntl(keep[i].fd, F_DUPFD_CLOEXEC, high + 1);
     if (tmp < 0)
       return -errno;
     keep[i].fd = tmp;
   }
+  /* dup3 sets the close-on-exec flag of a moved fd; only one that stays
+   * needs F_SETFD. A closed source fails here with EBADF. */
   for (size_t i = 0; i < n_keep; i++) {
     if (final[i] != keep[i].fd) {
-      if (dup3(keep[i].fd, final[i], O_CLOEXEC) < 0)
+      if (dup3(keep[i].fd, final[i], keep[i].cloexec ? O_CLOEXEC : 0) < 0)
         return -errno;
       keep[i].fd = final[i];
-    }
-    if (fcntl(final[i], F_SETFD, keep[i].cloexec ? FD_CLOEXEC : 0) != 0)
+    } else if (fcntl(final[i], F_SETFD, keep[i].cloexec ? FD_CLOEXEC : 0) !=
+               0) {
       return -errno;
+    }
   }
   /* Close the gaps between the sorted finals, then everything above. */
   unsigned next = 0;
+  bool by_kernel = true;
   for (;;) {
     int lowest = -1;
     for (size_t i = 0; i < n_keep; i++)
@@ -128,12 +140,15 @@ int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep) {
     if (lowest < 0)
       break;
     if ((unsigned)lowest > next)
-      close_span(next, (unsigned)lowest - 1);
+      by_kernel &= close_span(next, (unsigned)lowest - 1, limit);
     next = (unsigned)lowest + 1;
   }
-  close_span(next, ~0u);
+  by_kernel &= close_span(next, ~0u, limit);
+  /* After close_range nothing at or above `next` can be open, so the
+   * check covers [0, next) only, one fcntl per number (exact, O_PATH
+   * descriptors included). Otherwise every number up to the limit. */
   int stray;
-  return sbx_fd_verify_only_raw(final, n_keep, &stray);
+  return verify_below(by_kernel ? (long)next : limit, final, n_keep, &stray);
 }
 
 typedef struct {
@@ -152,7 +167,12 @@ static int check_kept(int fd, void *p) {
   return -ENOTRECOVERABLE;
 }
 
-int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray) {
+#define EXACT_WALK_MAX 64
+
+/* Checks [0, limit): a short range with one fcntl per number, a long one
+ * with the poll sweep. ASYNC-SIGNAL-SAFE. */
+static int verify_below(long limit, const int *keep, size_t n_keep,
+                        int *stray) {
   for (size_t i = 0; i < n_keep; i++) {
     if (keep[i] < 0 || !is_open(keep[i])) {
       if (stray)
@@ -161,7 +181,20 @@ int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray) {
     }
   }
   verify_ctx c = {keep, n_keep, stray};
-  return sweep(check_kept, &c);
+  if (limit > EXACT_WALK_MAX)
+    return sweep(limit, check_kept, &c);
+  for (int fd = 0; fd < limit; fd++) {
+    bool kept = false;
+    for (size_t i = 0; i < n_keep && !kept; i++)
+      kept = keep[i] == fd;
+    if (!kept && is_open(fd))
+      return check_kept(fd, &c);
+  }
+  return 0;
+}
+
+int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray) {
+  return verify_below(nofile_soft(), keep, n_keep, stray);
 }
 
 typedef struct {
@@ -180,6 +213,6 @@ static int add_open(int fd, void *p) {
 
 int sbx_fd_list_open_raw(int *out, size_t cap) {
   list_ctx c = {out, cap, 0};
-  sweep(add_open, &c);
+  sweep(nofile_soft(), add_open, &c);
   return c.n;
 }

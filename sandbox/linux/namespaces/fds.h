@@ -18,6 +18,12 @@
  * kept descriptor is exactly what its entry asks for, so a caller that
  * execs decides what the program inherits.
  *
+ * sbx_fd_keep_only_raw() closes with close_range(2); when the kernel has
+ * it, nothing above the highest kept number can be open afterwards, so its
+ * check walks only up to that number, one fcntl(F_GETFD) each (exact for
+ * O_PATH descriptors too, which poll(2) reports as not open). Without
+ * close_range it sweeps up to the limit.
+ *
  * Call verification *before* lowering RLIMIT_NOFILE (rlimits.h): a lower
  * limit does not close descriptors above it, so the walk must cover the
  * limit the process had while they could have been opened.

@@ -74,6 +74,19 @@ static int write_file(const char *path, const char *text) {
   return (size_t)n == len ? 0 : -EIO;
 }
 
+/* True when /proc/self/setgroups says "deny": setgroups(2) is refused in
+ * this user namespace and in every one created below it, whatever the
+ * caller's capabilities. ASYNC-SIGNAL-SAFE. */
+static bool setgroups_denied(void) {
+  char buf[8] = {0};
+  int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  return n >= 4 && strncmp(buf, "deny", 4) == 0;
+}
+
 static void proc_path(char *buf, size_t cap, pid_t pid, const char *leaf) {
   sbx_strbuf sb;
   sbx_strbuf_init(&sb, buf, cap);
@@ -177,7 +190,7 @@ int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step) {
       rc = -EPERM;
       goto out;
     }
-    if ((rc = switch_ids(cfg->uid, cfg->gid, true, &step)))
+    if ((rc = switch_ids(cfg->uid, cfg->gid, !setgroups_denied(), &step)))
       goto out;
     /* A uid change made us undumpable, and only a dumpable process may
      * open its own /proc/self/uid_map. */
@@ -186,7 +199,8 @@ int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step) {
       rc = -errno;
       goto out;
     }
-  } else if (can_set_ids() && syscall(SYS_setgroups, 0, NULL) != 0) {
+  } else if (can_set_ids() && !setgroups_denied() &&
+             syscall(SYS_setgroups, 0, NULL) != 0) {
     step = "setgroups(0, NULL)";
     rc = -errno;
     goto out;
@@ -265,7 +279,7 @@ static void child_fail(const char *step, int err) {
 
 /* Runs in the clone child: ASYNC-SIGNAL-SAFE. */
 static void child_setup(const sbx_ns_config *cfg, int release_fd,
-                        bool privileged_parent) {
+                        bool clear_groups) {
   const char *step = NULL;
   char go = 0;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
@@ -278,7 +292,7 @@ static void child_setup(const sbx_ns_config *cfg, int release_fd,
   if (n != 1 || go != 'g')
     _exit(127);
   close(release_fd);
-  int rc = switch_ids(cfg->uid, cfg->gid, privileged_parent, &step);
+  int rc = switch_ids(cfg->uid, cfg->gid, clear_groups, &step);
   if (rc)
     child_fail(step, -rc);
   rc = set_hostname(cfg, &step);
@@ -294,12 +308,14 @@ pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
     return -1;
   }
   bool privileged = can_set_ids();
+  /* Read before the clone: the child's namespace inherits the refusal. */
+  bool clear_groups = privileged && !setgroups_denied();
   long pid = syscall(
       SYS_clone, (unsigned long)sbx_ns_clone_flags(cfg->namespaces) | SIGCHLD,
       NULL, NULL, NULL, 0);
   if (pid == 0) {
     close(release[1]);
-    child_setup(cfg, release[0], privileged);
+    child_setup(cfg, release[0], clear_groups);
     return 0;
   }
   int err = errno;

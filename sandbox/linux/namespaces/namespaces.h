@@ -34,7 +34,10 @@
  * An unprivileged caller's cannot be: the kernel requires "deny" in
  * /proc/PID/setgroups before an unprivileged gid_map write, and after that
  * setgroups(2) is refused forever in the namespace. They stay attached (as
- * overflow gid 65534 inside) - documented, not hidden.
+ * overflow gid 65534 inside) - documented, not hidden. The same holds for
+ * a privileged caller whose own user namespace already says "deny" (e.g.
+ * under `unshare -r`): every namespace below it inherits the refusal, so
+ * setgroups(0) is skipped there instead of failing with EPERM.
  *
  * What it trusts: the kernel's answers; the configuration given by the
  * (trusted) parent. What it refuses: a configuration asking for an

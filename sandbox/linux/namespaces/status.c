@@ -136,15 +136,25 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
     out->cap_inheritable = data[0].inheritable | (uint64_t)data[1].inheritable
                                                      << 32;
   }
-  for (int cap = 0; cap < 64; cap++) {
-    int r = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
-    if (r < 0)
-      break;
-    if (r > 0)
-      out->cap_bounding |= 1ull << cap;
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, (unsigned long)cap, 0, 0) >
-        0)
-      out->cap_ambient |= 1ull << cap;
+  /* The bounding and ambient sets come from the same /proc/self/status
+   * read as the seccomp figures (one read instead of two prctl calls per
+   * capability); without /proc, prctl asks for each capability. */
+  ssize_t status_len = read_small("/proc/self/status", buf, sizeof(buf));
+  const char *bnd = status_len > 0 ? field(buf, "CapBnd") : NULL;
+  const char *amb = status_len > 0 ? field(buf, "CapAmb") : NULL;
+  if (!bnd || !amb || sbx_parse_hex64(&bnd, &out->cap_bounding) != 0 ||
+      sbx_parse_hex64(&amb, &out->cap_ambient) != 0) {
+    out->cap_bounding = out->cap_ambient = 0;
+    for (int cap = 0; cap < 64; cap++) {
+      int r = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
+      if (r < 0)
+        break;
+      if (r > 0)
+        out->cap_bounding |= 1ull << cap;
+      if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, (unsigned long)cap, 0,
+                0) > 0)
+        out->cap_ambient |= 1ull << cap;
+    }
   }
   out->caps_empty =
       (out->cap_effective | out->cap_permitted | out->cap_inheritable |
@@ -159,7 +169,7 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
 
   out->seccomp_mode = -1;
   out->seccomp_filters = -1;
-  if (read_small("/proc/self/status", buf, sizeof(buf)) > 0) {
+  if (status_len > 0) {
     const char *v = field(buf, "Seccomp");
     uint64_t n;
     if (v && sbx_parse_u64(&v, &n) == 0)

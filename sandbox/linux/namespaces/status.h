@@ -5,7 +5,8 @@
  * exactly like one that works until the day it matters. The status report
  * reads each layer back: namespace identity from /proc/self/ns/KIND compared
  * with the host's (recorded before anything was entered), capabilities
- * with capget() and PR_CAPBSET_READ / PR_CAP_AMBIENT_IS_SET, no_new_privs
+ * with capget() and the CapBnd/CapAmb lines of /proc/self/status
+ * (PR_CAPBSET_READ / PR_CAP_AMBIENT_IS_SET without /proc), no_new_privs
  * and dumpability with prctl(), the seccomp mode and filter count from the
  * "Seccomp:" and "Seccomp_filters:" lines of /proc/self/status, the
  * session with getsid().

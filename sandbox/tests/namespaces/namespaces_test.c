@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include <glib.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
@@ -396,6 +399,119 @@ START_TEST(fd_hygiene_refuses_duplicate_targets_and_closed_fds) {
 }
 END_TEST
 
+/* poll(2) reports an O_PATH descriptor as not open (POLLNVAL); the
+ * layout check must see it anyway. */
+static int o_path_stray(void *arg) {
+  (void)arg;
+  struct rlimit rl = {32, 32};
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return 10;
+  int kept[] = {0, 1, 2};
+  int stray = -1;
+  sbx_fd_keep keep[] = {
+      {0, SBX_FD_SAME, false},
+      {1, SBX_FD_SAME, false},
+      {2, SBX_FD_SAME, false},
+  };
+  if (sbx_fd_keep_only_raw(keep, 3) != 0 ||
+      sbx_fd_verify_only_raw(kept, 3, &stray) != 0)
+    return 11; /* control: nothing stray */
+  int path_fd = open("/tmp", O_PATH | O_DIRECTORY);
+  if (path_fd < 0)
+    return 12;
+  struct pollfd pfd = {.fd = path_fd};
+  if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLNVAL))
+    return 13; /* what makes a poll-only check blind */
+  if (sbx_fd_verify_only_raw(kept, 3, &stray) != -ENOTRECOVERABLE ||
+      stray != path_fd)
+    return 14;
+  return 0;
+}
+
+START_TEST(fd_verify_notices_a_stray_o_path_descriptor) {
+  ck_assert_int_eq(run_forked(o_path_stray, NULL), 0);
+}
+END_TEST
+
+/* Without CAP_SETPCAP the bounding set cannot be dropped: a full one is
+ * refused, never reported as emptied. */
+static int bounding_undroppable(void *arg) {
+  (void)arg;
+  if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 1)
+    return 10; /* control: the set is full to begin with */
+  struct __user_cap_header_struct hdr = {.version =
+                                             _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct data[2] = {{0}};
+  if (syscall(SYS_capset, &hdr, data) != 0)
+    return 11;
+  if (sbx_creds_drop_capabilities_raw() != -EPERM)
+    return 12;
+  return prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) == 1 ? 0 : 13;
+}
+
+START_TEST(creds_drop_refuses_a_bounding_set_it_cannot_empty) {
+  ck_assert_int_eq(run_forked(bounding_undroppable, NULL), 0);
+}
+END_TEST
+
+static int write_self(const char *leaf, const char *text) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/%s", leaf);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  close(fd);
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static int exit_zero(void *arg) {
+  (void)arg;
+  return 0;
+}
+
+/* As under `unshare -r`: root with every capability in a user namespace
+ * whose setgroups is denied, where setgroups(2) fails whatever the
+ * capabilities. sbx_ns_clone must still start its child there. */
+static int clone_under_denied_setgroups(void *arg) {
+  (void)arg;
+  char map[64];
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER) != 0 || write_self("setgroups", "deny") != 0)
+    return 10;
+  snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+  if (write_self("uid_map", map) != 0)
+    return 11;
+  snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+  if (write_self("gid_map", map) != 0)
+    return 12;
+  if (syscall(SYS_setgroups, 0, NULL) == 0 || errno != EPERM)
+    return 13; /* control: the refusal the fix works around is real */
+  sbx_ns_config cfg;
+  sbx_ns_config_init(&cfg);
+  cfg.uid = 0; /* the only ids mapped here */
+  cfg.gid = 0;
+  GError *error = NULL;
+  pid_t pid = sbx_ns_clone(&cfg, &error);
+  if (pid < 0) {
+    g_printerr("sbx_ns_clone: %s\n", error->message);
+    g_error_free(error);
+    return 14;
+  }
+  if (pid == 0)
+    _exit(getpid() == 1 ? exit_zero(NULL) : 15);
+  int status;
+  if (waitpid(pid, &status, 0) != pid)
+    return 16;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(ns_clone_starts_in_a_user_namespace_that_denies_setgroups) {
+  ck_assert_int_eq(run_forked(clone_under_denied_setgroups, NULL), 0);
+}
+END_TEST
+
 static int limits(void *arg) {
   (void)arg;
   struct rlimit core_before;
@@ -619,6 +735,9 @@ static Suite *namespaces_suite(void) {
   tcase_add_test(tc, fd_hygiene_leaves_only_the_kept_fds_at_their_numbers);
   tcase_add_test(tc, fd_hygiene_moves_a_permutation_of_fds_without_clobbering);
   tcase_add_test(tc, fd_hygiene_refuses_duplicate_targets_and_closed_fds);
+  tcase_add_test(tc, fd_verify_notices_a_stray_o_path_descriptor);
+  tcase_add_test(tc, creds_drop_refuses_a_bounding_set_it_cannot_empty);
+  tcase_add_test(tc, ns_clone_starts_in_a_user_namespace_that_denies_setgroups);
   tcase_add_test(tc, rlimits_are_applied_and_never_raised);
   tcase_add_test(tc, rlimit_names_and_values_parse_as_profiles_write_them);
   tcase_add_test(tc, pdeathsig_kills_the_child_when_its_parent_dies);
