@@ -6,8 +6,7 @@
  * reaches whatever it is connected to (S29). Closing "what we know about"
  * is not enough; everything not named is closed, and then every number up
  * to the RLIMIT_NOFILE soft limit is checked: poll(2) sweeps 256 numbers
- * per call (POLLNVAL = not open) and every number it reports open is
- * confirmed with fcntl(F_GETFD). A plain fcntl walk costs ~1.1 us per
+ * per call (POLLNVAL = not open). A plain fcntl walk costs ~1.1 us per
  * number on the project's machines (23 ms at a 20000-fd limit); the sweep
  * makes the check affordable on every spawn.
  *
@@ -57,9 +56,10 @@ typedef struct {
  * updated to the final number. ASYNC-SIGNAL-SAFE. */
 int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep);
 
-/* Checks every number from 0 to the soft RLIMIT_NOFILE - 1 (poll sweep,
- * fcntl(F_GETFD) confirmation) and checks that exactly the fds in keep[] are
- * open. Returns 0, or -ENOTRECOVERABLE with *stray (may be NULL) set to the
+/* Checks every number from 0 to the soft RLIMIT_NOFILE - 1 (one
+ * fcntl(F_GETFD) each up to 64 numbers, exact for O_PATH too; above that
+ * the poll sweep, which does not see O_PATH descriptors) and checks that
+ * exactly the fds in keep[] are open. Returns 0, or -ENOTRECOVERABLE with *stray (may be NULL) set to the
  * first unexpected open fd, or -EBADF with *stray set to a kept fd that is
  * closed. ASYNC-SIGNAL-SAFE. */
 int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray);
