@@ -286,22 +286,6 @@ static bool rule_is_unconditional(const sbx_rule *rule) {
                                   sbx_action_to_ret(rule->on_mismatch);
 }
 
-static uint32_t emit_rule(builder *b, const sbx_rule *rule) {
-  code_ref match = node_ref(ret_node(b, sbx_action_to_ret(rule->on_match)));
-  if (rule_is_unconditional(rule))
-    return match.entry;
-  code_ref next_alt =
-      node_ref(ret_node(b, sbx_action_to_ret(rule->on_mismatch)));
-  for (size_t a = rule->n_alts; a-- > 0;) {
-    const sbx_conjunction *alt = &rule->alts[a];
-    code_ref all_hold = match;
-    for (size_t i = alt->n_cmps; i-- > 0;)
-      all_hold = emit_cmp(b, &alt->cmps[i], all_hold, next_alt);
-    next_alt = all_hold;
-  }
-  return next_alt.entry;
-}
-
 /* Consecutive syscall numbers that go to the same code. */
 typedef struct {
   uint32_t first, last;
@@ -424,6 +408,488 @@ static uint32_t emit_tree(builder *b, const nr_run *runs,
   uint32_t right = emit_tree(b, runs, prefix, m, j, pivot, hi, dflt);
   uint32_t left = emit_tree(b, runs, prefix, i, m, lo, pivot, dflt);
   return emit_jump(b, BPF_JMP | BPF_JGE | BPF_K, pivot, right, left);
+}
+
+/* Argument disjunctions.
+ *
+ * A rule's alternatives only decide together whether one holds, so they
+ * may be tried in any order. When several constrain the same argument word
+ * (`arg1 == FUTEX_WAIT || arg1 == FUTEX_WAKE || ...`), the comparisons on
+ * it that select a range of values (==, !=, <, <=, >, >=, and masks whose
+ * values form a range) cut the argument's values into segments, and one
+ * binary search over the segments replaces the chain of comparisons. Each
+ * segment leads to `match`, to what its alternatives still have to check,
+ * or to the alternatives that do not test this argument. */
+
+typedef struct {
+  const sbx_cmp **cmps;
+  size_t n;
+} alt_view;
+
+typedef struct {
+  uint64_t first, last; /* inclusive */
+} interval;
+
+/* An argument as the comparisons see it: number and width. */
+#define N_KEYS 12u
+
+static unsigned cmp_key(const sbx_cmp *cmp) {
+  return cmp->arg * 2u + (cmp->arg_is_32bit ? 1u : 0u);
+}
+
+static uint64_t key_max(unsigned key) {
+  return key % 2 ? UINT32_MAX : UINT64_MAX;
+}
+
+static void add_interval(GArray *set, uint64_t first, uint64_t last) {
+  interval iv = {first, last};
+  g_array_append_val(set, iv);
+}
+
+/* The values for which cmp holds, as sorted disjoint intervals, into set;
+ * false when they do not form such a union (a mask with holes). The
+ * value is cut to the argument's width, as sbx_cmp_holds does. */
+static bool cmp_intervals(const sbx_cmp *cmp, GArray *set) {
+  uint64_t max = key_max(cmp_key(cmp));
+  uint64_t v = cmp->value & max;
+  g_array_set_size(set, 0);
+  switch (cmp->op) {
+    case SBX_CMP_EQ:
+      add_interval(set, v, v);
+      return true;
+    case SBX_CMP_NE:
+      if (v > 0)
+        add_interval(set, 0, v - 1);
+      if (v < max)
+        add_interval(set, v + 1, max);
+      return true;
+    case SBX_CMP_LT:
+      if (v > 0)
+        add_interval(set, 0, v - 1);
+      return true;
+    case SBX_CMP_LE:
+      add_interval(set, 0, v);
+      return true;
+    case SBX_CMP_GT:
+      if (v < max)
+        add_interval(set, v + 1, max);
+      return true;
+    case SBX_CMP_GE:
+      add_interval(set, v, max);
+      return true;
+    case SBX_CMP_SET: {
+      /* x & v != 0 means x >= 2^k when v holds every bit from k up. */
+      uint64_t below = ~v & max;
+      if (v == 0)
+        return true;
+      if ((below & (below + 1)) != 0)
+        return false;
+      add_interval(set, below + 1, max);
+      return true;
+    }
+    case SBX_CMP_IN:
+    default:
+      /* x & ~v == 0 means x <= v when v holds every bit below k. */
+      if (v != max && (v & (v + 1)) != 0)
+        return false;
+      add_interval(set, 0, v);
+      return true;
+  }
+}
+
+static void intersect(GArray *set, const GArray *with) {
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(interval));
+  for (guint i = 0; i < set->len; i++) {
+    for (guint j = 0; j < with->len; j++) {
+      const interval *x = &g_array_index(set, interval, i);
+      const interval *y = &g_array_index(with, interval, j);
+      uint64_t first = MAX(x->first, y->first), last = MIN(x->last, y->last);
+      if (first <= last)
+        add_interval(out, first, last);
+    }
+  }
+  g_array_set_size(set, 0);
+  g_array_append_vals(set, out->data, out->len);
+  g_array_free(out, TRUE);
+}
+
+static bool in_set(const GArray *set, uint64_t x) {
+  for (guint i = 0; i < set->len; i++) {
+    const interval *iv = &g_array_index(set, interval, i);
+    if (iv->first <= x && x <= iv->last)
+      return true;
+  }
+  return false;
+}
+
+/* A binary search on the word at offset: values from starts[i] up to
+ * starts[i + 1] - 1 go to targets[i]; starts[0] is 0. */
+static code_ref emit_word_switch(builder *b, uint32_t offset,
+                                 const uint32_t *starts,
+                                 const code_ref *targets, size_t n) {
+  nr_run *pieces = g_new(nr_run, n);
+  size_t n_pieces = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t last = i + 1 < n ? starts[i + 1] - 1 : UINT32_MAX;
+    uint32_t node = resolve(targets[i], offset);
+    if (n_pieces > 0 && pieces[n_pieces - 1].node == node)
+      pieces[n_pieces - 1].last = last;
+    else
+      pieces[n_pieces++] = (nr_run){starts[i], last, node, false};
+  }
+  if (n_pieces == 1) {
+    g_free(pieces);
+    return targets[0];
+  }
+  /* The target of most pieces is what the tree falls back to. */
+  uint32_t dflt = pieces[0].node;
+  size_t dflt_count = 0;
+  for (size_t i = 0; i < n_pieces; i++) {
+    size_t count = 0;
+    for (size_t j = 0; j < n_pieces; j++)
+      count += pieces[j].node == pieces[i].node;
+    if (count > dflt_count) {
+      dflt_count = count;
+      dflt = pieces[i].node;
+    }
+  }
+  size_t n_runs = 0;
+  for (size_t i = 0; i < n_pieces; i++)
+    if (pieces[i].node != dflt)
+      pieces[n_runs++] = pieces[i];
+  uint64_t *prefix = g_new(uint64_t, n_runs + 1);
+  for (size_t i = 0; i <= n_runs; i++)
+    prefix[i] = i;
+  uint32_t tree = emit_tree(b, pieces, prefix, 0, n_runs, 0,
+                            (uint64_t)UINT32_MAX + 1, dflt);
+  g_free(prefix);
+  g_free(pieces);
+  return emit_load(b, offset, tree);
+}
+
+typedef struct {
+  uint32_t start;
+  code_ref target;
+} hi_piece;
+
+static int compare_hi_piece(const void *a, const void *b) {
+  uint32_t x = ((const hi_piece *)a)->start, y = ((const hi_piece *)b)->start;
+  return x < y ? -1 : x > y;
+}
+
+/* The last segment that starts at or below x. */
+static size_t segment_of(const uint64_t *starts, size_t n, uint64_t x) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (starts[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static bool starts_contain(const uint64_t *starts, size_t n, uint64_t x) {
+  return starts[segment_of(starts, n, x)] == x;
+}
+
+/* The same on a 64-bit argument: a search on the high word, whose values
+ * that one segment covers whole jump straight to its target, and the
+ * others to a search on the low word among the segments inside them. */
+static code_ref emit_wide_switch(builder *b, unsigned arg,
+                                 const uint64_t *starts,
+                                 const code_ref *targets, size_t n) {
+  /* High words that some segment starts inside of. */
+  GArray *split = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  for (size_t i = 0; i < n; i++) {
+    uint64_t h = starts[i] >> 32;
+    if ((uint32_t)starts[i] != 0 &&
+        (split->len == 0 ||
+         g_array_index(split, uint64_t, split->len - 1) != h))
+      g_array_append_val(split, h);
+  }
+  const uint64_t *hs = (const uint64_t *)(void *)split->data;
+  GArray *pieces = g_array_new(FALSE, FALSE, sizeof(hi_piece));
+  for (size_t i = 0; i < n; i++) {
+    uint64_t h = starts[i] >> 32;
+    if ((uint32_t)starts[i] == 0 &&
+        (split->len == 0 || !starts_contain(hs, split->len, h))) {
+      hi_piece p = {(uint32_t)h, targets[i]};
+      g_array_append_val(pieces, p);
+    }
+  }
+  uint32_t *lo_starts = g_new(uint32_t, n);
+  code_ref *lo_targets = g_new(code_ref, n);
+  for (guint k = 0; k < split->len; k++) {
+    uint64_t h = hs[k];
+    size_t first = segment_of(starts, n, h << 32), m = 0;
+    lo_starts[m] = 0;
+    lo_targets[m++] = targets[first];
+    for (size_t j = first + 1; j < n && starts[j] >> 32 == h; j++) {
+      lo_starts[m] = (uint32_t)starts[j];
+      lo_targets[m++] = targets[j];
+    }
+    hi_piece p = {(uint32_t)h, emit_word_switch(b, OFF_ARG_LO(arg), lo_starts,
+                                                lo_targets, m)};
+    g_array_append_val(pieces, p);
+    /* The next high word starts inside the last segment seen here. */
+    uint64_t next = h + 1;
+    if (next <= UINT32_MAX && !(k + 1 < split->len && hs[k + 1] == next) &&
+        !starts_contain(starts, n, next << 32)) {
+      hi_piece q = {(uint32_t)next,
+                    targets[segment_of(starts, n, next << 32)]};
+      g_array_append_val(pieces, q);
+    }
+  }
+  g_array_sort(pieces, compare_hi_piece);
+  uint32_t *hi_starts = g_new(uint32_t, pieces->len);
+  code_ref *hi_targets = g_new(code_ref, pieces->len);
+  for (guint k = 0; k < pieces->len; k++) {
+    hi_starts[k] = g_array_index(pieces, hi_piece, k).start;
+    hi_targets[k] = g_array_index(pieces, hi_piece, k).target;
+  }
+  code_ref out = emit_word_switch(b, OFF_ARG_HI(arg), hi_starts, hi_targets,
+                                  pieces->len);
+  g_free(hi_targets);
+  g_free(hi_starts);
+  g_free(lo_targets);
+  g_free(lo_starts);
+  g_array_free(pieces, TRUE);
+  g_array_free(split, TRUE);
+  return out;
+}
+
+static code_ref emit_conjunction(builder *b, const alt_view *alt, code_ref t,
+                                 code_ref f) {
+  code_ref all_hold = t;
+  for (size_t i = alt->n; i-- > 0;)
+    all_hold = emit_cmp(b, alt->cmps[i], all_hold, f);
+  return all_hold;
+}
+
+static code_ref emit_disjunction(builder *b, const alt_view *alts, size_t n,
+                                 code_ref t, code_ref f);
+
+/* What one alternative leaves once the switched argument is known. */
+typedef struct {
+  GArray *set;       /* the argument's values it accepts */
+  alt_view residual; /* its comparisons not decided by the search */
+  bool switched;
+} alt_split;
+
+static int compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Emits the alternatives as a search on key into *out, unless fewer than
+ * two of them test it or the search would have to copy an alternative's
+ * remaining checks into several segments (then nothing is emitted). With
+ * pure_only, only alternatives that test nothing else join the search. */
+static bool emit_switch(builder *b, const alt_view *alts, size_t n,
+                        unsigned key, bool pure_only, code_ref t, code_ref f,
+                        code_ref *out) {
+  uint64_t max = key_max(key);
+  GArray *one = g_array_new(FALSE, FALSE, sizeof(interval));
+  alt_split *split = g_new0(alt_split, n);
+  size_t n_switched = 0;
+  for (size_t a = 0; a < n; a++) {
+    alt_split *s = &split[a];
+    bool on_key = false;
+    s->set = g_array_new(FALSE, FALSE, sizeof(interval));
+    add_interval(s->set, 0, max);
+    s->residual.cmps = g_new(const sbx_cmp *, alts[a].n + 1);
+    for (size_t c = 0; c < alts[a].n; c++) {
+      const sbx_cmp *cmp = alts[a].cmps[c];
+      if (cmp_key(cmp) == key && cmp_intervals(cmp, one)) {
+        on_key = true;
+        intersect(s->set, one);
+      } else {
+        s->residual.cmps[s->residual.n++] = cmp;
+      }
+    }
+    s->switched = on_key && (!pure_only || s->residual.n == 0);
+    n_switched += s->switched;
+  }
+
+  /* Segments: every value where some switched set starts or ends. */
+  GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t zero = 0;
+  g_array_append_val(starts, zero);
+  for (size_t a = 0; a < n; a++) {
+    for (guint i = 0; split[a].switched && i < split[a].set->len; i++) {
+      const interval *iv = &g_array_index(split[a].set, interval, i);
+      g_array_append_val(starts, iv->first);
+      if (iv->last < max) {
+        uint64_t after = iv->last + 1;
+        g_array_append_val(starts, after);
+      }
+    }
+  }
+  g_array_sort(starts, compare_u64);
+  guint n_seg = 0;
+  for (guint i = 0; i < starts->len; i++)
+    if (n_seg == 0 ||
+        g_array_index(starts, uint64_t, i) !=
+            g_array_index(starts, uint64_t, n_seg - 1))
+      g_array_index(starts, uint64_t, n_seg++) =
+          g_array_index(starts, uint64_t, i);
+  g_array_set_size(starts, n_seg);
+
+  /* Segments whose values pass the same alternatives share one class. */
+  GHashTable *class_ids = g_hash_table_new_full(
+      (GHashFunc)g_bytes_hash, (GEqualFunc)g_bytes_equal,
+      (GDestroyNotify)g_bytes_unref, NULL);
+  GPtrArray *classes = g_ptr_array_new(); /* GBytes of uint32_t members */
+  guint *seg_class = g_new(guint, n_seg);
+  GArray *members = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (guint i = 0; i < n_seg; i++) {
+    g_array_set_size(members, 0);
+    for (size_t a = 0; a < n; a++) {
+      uint32_t index = (uint32_t)a;
+      if (split[a].switched &&
+          in_set(split[a].set, g_array_index(starts, uint64_t, i)))
+        g_array_append_val(members, index);
+    }
+    GBytes *set = g_bytes_new(members->data, members->len * sizeof(uint32_t));
+    gpointer id;
+    if (g_hash_table_lookup_extended(class_ids, set, NULL, &id)) {
+      seg_class[i] = GPOINTER_TO_UINT(id);
+      g_bytes_unref(set);
+    } else {
+      seg_class[i] = classes->len;
+      g_ptr_array_add(classes, set);
+      g_hash_table_insert(class_ids, g_bytes_ref(set),
+                          GUINT_TO_POINTER(seg_class[i]));
+    }
+  }
+
+  /* A class with a member that checks nothing else goes to t; any other
+   * alternative must belong to one class only, or its checks would be
+   * emitted twice. */
+  bool *pure_class = g_new0(bool, classes->len + 1);
+  guint *class_of = g_new(guint, n);
+  for (size_t a = 0; a < n; a++)
+    class_of[a] = G_MAXUINT;
+  bool ok = n_switched >= 2;
+  for (guint c = 0; ok && c < classes->len; c++) {
+    gsize size;
+    const uint32_t *m = g_bytes_get_data(classes->pdata[c], &size);
+    for (gsize k = 0; k < size / sizeof(uint32_t); k++)
+      pure_class[c] |= split[m[k]].residual.n == 0;
+    for (gsize k = 0; !pure_class[c] && k < size / sizeof(uint32_t); k++) {
+      if (class_of[m[k]] != G_MAXUINT && class_of[m[k]] != c)
+        ok = false;
+      class_of[m[k]] = c;
+    }
+  }
+
+  if (ok) {
+    alt_view *views = g_new(alt_view, n + 1);
+    size_t n_views = 0;
+    for (size_t a = 0; a < n; a++)
+      if (!split[a].switched)
+        views[n_views++] = alts[a];
+    code_ref rest = emit_disjunction(b, views, n_views, t, f);
+    code_ref *class_target = g_new(code_ref, classes->len);
+    for (guint c = 0; c < classes->len; c++) {
+      gsize size;
+      const uint32_t *m = g_bytes_get_data(classes->pdata[c], &size);
+      n_views = 0;
+      for (gsize k = 0; k < size / sizeof(uint32_t); k++)
+        views[n_views++] = split[m[k]].residual;
+      if (pure_class[c])
+        class_target[c] = t;
+      else
+        class_target[c] = emit_disjunction(b, views, n_views, t, rest);
+    }
+    code_ref *targets = g_new(code_ref, n_seg);
+    for (guint i = 0; i < n_seg; i++)
+      targets[i] = class_target[seg_class[i]];
+    const uint64_t *s64 = (const uint64_t *)(void *)starts->data;
+    if (key % 2) {
+      uint32_t *s32 = g_new(uint32_t, n_seg);
+      for (guint i = 0; i < n_seg; i++)
+        s32[i] = (uint32_t)s64[i];
+      *out = emit_word_switch(b, OFF_ARG_LO(key / 2), s32, targets, n_seg);
+      g_free(s32);
+    } else {
+      *out = emit_wide_switch(b, key / 2, s64, targets, n_seg);
+    }
+    g_free(targets);
+    g_free(class_target);
+    g_free(views);
+  }
+
+  g_free(class_of);
+  g_free(pure_class);
+  g_array_free(members, TRUE);
+  g_free(seg_class);
+  g_ptr_array_free(classes, TRUE);
+  g_hash_table_destroy(class_ids);
+  g_array_free(starts, TRUE);
+  for (size_t a = 0; a < n; a++) {
+    g_array_free(split[a].set, TRUE);
+    g_free(split[a].residual.cmps);
+  }
+  g_free(split);
+  g_array_free(one, TRUE);
+  return ok;
+}
+
+/* Any of alts holds -> t, none -> f. Switches on the argument that most
+ * alternatives test; without one that two test, the alternatives are
+ * tried one after the other. */
+static code_ref emit_disjunction(builder *b, const alt_view *alts, size_t n,
+                                 code_ref t, code_ref f) {
+  GArray *one = g_array_new(FALSE, FALSE, sizeof(interval));
+  size_t count[N_KEYS] = {0};
+  for (size_t a = 0; a < n; a++) {
+    bool tests[N_KEYS] = {false};
+    for (size_t c = 0; c < alts[a].n; c++)
+      if (cmp_intervals(alts[a].cmps[c], one))
+        tests[cmp_key(alts[a].cmps[c])] = true;
+    for (unsigned k = 0; k < N_KEYS; k++)
+      count[k] += tests[k];
+  }
+  g_array_free(one, TRUE);
+  unsigned key = 0;
+  for (unsigned k = 1; k < N_KEYS; k++)
+    if (count[k] > count[key])
+      key = k;
+  code_ref out;
+  if (count[key] >= 2 && (emit_switch(b, alts, n, key, false, t, f, &out) ||
+                          emit_switch(b, alts, n, key, true, t, f, &out)))
+    return out;
+  out = f;
+  for (size_t a = n; a-- > 0;)
+    out = emit_conjunction(b, &alts[a], t, out);
+  return out;
+}
+
+static uint32_t emit_rule(builder *b, const sbx_rule *rule) {
+  code_ref match = node_ref(ret_node(b, sbx_action_to_ret(rule->on_match)));
+  if (rule_is_unconditional(rule))
+    return match.entry;
+  code_ref mismatch =
+      node_ref(ret_node(b, sbx_action_to_ret(rule->on_mismatch)));
+  alt_view *alts = g_new(alt_view, rule->n_alts);
+  const sbx_cmp **cmps = NULL;
+  size_t total = 0;
+  for (size_t a = 0; a < rule->n_alts; a++)
+    total += rule->alts[a].n_cmps;
+  cmps = g_new(const sbx_cmp *, total + 1);
+  total = 0;
+  for (size_t a = 0; a < rule->n_alts; a++) {
+    alts[a] = (alt_view){&cmps[total], rule->alts[a].n_cmps};
+    for (size_t c = 0; c < rule->alts[a].n_cmps; c++)
+      cmps[total++] = &rule->alts[a].cmps[c];
+  }
+  code_ref entry = emit_disjunction(b, alts, rule->n_alts, match, mismatch);
+  g_free(cmps);
+  g_free(alts);
+  return entry.entry;
 }
 
 static const char *rule_where(const sbx_rule *rule, char *buf, size_t size) {
