@@ -396,6 +396,29 @@ static uint32_t emit_leaf(builder *b, const nr_run *run, uint64_t lo,
   return node;
 }
 
+/* The comparisons emit_leaf makes. */
+static unsigned leaf_cost(const nr_run *run, uint64_t lo, uint64_t hi) {
+  bool below = run->first > lo;
+  bool above = (uint64_t)run->last + 1 < hi;
+  if (below && above && run->first == run->last)
+    return 1;
+  return below + above;
+}
+
+/* The most comparisons emit_tree makes on one path (far-jump helpers
+ * aside). */
+static unsigned tree_height(const nr_run *runs, const uint64_t *prefix,
+                            size_t i, size_t j, uint64_t lo, uint64_t hi) {
+  if (i == j)
+    return 0;
+  if (j - i == 1)
+    return leaf_cost(&runs[i], lo, hi);
+  size_t m = choose_split(prefix, i, j);
+  uint32_t pivot = runs[m].first;
+  return 1 + MAX(tree_height(runs, prefix, m, j, pivot, hi),
+                 tree_height(runs, prefix, i, m, lo, pivot));
+}
+
 static uint32_t emit_tree(builder *b, const nr_run *runs,
                           const uint64_t *prefix, size_t i, size_t j,
                           uint64_t lo, uint64_t hi, uint32_t dflt) {
@@ -553,16 +576,27 @@ static code_ref emit_word_switch(builder *b, uint32_t offset,
       dflt = pieces[i].node;
     }
   }
+  nr_run *runs = g_new(nr_run, n_pieces);
   size_t n_runs = 0;
   for (size_t i = 0; i < n_pieces; i++)
     if (pieces[i].node != dflt)
-      pieces[n_runs++] = pieces[i];
-  uint64_t *prefix = g_new(uint64_t, n_runs + 1);
-  for (size_t i = 0; i <= n_runs; i++)
+      runs[n_runs++] = pieces[i];
+  uint64_t *prefix = g_new(uint64_t, n_pieces + 1);
+  for (size_t i = 0; i <= n_pieces; i++)
     prefix[i] = i;
-  uint32_t tree = emit_tree(b, pieces, prefix, 0, n_runs, 0,
-                            (uint64_t)UINT32_MAX + 1, dflt);
+  /* Leaving the default's pieces out saves instructions, but a leaf then
+   * costs up to two comparisons; a tree over every piece needs none. */
+  uint64_t end = (uint64_t)UINT32_MAX + 1;
+  if (tree_height(pieces, prefix, 0, n_pieces, 0, end) <
+      tree_height(runs, prefix, 0, n_runs, 0, end)) {
+    g_free(runs);
+    runs = pieces;
+    pieces = NULL;
+    n_runs = n_pieces;
+  }
+  uint32_t tree = emit_tree(b, runs, prefix, 0, n_runs, 0, end, dflt);
   g_free(prefix);
+  g_free(runs);
   g_free(pieces);
   return emit_load(b, offset, tree);
 }

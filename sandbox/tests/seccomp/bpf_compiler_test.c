@@ -288,6 +288,262 @@ START_TEST(search_depth_stays_logarithmic) {
 }
 END_TEST
 
+/* Rules whose alternatives mostly test one argument: many constants (some
+ * consecutive, some differing only in the high word), ranges, masks,
+ * `!=`, alternatives that also test another argument, and a few on other
+ * arguments altogether. */
+static void add_one_argument_rule(rng *r, sbx_rule *rule, int nr, uint8_t arg,
+                                  bool is_32bit, size_t n_alts) {
+  rule->nr = nr;
+  rule->on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
+  rule->on_mismatch = (sbx_action){SBX_ACTION_ERRNO, (uint16_t)(nr % 50 + 1)};
+  rule->n_alts = n_alts;
+  rule->alts = g_new0(sbx_conjunction, n_alts);
+  uint64_t base = next(r);
+  for (size_t a = 0; a < n_alts; a++) {
+    sbx_conjunction *alt = &rule->alts[a];
+    alt->cmps = g_new0(sbx_cmp, 2);
+    alt->n_cmps = 1;
+    sbx_cmp *c = &alt->cmps[0];
+    *c = (sbx_cmp){arg, is_32bit, SBX_CMP_EQ, 0};
+    switch (next(r) % 8) {
+      case 0: /* only the high word differs */
+        c->value = (base & 0xffffffffu) | (next(r) % 6) << 32;
+        break;
+      case 1: /* runs of neighbours */
+        c->value = base + a % 8;
+        break;
+      case 2:
+        c->value = interesting(r);
+        break;
+      case 3:
+        c->op = (sbx_cmp_op)(SBX_CMP_NE + next(r) % 5);
+        c->value = interesting(r);
+        break;
+      case 4: /* masks that are ranges (and some that are not) */
+        c->op = next(r) % 2 ? SBX_CMP_IN : SBX_CMP_SET;
+        c->value = next(r) % 3 ? ~0ull << (next(r) % 64) : interesting(r);
+        if (c->op == SBX_CMP_IN && next(r) % 2)
+          c->value = ~c->value;
+        break;
+      default:
+        c->value = (base & ~0xffffull) | next(r) % 0x40;
+        break;
+    }
+    if (next(r) % 5 == 0) { /* a second test, on this or another argument */
+      alt->cmps[1] = (sbx_cmp){(uint8_t)(next(r) % 2 ? arg : (arg + 1) % 6),
+                               next(r) % 2 ? is_32bit : !is_32bit,
+                               (sbx_cmp_op)(next(r) % 8), interesting(r)};
+      alt->n_cmps = 2;
+    }
+    if (next(r) % 16 == 0)
+      c->arg = (uint8_t)((arg + 2) % 6);
+  }
+}
+
+/* Values on and around the rule's constants, with junk in the upper half
+ * or a different high word, in each argument. */
+static void one_argument_input(rng *r, const sbx_policy *p,
+                               struct seccomp_data *d) {
+  const sbx_rule *rule = &p->rules[next(r) % p->n_rules];
+  memset(d, 0, sizeof(*d));
+  d->arch = AUDIT_ARCH_X86_64;
+  d->nr = rule->nr;
+  for (int a = 0; a < 6; a++) {
+    const sbx_conjunction *alt = &rule->alts[next(r) % rule->n_alts];
+    uint64_t v = alt->cmps[next(r) % alt->n_cmps].value;
+    switch (next(r) % 6) {
+      case 0:
+        v += next(r) % 3 - 1;
+        break;
+      case 1:
+        v ^= (next(r) % 6) << 32;
+        break;
+      case 2:
+        v = (v & 0xffffffffu) | (next(r) << 32);
+        break;
+      case 3:
+        v = interesting(r);
+        break;
+      default:
+        break;
+    }
+    d->args[a] = v;
+  }
+}
+
+static void assert_one_argument_rules_agree(const sbx_policy *p,
+                                            const sbx_bpf_program *prog,
+                                            rng *r, int inputs) {
+  for (int i = 0; i < inputs; i++) {
+    struct seccomp_data d;
+    one_argument_input(r, p, &d);
+    uint32_t got = sbx_bpf_run_checked(prog->insns, prog->len, &d, NULL);
+    uint32_t want = sbx_policy_eval(p, &d);
+    if (got != want)
+      ck_abort_msg("nr %d args %#llx %#llx %#llx %#llx: program 0x%08x, "
+                   "policy 0x%08x",
+                   d.nr, (unsigned long long)d.args[0],
+                   (unsigned long long)d.args[1],
+                   (unsigned long long)d.args[2],
+                   (unsigned long long)d.args[3], got, want);
+  }
+}
+
+START_TEST(disjunctions_on_one_argument_agree_with_the_policy) {
+  rng r = {0x5eed0000ull + (uint64_t)_i};
+  sbx_policy *p = g_new0(sbx_policy, 1);
+  p->rules = g_new0(sbx_rule, 8);
+  p->n_rules = 8;
+  for (int i = 0; i < 8; i++) {
+    size_t n_alts = 2 + next(&r) % (i % 2 ? 12 : 120);
+    add_one_argument_rule(&r, &p->rules[i], 100 + i, (uint8_t)(next(&r) % 6),
+                          (i + _i) % 2 == 0, n_alts);
+  }
+  p->default_action = (sbx_action){SBX_ACTION_KILL_PROCESS, 0};
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(sbx_bpf_check(prog.insns, prog.len, &error), "%s",
+                error ? error->message : "");
+  assert_one_argument_rules_agree(p, &prog, &r, 100000);
+  assert_agree(p, &prog, &r, 20000);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+/* One rule: arg `arg` equal to any of n constants. */
+static sbx_policy *constants_policy(int nr, uint8_t arg, bool is_32bit,
+                                    const uint64_t *values, size_t n) {
+  sbx_policy *p = g_new0(sbx_policy, 1);
+  p->rules = g_new0(sbx_rule, 1);
+  p->n_rules = 1;
+  sbx_rule *rule = &p->rules[0];
+  rule->nr = nr;
+  rule->n_alts = n;
+  rule->alts = g_new0(sbx_conjunction, n);
+  for (size_t a = 0; a < n; a++) {
+    rule->alts[a].n_cmps = 1;
+    rule->alts[a].cmps = g_new0(sbx_cmp, 1);
+    rule->alts[a].cmps[0] = (sbx_cmp){arg, is_32bit, SBX_CMP_EQ, values[a]};
+  }
+  rule->on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
+  rule->on_mismatch = (sbx_action){SBX_ACTION_ERRNO, 77};
+  p->default_action = (sbx_action){SBX_ACTION_ALLOW, 0};
+  return p;
+}
+
+/* The longest path over every constant and its neighbours, with the high
+ * word as given and with junk in it. */
+static size_t worst_path(const sbx_policy *p, const sbx_bpf_program *prog,
+                         uint8_t arg) {
+  const sbx_rule *rule = &p->rules[0];
+  size_t worst = 0;
+  for (size_t a = 0; a < rule->n_alts; a++) {
+    for (int delta = -1; delta <= 1; delta++) {
+      for (uint64_t junk = 0; junk < 3; junk++) {
+        struct seccomp_data d = {.nr = rule->nr, .arch = AUDIT_ARCH_X86_64};
+        d.args[arg] = (rule->alts[a].cmps[0].value + delta) ^ junk << 32;
+        size_t executed = 0;
+        sbx_bpf_run_checked(prog->insns, prog->len, &d, &executed);
+        ck_assert_uint_eq(sbx_bpf_run_checked(prog->insns, prog->len, &d, NULL),
+                          sbx_policy_eval(p, &d));
+        worst = MAX(worst, executed);
+      }
+    }
+  }
+  return worst;
+}
+
+START_TEST(disjunctions_of_constants_take_logarithmic_paths) {
+  uint64_t values[256];
+  for (int i = 0; i < 256; i++) /* sparse: no two constants adjacent */
+    values[i] = 0xdead0000ull + 3u * (uint64_t)((i * 97) % 256);
+  sbx_policy *p = constants_policy(7, 1, true, values, 256);
+  sbx_bpf_program prog;
+  ck_assert(sbx_bpf_compile(p, &prog, NULL));
+  /* 4 prologue + 2 dispatch + 1 load + 8 levels + 1 leaf + 1 return, and
+   * a BPF_JA or two where a subtree is out of a jump's reach. */
+  ck_assert_uint_le(worst_path(p, &prog, 1), 19);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+
+  /* 64-bit: 16 high words with 16 low words each; the low words repeat
+   * across high words, and some constants differ only in the high word. */
+  for (int i = 0; i < 256; i++)
+    values[i] = (uint64_t)(i % 16) << 32 | (0x1000u + 5u * (uint32_t)(i / 16));
+  p = constants_policy(7, 2, false, values, 256);
+  ck_assert(sbx_bpf_compile(p, &prog, NULL));
+  /* Two searches of 4 levels (+ leaf) each, two loads. */
+  ck_assert_uint_le(worst_path(p, &prog, 2), 22);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+/* The kernel runs a large search as the interpreter does: a call the
+ * filter allows reaches the kernel (ENOSYS, no such call), one it refuses
+ * fails with errno 77. */
+START_TEST(large_disjunctions_run_alike_in_the_kernel) {
+  enum { N = 1200 };
+  uint64_t *values = g_new(uint64_t, N);
+  rng r = {99};
+  for (int i = 0; i < N; i++)
+    values[i] = i % 3 == 0 ? (uint64_t)(i % 7) << 32 | (uint64_t)(i * 5)
+                           : (next(&r) & 0x3ffff) | (next(&r) % 3) << 32;
+  sbx_policy *p = constants_policy(1000, 0, false, values, N);
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_uint_gt(prog.len, 600);
+  bool has_ja = false;
+  for (size_t i = 0; i < prog.len; i++)
+    has_ja |= prog.insns[i].code == (BPF_JMP | BPF_JA);
+  ck_assert(has_ja);
+  enum { TRIES = 3000 };
+  uint64_t *tries = g_new(uint64_t, TRIES);
+  int *want = g_new(int, TRIES);
+  int allowed = 0;
+  for (int i = 0; i < TRIES; i++) {
+    tries[i] = values[next(&r) % N] + (next(&r) % 3 == 0 ? next(&r) % 3 - 1 : 0);
+    if (next(&r) % 5 == 0)
+      tries[i] ^= 1ull << 32;
+    struct seccomp_data d = {.nr = 1000, .arch = AUDIT_ARCH_X86_64};
+    d.args[0] = tries[i];
+    uint32_t ret = sbx_bpf_run_checked(prog.insns, prog.len, &d, NULL);
+    ck_assert_uint_eq(ret, sbx_policy_eval(p, &d));
+    want[i] = ret == SECCOMP_RET_ALLOW ? ENOSYS : 77;
+    allowed += ret == SECCOMP_RET_ALLOW;
+  }
+  /* Both outcomes are exercised. */
+  ck_assert_int_gt(allowed, TRIES / 4);
+  ck_assert_int_lt(allowed, TRIES - TRIES / 10);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (sbx_seccomp_load_raw(prog.insns, prog.len, 0) != 0)
+      _exit(2);
+    for (int i = 0; i < TRIES; i++) {
+      long rc = syscall(1000, tries[i], 0, 0, 0, 0, 0);
+      if (rc != -1 || errno != want[i])
+        _exit(3);
+    }
+    _exit(0);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child status %d", status);
+  g_free(want);
+  g_free(tries);
+  g_free(values);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
 /* Random programs, mostly valid: the checker must accept exactly what the
  * kernel accepts. */
 static void random_program(rng *r, struct sock_filter *insns, size_t len) {
@@ -422,6 +678,10 @@ static Suite *bpf_compiler_suite(void) {
   tcase_add_test(tc, too_long_programs_are_refused_naming_a_rule);
   tcase_add_test(tc, duplicate_rules_are_refused);
   tcase_add_test(tc, search_depth_stays_logarithmic);
+  tcase_add_loop_test(tc, disjunctions_on_one_argument_agree_with_the_policy,
+                      0, 16);
+  tcase_add_test(tc, disjunctions_of_constants_take_logarithmic_paths);
+  tcase_add_test(tc, large_disjunctions_run_alike_in_the_kernel);
   tcase_add_test(tc, checker_accepts_exactly_what_the_kernel_accepts);
   tcase_add_test(tc, interpreter_follows_alu_and_scratch_semantics);
   suite_add_tcase(s, tc);
