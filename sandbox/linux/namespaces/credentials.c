@@ -14,6 +14,8 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 
+#include "sandbox/linux/namespaces/status.h"
+
 int sbx_creds_die_with_parent_raw(pid_t expected_ppid, int parent_pidfd) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
     return -errno;
@@ -44,12 +46,13 @@ int sbx_creds_lock_securebits_raw(void) {
   return prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0 ? -errno : 0;
 }
 
-/* One PR_CAPBSET_DROP per capability, without reading it first: dropping a
- * capability that is not in the set succeeds, and EINVAL past the
- * kernel's last capability ends the walk, so neither /proc nor a read per
- * capability is needed. Without CAP_SETPCAP a drop fails with EPERM; that
- * is acceptable only for a capability already out of the set. */
-static int drop_bounding_set(void) {
+int sbx_creds_drop_bounding_set_raw(void) {
+  /* A set the kernel already reports empty (inherited from a zygote that
+   * dropped its own) costs one /proc read instead of a call per cap. */
+  uint64_t bounding, ambient;
+  if (sbx_status_read_bounding_ambient_raw(&bounding, &ambient) == 0 &&
+      bounding == 0)
+    return 0;
   for (unsigned long cap = 0; cap < 64; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
       continue;
@@ -67,7 +70,7 @@ static int drop_bounding_set(void) {
 }
 
 int sbx_creds_drop_capabilities_raw(void) {
-  int rc = drop_bounding_set();
+  int rc = sbx_creds_drop_bounding_set_raw();
   if (rc)
     return rc;
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&

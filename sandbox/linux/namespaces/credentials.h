@@ -55,9 +55,18 @@ int sbx_creds_new_session_raw(void);
  * without CAP_SETPCAP. ASYNC-SIGNAL-SAFE. */
 int sbx_creds_lock_securebits_raw(void);
 
-/* Empties every capability set: PR_CAPBSET_DROP for every cap until the
- * kernel answers EINVAL (past its last cap; no /proc read, no
- * PR_CAPBSET_READ first, one call per cap), ambient
+/* Empties the bounding set: nothing more when the CapBnd: line of
+ * /proc/self/status already reads 0; else PR_CAPBSET_DROP for every cap
+ * until the kernel answers EINVAL (past its last cap; no PR_CAPBSET_READ
+ * first: dropping a cap that is not in the set succeeds). Without
+ * CAP_SETPCAP a drop fails with EPERM, acceptable only for a cap already
+ * out of the set (PR_CAPBSET_READ says so); otherwise -EPERM. A process
+ * that never execs (the zygote) loses nothing by dropping its own, and
+ * every child it forks then starts with an empty set.
+ * ASYNC-SIGNAL-SAFE. */
+int sbx_creds_drop_bounding_set_raw(void);
+
+/* Empties every capability set: the bounding set as above, ambient
  * via PR_CAP_AMBIENT_CLEAR_ALL, then capset() effective, permitted and
  * inheritable to zero. A bounding set that cannot be dropped (no
  * CAP_SETPCAP) is acceptable only if it is already empty; otherwise -EPERM.

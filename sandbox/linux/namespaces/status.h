@@ -89,6 +89,13 @@ int sbx_status_record_reference(sbx_ns_reference *ref);
  * UNKNOWN / -1. ASYNC-SIGNAL-SAFE. */
 void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out);
 
+/* The calling thread's bounding and ambient sets from the CapBnd: and
+ * CapAmb: lines of /proc/thread-self/status (one open, read, close). 0, or -errno (-ENOENT
+ * without /proc, -ENODATA when the lines are missing).
+ * ASYNC-SIGNAL-SAFE. */
+int sbx_status_read_bounding_ambient_raw(uint64_t *bounding,
+                                         uint64_t *ambient);
+
 /* True when every layer a fully sandboxed worker must have is present:
  * user/pid/net/ipc namespaces, caps empty, NNP, not dumpable, seccomp
  * filter mode, new session. Unknown counts as absent. ASYNC-SIGNAL-SAFE. */

@@ -252,6 +252,13 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
       init_failed(z, z->root_result.failed_step, -rc);
   }
 
+  /* The zygote never execs, so its bounding set guards nothing here; an
+   * empty one is inherited by every worker, whose own drop then costs one
+   * read of its status instead of a call per capability. */
+  rc = sbx_creds_drop_bounding_set_raw();
+  if (rc < 0)
+    init_failed(z, "dropping the bounding set", -rc);
+
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

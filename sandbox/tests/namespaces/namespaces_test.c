@@ -454,6 +454,36 @@ START_TEST(creds_drop_refuses_a_bounding_set_it_cannot_empty) {
 }
 END_TEST
 
+/* The zygote drops its own bounding set once; each worker then finds it
+ * empty in its status and needs no call per capability. */
+static int bounding_dropped_then_found_empty(void *arg) {
+  (void)arg;
+  uint64_t bnd = 0, amb = 1;
+  if (sbx_status_read_bounding_ambient_raw(&bnd, &amb) != 0 || bnd == 0 ||
+      bnd != status_hex("CapBnd"))
+    return 10; /* control: full inside a new user namespace */
+  if (sbx_creds_drop_bounding_set_raw() != 0)
+    return 11;
+  if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0 ||
+      prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) != 0)
+    return 12;
+  if (sbx_status_read_bounding_ambient_raw(&bnd, &amb) != 0 || bnd != 0 ||
+      amb != 0)
+    return 13;
+  /* Found empty: succeeds without CAP_SETPCAP in any set. */
+  struct __user_cap_header_struct hdr = {.version =
+                                             _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct data[2] = {{0}};
+  if (syscall(SYS_capset, &hdr, data) != 0)
+    return 14;
+  return sbx_creds_drop_bounding_set_raw() == 0 ? 0 : 15;
+}
+
+START_TEST(creds_bounding_set_dropped_once_is_found_empty_afterwards) {
+  ck_assert_int_eq(run_cloned(bounding_dropped_then_found_empty, NULL), 0);
+}
+END_TEST
+
 static int write_self(const char *leaf, const char *text) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/%s", leaf);
@@ -737,6 +767,7 @@ static Suite *namespaces_suite(void) {
   tcase_add_test(tc, fd_hygiene_refuses_duplicate_targets_and_closed_fds);
   tcase_add_test(tc, fd_verify_notices_a_stray_o_path_descriptor);
   tcase_add_test(tc, creds_drop_refuses_a_bounding_set_it_cannot_empty);
+  tcase_add_test(tc, creds_bounding_set_dropped_once_is_found_empty_afterwards);
   tcase_add_test(tc, ns_clone_starts_in_a_user_namespace_that_denies_setgroups);
   tcase_add_test(tc, rlimits_are_applied_and_never_raised);
   tcase_add_test(tc, rlimit_names_and_values_parse_as_profiles_write_them);
