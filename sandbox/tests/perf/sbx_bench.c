@@ -30,6 +30,7 @@
 #include "sandbox/linux/zygote/zygote_bench.h"
 #include "sandbox/policy/syscalls.h"
 #include "sandbox/tests/perf/policy_bench.h"
+#include "sandbox/tests/perf/worker_bench.h"
 #include "tools/sbx-run/run_bench.h"
 
 #define DEFAULT_REPEAT 3
