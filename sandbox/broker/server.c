@@ -8,9 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <string.h>
 #include <linux/sockios.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -34,21 +34,34 @@
  * client has not read yet, so one that never reads holds little (B7). */
 #define THREAD_CHANNEL_SNDBUF 16384
 
+/* Readiness events taken per epoll_wait: one, so that requests are served
+ * in the order their channels became readable (the ready list is FIFO and
+ * a level-triggered channel that still holds a request goes back to its
+ * tail). A batch would be served in that order too, but a request that
+ * arrives during a batch would wait for the rest of it. */
+#define EVENTS_PER_WAIT 1
+
+/* epoll_event.data of the control channel; channels carry their serial
+ * number, which starts at 1. */
+#define CONTROL_KEY 0
+
 typedef struct {
   int fd;
   size_t type;
   bool closed;
+  bool watched;    /* registered with the epoll set */
   bool thread;     /* attached by ATTACH: replies go back on it */
   uint64_t origin; /* the worker channel it belongs to (itself if not) */
+  uint64_t key;    /* serial number, the epoll key: never reused */
 } channel;
 
 struct sbx_broker_server {
   const sbx_audit *audit;
   GPtrArray *resolvers; /* sbx_resolver *, indexed by type */
   GArray *channels;     /* channel */
-  struct pollfd *pfds;
-  size_t n_pfds;
-  bool dirty;
+  int epoll_fd; /* -1 until the loop runs */
+  bool dirty;   /* channels closed or not yet watched */
+  uint64_t next_key;
   unsigned char *request;
   unsigned char *payload;
   sbx_broker_stats stats;
@@ -84,6 +97,7 @@ sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit) {
   s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
   s->payload = g_malloc0(SBX_BROKER_MAX_PAYLOAD);
   s->dirty = true;
+  s->epoll_fd = -1;
   /* Thread channels may use half of the descriptors; the rest stay for
    * worker channels, roots and the files being handed out (F4). */
   struct rlimit lim;
@@ -104,7 +118,8 @@ void sbx_broker_server_free(sbx_broker_server *s) {
   }
   g_array_unref(s->channels);
   g_ptr_array_unref(s->resolvers);
-  g_free(s->pfds);
+  if (s->epoll_fd >= 0)
+    close(s->epoll_fd);
   g_free(s->request);
   g_free(s->payload);
   g_free(s);
@@ -122,7 +137,11 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
 
 static void append_channel(sbx_broker_server *s, int fd, size_t type,
                            bool thread, uint64_t origin) {
-  channel ch = {.fd = fd, .type = type, .thread = thread, .origin = origin};
+  channel ch = {.fd = fd,
+                .type = type,
+                .thread = thread,
+                .origin = origin,
+                .key = ++s->next_key};
   g_array_append_val(s->channels, ch);
   if (thread)
     s->n_threads++;
@@ -174,6 +193,8 @@ bool sbx_broker_server_holds_fd(const sbx_broker_server *s, int fd) {
     if (!ch->closed && ch->fd == fd)
       return true;
   }
+  if (s->epoll_fd >= 0 && s->epoll_fd == fd)
+    return true;
   for (guint i = 0; i < s->resolvers->len; i++)
     if (sbx_resolver_holds_fd(g_ptr_array_index(s->resolvers, i), fd))
       return true;
@@ -538,8 +559,40 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   return w >= 0 || errno != EPIPE;
 }
 
-static void rebuild_pollset(sbx_broker_server *s, int control_fd) {
-  /* Drop closed channels first so indices match the poll set. */
+static bool watch(int epoll_fd, int fd, uint64_t key) {
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = key};
+  return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+static void close_channel(sbx_broker_server *s, channel *ch) {
+  /* Removed by hand: a client may hold another reference to the same
+   * socket, and the epoll set would keep it past close(). */
+  if (ch->watched)
+    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, ch->fd, NULL);
+  close(ch->fd);
+  if (ch->thread)
+    s->n_threads--;
+  ch->closed = true;
+  ch->watched = false;
+  ch->fd = -1;
+  s->dirty = true;
+}
+
+/* Drops closed channels and watches new ones; a channel the kernel will
+ * not watch (epoll's per-user limit) is closed, as its client would
+ * otherwise wait for an answer that never comes. */
+static void update_watch_set(sbx_broker_server *s) {
+  for (guint i = 0; i < s->channels->len; i++) {
+    channel *ch = &g_array_index(s->channels, channel, i);
+    if (!ch->closed && !ch->watched) {
+      if (watch(s->epoll_fd, ch->fd, ch->key)) {
+        ch->watched = true;
+      } else {
+        s->stats.dropped++;
+        close_channel(s, ch);
+      }
+    }
+  }
   guint j = 0;
   for (guint i = 0; i < s->channels->len; i++) {
     channel ch = g_array_index(s->channels, channel, i);
@@ -547,60 +600,63 @@ static void rebuild_pollset(sbx_broker_server *s, int control_fd) {
       g_array_index(s->channels, channel, j++) = ch;
   }
   g_array_set_size(s->channels, j);
-  s->n_pfds = 1 + s->channels->len;
-  s->pfds = g_renew(struct pollfd, s->pfds, s->n_pfds);
-  s->pfds[0] = (struct pollfd){.fd = control_fd, .events = POLLIN};
-  for (guint i = 0; i < s->channels->len; i++)
-    s->pfds[1 + i] = (struct pollfd){
-        .fd = g_array_index(s->channels, channel, i).fd, .events = POLLIN};
   s->dirty = false;
 }
 
-static void close_channel(sbx_broker_server *s, channel *ch) {
-  close(ch->fd);
-  if (ch->thread)
-    s->n_threads--;
-  ch->closed = true;
-  ch->fd = -1;
-  s->dirty = true;
+static gssize find_channel(const sbx_broker_server *s, uint64_t key) {
+  for (guint i = 0; i < s->channels->len; i++) {
+    const channel *ch = &g_array_index(s->channels, channel, i);
+    if (ch->key == key)
+      return ch->closed ? -1 : (gssize)i;
+  }
+  return -1;
+}
+
+static int finish(int control_fd, int rc) {
+  close(control_fd);
+  return rc;
 }
 
 int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
+  if (s->epoll_fd < 0) {
+    s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (s->epoll_fd < 0)
+      return finish(control_fd, -errno);
+    if (!watch(s->epoll_fd, control_fd, CONTROL_KEY))
+      return finish(control_fd, -errno);
+  }
   for (;;) {
     if (s->dirty)
-      rebuild_pollset(s, control_fd);
-    int n = poll(s->pfds, s->n_pfds, -1);
+      update_watch_set(s);
+    struct epoll_event evs[EVENTS_PER_WAIT];
+    int n = epoll_wait(s->epoll_fd, evs, EVENTS_PER_WAIT, -1);
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      int err = errno;
-      close(control_fd);
-      return -err;
+      return finish(control_fd, -errno);
     }
-    /* One request per ready channel per round (B7). */
-    size_t n_channels = s->n_pfds - 1;
-    for (size_t i = 0; i < n_channels; i++) {
-      short rev = s->pfds[1 + i].revents;
-      if (!rev)
+    /* Fairness (B7): a channel is served one request per event and, if
+     * it holds more, queues again behind every channel already ready. */
+    for (int k = 0; k < n; k++) {
+      uint32_t rev = evs[k].events;
+      if (evs[k].data.u64 == CONTROL_KEY) {
+        if (rev & EPOLLIN) {
+          if (!serve_control(s, control_fd))
+            return finish(control_fd, 0);
+        } else if (rev & (EPOLLHUP | EPOLLERR)) {
+          return finish(control_fd, 0);
+        }
         continue;
-      if (g_array_index(s->channels, channel, i).closed)
-        continue;
-      if (rev & POLLIN) {
-        if (serve_one(s, i) == CLOSE)
+      }
+      gssize i = find_channel(s, evs[k].data.u64);
+      if (i < 0)
+        continue; /* closed earlier in this batch */
+      if (rev & EPOLLIN) {
+        if (serve_one(s, (size_t)i) == CLOSE)
           close_channel(s, &g_array_index(s->channels, channel, i));
-      } else if (rev & (POLLHUP | POLLERR | POLLNVAL)) {
+      } else if (rev & (EPOLLHUP | EPOLLERR)) {
         close_channel(s, &g_array_index(s->channels, channel, i));
       }
-    }
-    short crev = s->pfds[0].revents;
-    if (crev & POLLIN) {
-      if (!serve_control(s, control_fd)) {
-        close(control_fd);
-        return 0;
-      }
-    } else if (crev & (POLLHUP | POLLERR | POLLNVAL)) {
-      close(control_fd);
-      return 0;
     }
   }
 }

@@ -11,14 +11,18 @@
  * client would not (see protocol.h). A bad message closes its channel
  * only; the broker keeps serving the others (B1-B8).
  *
- * Fairness and cost: one poll() per wake-up, then at most one request per
- * ready channel per round, so a flooding worker cannot starve the others.
+ * Fairness and cost: channels are watched with epoll and served one
+ * readiness event at a time, in the order they became readable; a channel
+ * that still holds a request queues again behind every channel already
+ * ready, so a flooding worker cannot starve the others, and a request
+ * waits only for those that arrived before it (not for a whole round).
  * Replies are sent with MSG_DONTWAIT, so a client that never reads cannot
  * block the broker; on a thread channel the broker's send buffer is small,
  * so such a client holds a few replies at most. A request on a thread
- * channel costs recvmsg, the resolver's openat2 and fstat (and fcntl to
- * drop the O_NONBLOCK the broker opens with), sendmsg and the close of the
- * descriptor handed over: no further system call on the hot path.
+ * channel costs epoll_wait, recvmsg, the resolver's openat2 and fstat (and
+ * fcntl to drop the O_NONBLOCK the broker opens with), sendmsg and the
+ * close of the descriptor handed over: no further system call on the hot
+ * path.
  */
 #ifndef SBX_BROKER_SERVER_H_
 #define SBX_BROKER_SERVER_H_
@@ -82,7 +86,7 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *server, int fd,
                                        size_t type_index, GError **error);
 
 /* Serves the control channel `control_fd` (owned) and every channel until
- * the control channel reaches end of file. Returns 0, or -errno if poll
+ * the control channel reaches end of file. Returns 0, or -errno if epoll
  * fails for a reason other than EINTR. */
 int sbx_broker_server_run(sbx_broker_server *server, int control_fd);
 
