@@ -204,17 +204,24 @@ static sbx_policy *long_policy(size_t n_rules) {
   return p;
 }
 
+/* Compiles a policy whose program is longer than min_len and reaches
+ * some targets only through a BPF_JA. */
+static void compile_with_long_jumps(const sbx_policy *p, size_t min_len,
+                                    sbx_bpf_program *prog) {
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_uint_gt(prog->len, min_len);
+  bool has_ja = false;
+  for (size_t i = 0; i < prog->len; i++)
+    has_ja |= prog->insns[i].code == (BPF_JMP | BPF_JA);
+  ck_assert(has_ja);
+}
+
 START_TEST(long_programs_use_long_jumps_and_load_in_the_kernel) {
   sbx_policy *p = long_policy(300);
   sbx_bpf_program prog;
-  GError *error = NULL;
-  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
-                error ? error->message : "");
-  ck_assert_uint_gt(prog.len, 1000);
-  bool has_ja = false;
-  for (size_t i = 0; i < prog.len; i++)
-    has_ja |= prog.insns[i].code == (BPF_JMP | BPF_JA);
-  ck_assert(has_ja);
+  compile_with_long_jumps(p, 1000, &prog);
   rng r = {12345};
   assert_agree(p, &prog, &r, 100000);
   /* The kernel takes it too. */
@@ -495,14 +502,7 @@ START_TEST(large_disjunctions_run_alike_in_the_kernel) {
                            : (next(&r) & 0x3ffff) | (next(&r) % 3) << 32;
   sbx_policy *p = constants_policy(1000, 0, false, values, N);
   sbx_bpf_program prog;
-  GError *error = NULL;
-  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
-                error ? error->message : "");
-  ck_assert_uint_gt(prog.len, 600);
-  bool has_ja = false;
-  for (size_t i = 0; i < prog.len; i++)
-    has_ja |= prog.insns[i].code == (BPF_JMP | BPF_JA);
-  ck_assert(has_ja);
+  compile_with_long_jumps(p, 600, &prog);
   enum { TRIES = 3000 };
   uint64_t *tries = g_new(uint64_t, TRIES);
   int *want = g_new(int, TRIES);
