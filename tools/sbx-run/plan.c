@@ -22,6 +22,7 @@
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/parser.h"
+#include "tools/sbx-run/baseline.h"
 
 G_DEFINE_QUARK(sbx - run - error - quark, sbx_run_error)
 
@@ -356,15 +357,6 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
   return TRUE;
 }
 
-static gboolean compile_baseline(sbx_run_plan *p, GError **error) {
-  sbx_policy *pol = sbx_builtin_policy("sbx-run.policy", error);
-  if (!pol)
-    return FALSE;
-  gboolean ok = sbx_bpf_compile(pol, &p->baseline, error);
-  sbx_policy_free(pol);
-  return ok;
-}
-
 /* ---- the profile -------------------------------------------------------- */
 
 /* A name with a '/' is a file; so is NAME.profile when no built-in has
@@ -543,7 +535,7 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (p->net)
     p->ns.namespaces &= ~(unsigned)SBX_NS_NET;
 
-  if (!compile_baseline(p, error))
+  if (!sbx_run_baseline(&p->baseline, error))
     goto fail;
   for (char **f = o->policies; f && *f; f++) {
     sbx_policy *pol = sbx_policy_parse_file(*f, error);

@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-glib/json-glib.h>
 
 struct sbx_run_report {
   int audit_fd; /* -1: none */
@@ -148,68 +147,95 @@ static const char *errno_name(int err) {
   }
 }
 
-/* Paths are bytes, not necessarily UTF-8: escape what JSON cannot carry
- * as is. A NULL value adds no member. */
-static void add_escaped_member(JsonBuilder *b, const char *name,
+/* A JSON string. Everything but printable ASCII is written as \u00XX, so
+ * the line stays one line of plain ASCII whatever the bytes are. */
+static void append_json_string(GString *s, const char *text) {
+  g_string_append_c(s, '"');
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '"' || *p == '\\') {
+      g_string_append_c(s, '\\');
+      g_string_append_c(s, (char)*p);
+    } else if (*p < 0x20 || *p >= 0x7f) {
+      g_string_append_printf(s, "\\u%04x", *p);
+    } else {
+      g_string_append_c(s, (char)*p);
+    }
+  }
+  g_string_append_c(s, '"');
+}
+
+static void append_member_name(GString *s, const char *name) {
+  if (s->len > 1)
+    g_string_append_c(s, ',');
+  append_json_string(s, name);
+  g_string_append_c(s, ':');
+}
+
+static void add_string_member(GString *s, const char *name,
+                              const char *value) {
+  append_member_name(s, name);
+  if (value)
+    append_json_string(s, value);
+  else
+    g_string_append(s, "null");
+}
+
+static void add_int_member(GString *s, const char *name, gint64 value) {
+  append_member_name(s, name);
+  g_string_append_printf(s, "%" G_GINT64_FORMAT, value);
+}
+
+/* Paths are bytes, not necessarily UTF-8: they are escaped as on stderr
+ * (\xHH) first, so the audit file and the denial line name a file the
+ * same way. A NULL value adds no member. */
+static void add_escaped_member(GString *s, const char *name,
                                const char *value) {
   if (!value)
     return;
-  GString *s = g_string_new(NULL);
-  append_escaped(s, value);
-  json_builder_set_member_name(b, name);
-  json_builder_add_string_value(b, s->str);
-  g_string_free(s, TRUE);
+  GString *e = g_string_new(NULL);
+  append_escaped(e, value);
+  add_string_member(s, name, e->str);
+  g_string_free(e, TRUE);
 }
 
+/* Written by hand rather than with json-glib: linking it (and with it
+ * GIO, GObject, libmount, libselinux, libblkid) cost every sbx-run start
+ * more than a millisecond of loading (docs/sbx-run.md, "What it costs"). */
 char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
-  g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
+  GString *s = g_string_new("{");
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  json_builder_set_member_name(b, "time");
-  json_builder_add_double_value(b, (double)ts.tv_sec + ts.tv_nsec / 1e9);
-  json_builder_set_member_name(b, "decision");
-  json_builder_add_string_value(b, ev->allowed ? "allow" : "deny");
-  json_builder_set_member_name(b, "pid");
-  json_builder_add_int_value(b, ev->pid);
-  json_builder_set_member_name(b, "syscall");
-  json_builder_add_string_value(b, ev->syscall);
-  json_builder_set_member_name(b, "nr");
-  json_builder_add_int_value(b, ev->nr);
-  json_builder_set_member_name(b, "operation");
-  json_builder_add_string_value(b, ev->operation ? ev->operation : "syscall");
-  add_escaped_member(b, "path", ev->path);
-  add_escaped_member(b, "path2", ev->path2);
-  add_escaped_member(b, "detail", ev->detail);
-  json_builder_set_member_name(b, "flags");
-  json_builder_add_int_value(b, (gint64)ev->flags);
-  json_builder_set_member_name(b, "errno");
-  json_builder_add_int_value(b, ev->error);
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  append_member_name(s, "time");
+  g_string_append(s, g_ascii_formatd(num, sizeof(num), "%.6f",
+                                     (double)ts.tv_sec + ts.tv_nsec / 1e9));
+  add_string_member(s, "decision", ev->allowed ? "allow" : "deny");
+  add_int_member(s, "pid", ev->pid);
+  add_string_member(s, "syscall", ev->syscall);
+  add_int_member(s, "nr", ev->nr);
+  add_string_member(s, "operation", ev->operation ? ev->operation : "syscall");
+  add_escaped_member(s, "path", ev->path);
+  add_escaped_member(s, "path2", ev->path2);
+  add_escaped_member(s, "detail", ev->detail);
+  add_int_member(s, "flags", (gint64)ev->flags);
+  add_int_member(s, "errno", ev->error);
   const char *en = errno_name(ev->error);
-  if (en && ev->error) {
-    json_builder_set_member_name(b, "errno_name");
-    json_builder_add_string_value(b, en);
-  }
-  json_builder_set_member_name(b, "served");
-  json_builder_add_boolean_value(b, ev->served);
-  if (ev->reason) {
-    json_builder_set_member_name(b, "reason");
-    json_builder_add_string_value(b, ev->reason);
-  }
+  if (en && ev->error)
+    add_string_member(s, "errno_name", en);
+  append_member_name(s, "served");
+  g_string_append(s, ev->served ? "true" : "false");
+  if (ev->reason)
+    add_string_member(s, "reason", ev->reason);
   if (!ev->allowed && ev->hint != SBX_UNOTIFY_HINT_NONE) {
     g_autofree char *line = sbx_run_report_format_denial(ev);
     const char *hint = strstr(line, "(allow with ");
     if (hint) {
-      json_builder_set_member_name(b, "hint");
       g_autofree char *h = g_strndup(hint + 12, strlen(hint + 12) - 1);
-      json_builder_add_string_value(b, h);
+      add_string_member(s, "hint", h);
     }
   }
-  json_builder_end_object(b);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
-  json_generator_set_root(gen, root);
-  return json_generator_to_data(gen, NULL);
+  g_string_append_c(s, '}');
+  return g_string_free(s, FALSE);
 }
 
 static void write_all(int fd, const char *buf, size_t len) {
