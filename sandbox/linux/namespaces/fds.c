@@ -78,8 +78,7 @@ static bool close_span(unsigned lo, unsigned hi, long limit) {
   return false;
 }
 
-static int verify_below(long limit, const int *keep, size_t n_keep,
-                        int *stray);
+static int verify_below(long limit, const int *keep, size_t n_keep, int *stray);
 
 int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep) {
   if (n_keep > SBX_FD_KEEP_MAX)

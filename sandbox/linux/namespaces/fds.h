@@ -59,9 +59,9 @@ int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep);
 /* Checks every number from 0 to the soft RLIMIT_NOFILE - 1 (one
  * fcntl(F_GETFD) each up to 64 numbers, exact for O_PATH too; above that
  * the poll sweep, which does not see O_PATH descriptors) and checks that
- * exactly the fds in keep[] are open. Returns 0, or -ENOTRECOVERABLE with *stray (may be NULL) set to the
- * first unexpected open fd, or -EBADF with *stray set to a kept fd that is
- * closed. ASYNC-SIGNAL-SAFE. */
+ * exactly the fds in keep[] are open. Returns 0, or -ENOTRECOVERABLE with
+ * *stray (may be NULL) set to the first unexpected open fd, or -EBADF with
+ * *stray set to a kept fd that is closed. ASYNC-SIGNAL-SAFE. */
 int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray);
 
 /* Fills out[0..cap) with the open descriptors in increasing order, walking

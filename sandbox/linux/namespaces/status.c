@@ -166,10 +166,11 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
     out->cap_inheritable = data[0].inheritable | (uint64_t)data[1].inheritable
                                                      << 32;
   }
-  /* The bounding and ambient sets come from the same /proc/self/status
-   * read as the seccomp figures (one read instead of two prctl calls per
+  /* The bounding and ambient sets come from the same status read as the
+   * seccomp figures (one read instead of two prctl calls per
    * capability); without /proc, prctl asks for each capability. */
-  ssize_t status_len = read_small("/proc/self/status", buf, sizeof(buf));
+  /* thread-self: capability sets and seccomp filters are per thread. */
+  ssize_t status_len = read_small("/proc/thread-self/status", buf, sizeof(buf));
   if (status_len <= 0 ||
       parse_bounding_ambient(buf, &out->cap_bounding, &out->cap_ambient) != 0) {
     out->cap_bounding = out->cap_ambient = 0;

@@ -5,10 +5,10 @@
  * exactly like one that works until the day it matters. The status report
  * reads each layer back: namespace identity from /proc/self/ns/KIND compared
  * with the host's (recorded before anything was entered), capabilities
- * with capget() and the CapBnd/CapAmb lines of /proc/self/status
+ * with capget() and the CapBnd/CapAmb lines of /proc/thread-self/status
  * (PR_CAPBSET_READ / PR_CAP_AMBIENT_IS_SET without /proc), no_new_privs
  * and dumpability with prctl(), the seccomp mode and filter count from the
- * "Seccomp:" and "Seccomp_filters:" lines of /proc/self/status, the
+ * "Seccomp:" and "Seccomp_filters:" lines of /proc/thread-self/status, the
  * session with getsid().
  *
  * What it trusts: the kernel's answers only. Where the kernel cannot be
@@ -90,11 +90,10 @@ int sbx_status_record_reference(sbx_ns_reference *ref);
 void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out);
 
 /* The calling thread's bounding and ambient sets from the CapBnd: and
- * CapAmb: lines of /proc/thread-self/status (one open, read, close). 0, or -errno (-ENOENT
- * without /proc, -ENODATA when the lines are missing).
+ * CapAmb: lines of /proc/thread-self/status (one open, read, close). 0, or
+ * -errno (-ENOENT without /proc, -ENODATA when the lines are missing).
  * ASYNC-SIGNAL-SAFE. */
-int sbx_status_read_bounding_ambient_raw(uint64_t *bounding,
-                                         uint64_t *ambient);
+int sbx_status_read_bounding_ambient_raw(uint64_t *bounding, uint64_t *ambient);
 
 /* True when every layer a fully sandboxed worker must have is present:
  * user/pid/net/ipc namespaces, caps empty, NNP, not dumpable, seccomp
