@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #define MAX_COND_JUMP 255u
@@ -464,84 +465,97 @@ static uint64_t key_max(unsigned key) {
   return key % 2 ? UINT32_MAX : UINT64_MAX;
 }
 
-static void add_interval(GArray *set, uint64_t first, uint64_t last) {
-  interval iv = {first, last};
-  g_array_append_val(set, iv);
+/* Sorted disjoint intervals in storage the caller sized. */
+typedef struct {
+  interval *iv;
+  size_t n;
+} interval_set;
+
+static void add_interval(interval_set *set, uint64_t first, uint64_t last) {
+  set->iv[set->n++] = (interval){first, last};
 }
 
-/* The values for which cmp holds, as sorted disjoint intervals, into set;
- * false when they do not form such a union (a mask with holes). The
- * value is cut to the argument's width, as sbx_cmp_holds does. */
-static bool cmp_intervals(const sbx_cmp *cmp, GArray *set) {
+/* Whether the values for which cmp holds form at most two intervals. */
+static bool cmp_is_range(const sbx_cmp *cmp) {
   uint64_t max = key_max(cmp_key(cmp));
   uint64_t v = cmp->value & max;
-  g_array_set_size(set, 0);
+  uint64_t below = ~v & max;
+  switch (cmp->op) {
+    case SBX_CMP_SET:
+      /* x & v != 0 means x >= 2^k when v holds every bit from k up. */
+      return v == 0 || (below & (below + 1)) == 0;
+    case SBX_CMP_IN:
+      /* x & ~v == 0 means x <= v when v holds every bit below k. */
+      return v == max || (v & (v + 1)) == 0;
+    default:
+      return true;
+  }
+}
+
+/* The values for which a range comparison holds, into `two` (room for
+ * two intervals); returns how many. The value is cut to the argument's
+ * width, as sbx_cmp_holds does. */
+static size_t cmp_intervals(const sbx_cmp *cmp, interval *two) {
+  uint64_t max = key_max(cmp_key(cmp));
+  uint64_t v = cmp->value & max;
+  interval_set set = {two, 0};
   switch (cmp->op) {
     case SBX_CMP_EQ:
-      add_interval(set, v, v);
-      return true;
+      add_interval(&set, v, v);
+      break;
     case SBX_CMP_NE:
       if (v > 0)
-        add_interval(set, 0, v - 1);
+        add_interval(&set, 0, v - 1);
       if (v < max)
-        add_interval(set, v + 1, max);
-      return true;
+        add_interval(&set, v + 1, max);
+      break;
     case SBX_CMP_LT:
       if (v > 0)
-        add_interval(set, 0, v - 1);
-      return true;
+        add_interval(&set, 0, v - 1);
+      break;
     case SBX_CMP_LE:
-      add_interval(set, 0, v);
-      return true;
+      add_interval(&set, 0, v);
+      break;
     case SBX_CMP_GT:
       if (v < max)
-        add_interval(set, v + 1, max);
-      return true;
+        add_interval(&set, v + 1, max);
+      break;
     case SBX_CMP_GE:
-      add_interval(set, v, max);
-      return true;
-    case SBX_CMP_SET: {
-      /* x & v != 0 means x >= 2^k when v holds every bit from k up. */
-      uint64_t below = ~v & max;
-      if (v == 0)
-        return true;
-      if ((below & (below + 1)) != 0)
-        return false;
-      add_interval(set, below + 1, max);
-      return true;
-    }
+      add_interval(&set, v, max);
+      break;
+    case SBX_CMP_SET:
+      if (v != 0)
+        add_interval(&set, (~v & max) + 1, max);
+      break;
     case SBX_CMP_IN:
     default:
-      /* x & ~v == 0 means x <= v when v holds every bit below k. */
-      if (v != max && (v & (v + 1)) != 0)
-        return false;
-      add_interval(set, 0, v);
-      return true;
+      add_interval(&set, 0, v);
+      break;
   }
+  return set.n;
 }
 
-static void intersect(GArray *set, const GArray *with) {
-  GArray *out = g_array_new(FALSE, FALSE, sizeof(interval));
-  for (guint i = 0; i < set->len; i++) {
-    for (guint j = 0; j < with->len; j++) {
-      const interval *x = &g_array_index(set, interval, i);
-      const interval *y = &g_array_index(with, interval, j);
-      uint64_t first = MAX(x->first, y->first), last = MIN(x->last, y->last);
+/* set &= with; each interval of with cuts at most one more out of set, so
+ * set grows by at most with_n - 1. scratch holds set->n + with_n. */
+static void intersect(interval_set *set, const interval *with, size_t with_n,
+                      interval *scratch) {
+  interval_set out = {scratch, 0};
+  for (size_t i = 0; i < set->n; i++) {
+    for (size_t j = 0; j < with_n; j++) {
+      uint64_t first = MAX(set->iv[i].first, with[j].first);
+      uint64_t last = MIN(set->iv[i].last, with[j].last);
       if (first <= last)
-        add_interval(out, first, last);
+        add_interval(&out, first, last);
     }
   }
-  g_array_set_size(set, 0);
-  g_array_append_vals(set, out->data, out->len);
-  g_array_free(out, TRUE);
+  memcpy(set->iv, out.iv, out.n * sizeof(interval));
+  set->n = out.n;
 }
 
-static bool in_set(const GArray *set, uint64_t x) {
-  for (guint i = 0; i < set->len; i++) {
-    const interval *iv = &g_array_index(set, interval, i);
-    if (iv->first <= x && x <= iv->last)
+static bool in_set(const interval_set *set, uint64_t x) {
+  for (size_t i = 0; i < set->n; i++)
+    if (set->iv[i].first <= x && x <= set->iv[i].last)
       return true;
-  }
   return false;
 }
 
@@ -707,14 +721,31 @@ static code_ref emit_disjunction(builder *b, const alt_view *alts, size_t n,
 
 /* What one alternative leaves once the switched argument is known. */
 typedef struct {
-  GArray *set;       /* the argument's values it accepts */
+  interval_set set;  /* the argument's values it accepts */
   alt_view residual; /* its comparisons not decided by the search */
   bool switched;
 } alt_split;
 
+/* The alternatives one segment's values pass. */
+typedef struct {
+  const uint32_t *members;
+  size_t n;
+  guint segment;
+} segment_members;
+
 static int compare_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+static int compare_members(const void *a, const void *b) {
+  const segment_members *x = a, *y = b;
+  if (x->n != y->n)
+    return x->n < y->n ? -1 : 1;
+  int c = x->n ? memcmp(x->members, y->members, x->n * sizeof(uint32_t)) : 0;
+  if (c != 0)
+    return c;
+  return x->segment < y->segment ? -1 : x->segment > y->segment;
 }
 
 /* Emits the alternatives as a search on key into *out, unless fewer than
@@ -725,94 +756,104 @@ static bool emit_switch(builder *b, const alt_view *alts, size_t n,
                         unsigned key, bool pure_only, code_ref t, code_ref f,
                         code_ref *out) {
   uint64_t max = key_max(key);
-  GArray *one = g_array_new(FALSE, FALSE, sizeof(interval));
+  size_t total = 0, widest = 0;
+  for (size_t a = 0; a < n; a++) {
+    total += alts[a].n;
+    widest = MAX(widest, alts[a].n);
+  }
+  /* An alternative's set has at most one interval more than it has
+   * comparisons on key. */
+  interval *pool = g_new(interval, total + n);
+  interval *scratch = g_new(interval, widest + 3);
+  const sbx_cmp **residual_pool = g_new(const sbx_cmp *, total + 1);
   alt_split *split = g_new0(alt_split, n);
-  size_t n_switched = 0;
+  size_t n_switched = 0, used = 0, n_starts = 1;
   for (size_t a = 0; a < n; a++) {
     alt_split *s = &split[a];
     bool on_key = false;
-    s->set = g_array_new(FALSE, FALSE, sizeof(interval));
-    add_interval(s->set, 0, max);
-    s->residual.cmps = g_new(const sbx_cmp *, alts[a].n + 1);
+    s->set = (interval_set){pool + used + a, 0};
+    add_interval(&s->set, 0, max);
+    s->residual.cmps = residual_pool + used;
+    used += alts[a].n;
     for (size_t c = 0; c < alts[a].n; c++) {
       const sbx_cmp *cmp = alts[a].cmps[c];
-      if (cmp_key(cmp) == key && cmp_intervals(cmp, one)) {
+      if (cmp_key(cmp) == key && cmp_is_range(cmp)) {
+        interval two[2];
+        size_t k = cmp_intervals(cmp, two);
         on_key = true;
-        intersect(s->set, one);
+        intersect(&s->set, two, k, scratch);
       } else {
         s->residual.cmps[s->residual.n++] = cmp;
       }
     }
     s->switched = on_key && (!pure_only || s->residual.n == 0);
     n_switched += s->switched;
+    if (s->switched)
+      n_starts += 2 * s->set.n;
   }
 
   /* Segments: every value where some switched set starts or ends. */
-  GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  uint64_t zero = 0;
-  g_array_append_val(starts, zero);
+  uint64_t *starts = g_new(uint64_t, n_starts);
+  size_t n_seg = 0;
+  starts[n_seg++] = 0;
   for (size_t a = 0; a < n; a++) {
-    for (guint i = 0; split[a].switched && i < split[a].set->len; i++) {
-      const interval *iv = &g_array_index(split[a].set, interval, i);
-      g_array_append_val(starts, iv->first);
-      if (iv->last < max) {
-        uint64_t after = iv->last + 1;
-        g_array_append_val(starts, after);
-      }
+    for (size_t i = 0; split[a].switched && i < split[a].set.n; i++) {
+      starts[n_seg++] = split[a].set.iv[i].first;
+      if (split[a].set.iv[i].last < max)
+        starts[n_seg++] = split[a].set.iv[i].last + 1;
     }
   }
-  g_array_sort(starts, compare_u64);
-  guint n_seg = 0;
-  for (guint i = 0; i < starts->len; i++)
-    if (n_seg == 0 ||
-        g_array_index(starts, uint64_t, i) !=
-            g_array_index(starts, uint64_t, n_seg - 1))
-      g_array_index(starts, uint64_t, n_seg++) =
-          g_array_index(starts, uint64_t, i);
-  g_array_set_size(starts, n_seg);
+  qsort(starts, n_seg, sizeof(uint64_t), compare_u64);
+  size_t unique = 0;
+  for (size_t i = 0; i < n_seg; i++)
+    if (unique == 0 || starts[i] != starts[unique - 1])
+      starts[unique++] = starts[i];
+  n_seg = unique;
 
   /* Segments whose values pass the same alternatives share one class. */
-  GHashTable *class_ids = g_hash_table_new_full(
-      (GHashFunc)g_bytes_hash, (GEqualFunc)g_bytes_equal,
-      (GDestroyNotify)g_bytes_unref, NULL);
-  GPtrArray *classes = g_ptr_array_new(); /* GBytes of uint32_t members */
-  guint *seg_class = g_new(guint, n_seg);
   GArray *members = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  for (guint i = 0; i < n_seg; i++) {
-    g_array_set_size(members, 0);
+  size_t *first_member = g_new(size_t, n_seg + 1);
+  for (size_t i = 0; i < n_seg; i++) {
+    first_member[i] = members->len;
     for (size_t a = 0; a < n; a++) {
       uint32_t index = (uint32_t)a;
-      if (split[a].switched &&
-          in_set(split[a].set, g_array_index(starts, uint64_t, i)))
+      if (split[a].switched && in_set(&split[a].set, starts[i]))
         g_array_append_val(members, index);
     }
-    GBytes *set = g_bytes_new(members->data, members->len * sizeof(uint32_t));
-    gpointer id;
-    if (g_hash_table_lookup_extended(class_ids, set, NULL, &id)) {
-      seg_class[i] = GPOINTER_TO_UINT(id);
-      g_bytes_unref(set);
-    } else {
-      seg_class[i] = classes->len;
-      g_ptr_array_add(classes, set);
-      g_hash_table_insert(class_ids, g_bytes_ref(set),
-                          GUINT_TO_POINTER(seg_class[i]));
-    }
+  }
+  first_member[n_seg] = members->len;
+  const uint32_t *all = (const uint32_t *)(void *)members->data;
+  segment_members *by_members = g_new(segment_members, n_seg);
+  for (size_t i = 0; i < n_seg; i++)
+    by_members[i] = (segment_members){all + first_member[i],
+                                      first_member[i + 1] - first_member[i],
+                                      (guint)i};
+  qsort(by_members, n_seg, sizeof(*by_members), compare_members);
+  guint *seg_class = g_new(guint, n_seg);
+  segment_members *classes = g_new(segment_members, n_seg);
+  size_t n_classes = 0;
+  for (size_t i = 0; i < n_seg; i++) {
+    if (n_classes == 0 || by_members[i].n != classes[n_classes - 1].n ||
+        (by_members[i].n &&
+         memcmp(by_members[i].members, classes[n_classes - 1].members,
+                by_members[i].n * sizeof(uint32_t)) != 0))
+      classes[n_classes++] = by_members[i];
+    seg_class[by_members[i].segment] = (guint)(n_classes - 1);
   }
 
   /* A class with a member that checks nothing else goes to t; any other
    * alternative must belong to one class only, or its checks would be
    * emitted twice. */
-  bool *pure_class = g_new0(bool, classes->len + 1);
+  bool *pure_class = g_new0(bool, n_classes + 1);
   guint *class_of = g_new(guint, n);
   for (size_t a = 0; a < n; a++)
     class_of[a] = G_MAXUINT;
   bool ok = n_switched >= 2;
-  for (guint c = 0; ok && c < classes->len; c++) {
-    gsize size;
-    const uint32_t *m = g_bytes_get_data(classes->pdata[c], &size);
-    for (gsize k = 0; k < size / sizeof(uint32_t); k++)
+  for (guint c = 0; ok && c < n_classes; c++) {
+    const uint32_t *m = classes[c].members;
+    for (size_t k = 0; k < classes[c].n; k++)
       pure_class[c] |= split[m[k]].residual.n == 0;
-    for (gsize k = 0; !pure_class[c] && k < size / sizeof(uint32_t); k++) {
+    for (size_t k = 0; !pure_class[c] && k < classes[c].n; k++) {
       if (class_of[m[k]] != G_MAXUINT && class_of[m[k]] != c)
         ok = false;
       class_of[m[k]] = c;
@@ -826,30 +867,29 @@ static bool emit_switch(builder *b, const alt_view *alts, size_t n,
       if (!split[a].switched)
         views[n_views++] = alts[a];
     code_ref rest = emit_disjunction(b, views, n_views, t, f);
-    code_ref *class_target = g_new(code_ref, classes->len);
-    for (guint c = 0; c < classes->len; c++) {
-      gsize size;
-      const uint32_t *m = g_bytes_get_data(classes->pdata[c], &size);
+    code_ref *class_target = g_new(code_ref, n_classes);
+    for (guint c = 0; c < n_classes; c++) {
       n_views = 0;
-      for (gsize k = 0; k < size / sizeof(uint32_t); k++)
-        views[n_views++] = split[m[k]].residual;
+      for (size_t k = 0; k < classes[c].n; k++)
+        views[n_views++] = split[classes[c].members[k]].residual;
       if (pure_class[c])
         class_target[c] = t;
+      else if (n_views == 0)
+        class_target[c] = rest;
       else
         class_target[c] = emit_disjunction(b, views, n_views, t, rest);
     }
     code_ref *targets = g_new(code_ref, n_seg);
-    for (guint i = 0; i < n_seg; i++)
+    for (size_t i = 0; i < n_seg; i++)
       targets[i] = class_target[seg_class[i]];
-    const uint64_t *s64 = (const uint64_t *)(void *)starts->data;
     if (key % 2) {
       uint32_t *s32 = g_new(uint32_t, n_seg);
-      for (guint i = 0; i < n_seg; i++)
-        s32[i] = (uint32_t)s64[i];
+      for (size_t i = 0; i < n_seg; i++)
+        s32[i] = (uint32_t)starts[i];
       *out = emit_word_switch(b, OFF_ARG_LO(key / 2), s32, targets, n_seg);
       g_free(s32);
     } else {
-      *out = emit_wide_switch(b, key / 2, s64, targets, n_seg);
+      *out = emit_wide_switch(b, key / 2, starts, targets, n_seg);
     }
     g_free(targets);
     g_free(class_target);
@@ -858,17 +898,16 @@ static bool emit_switch(builder *b, const alt_view *alts, size_t n,
 
   g_free(class_of);
   g_free(pure_class);
-  g_array_free(members, TRUE);
+  g_free(classes);
   g_free(seg_class);
-  g_ptr_array_free(classes, TRUE);
-  g_hash_table_destroy(class_ids);
-  g_array_free(starts, TRUE);
-  for (size_t a = 0; a < n; a++) {
-    g_array_free(split[a].set, TRUE);
-    g_free(split[a].residual.cmps);
-  }
+  g_free(by_members);
+  g_free(first_member);
+  g_array_free(members, TRUE);
+  g_free(starts);
   g_free(split);
-  g_array_free(one, TRUE);
+  g_free(residual_pool);
+  g_free(scratch);
+  g_free(pool);
   return ok;
 }
 
@@ -877,17 +916,15 @@ static bool emit_switch(builder *b, const alt_view *alts, size_t n,
  * tried one after the other. */
 static code_ref emit_disjunction(builder *b, const alt_view *alts, size_t n,
                                  code_ref t, code_ref f) {
-  GArray *one = g_array_new(FALSE, FALSE, sizeof(interval));
   size_t count[N_KEYS] = {0};
-  for (size_t a = 0; a < n; a++) {
+  for (size_t a = 0; n >= 2 && a < n; a++) {
     bool tests[N_KEYS] = {false};
     for (size_t c = 0; c < alts[a].n; c++)
-      if (cmp_intervals(alts[a].cmps[c], one))
+      if (cmp_is_range(alts[a].cmps[c]))
         tests[cmp_key(alts[a].cmps[c])] = true;
     for (unsigned k = 0; k < N_KEYS; k++)
       count[k] += tests[k];
   }
-  g_array_free(one, TRUE);
   unsigned key = 0;
   for (unsigned k = 1; k < N_KEYS; k++)
     if (count[k] > count[key])
