@@ -345,6 +345,15 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
   close(self_pidfd);
   self_pidfd = -1;
 
+  /* While init drops privileges and installs its filter on the other
+   * CPU, this side gets the supervisor's resolver ready: neither waits
+   * for the other until the listener arrives. */
+  if (!take_program_identity(plan, error))
+    goto out;
+  resolver = sbx_resolver_new(plan->allowlist, error);
+  if (!resolver)
+    goto out;
+
   child_msg m;
   int listener = -1;
   ssize_t n = recv_msg(sv[0], &m, &listener, 0);
@@ -360,15 +369,6 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
     goto out;
   }
 
-  if (!take_program_identity(plan, error)) {
-    close(listener);
-    goto out;
-  }
-  resolver = sbx_resolver_new(plan->allowlist, error);
-  if (!resolver) {
-    close(listener);
-    goto out;
-  }
   sbx_unotify_config cfg = {
       .resolver = resolver,
       .allow_exec = plan->allow_exec && plan->landlock_fd >= 0,

@@ -54,7 +54,7 @@ void sbx_run_options_clear(sbx_run_options *o);
 
 typedef struct {
   sbx_allowlist *allowlist;
-  sbx_bpf_program baseline;  /* builtin:sbx-run.policy, from libsbx */
+  sbx_bpf_program baseline;  /* builtin:sbx-run.policy (baseline.h) */
   sbx_bpf_program layers[SBX_RUN_MAX_LAYERS]; /* --policy and profile */
   size_t n_layers;
   int landlock_fd;           /* -1 on a kernel without Landlock */
