@@ -63,6 +63,8 @@ gen() {
 
 build_default() {
   gen out/Default ""
+  # Every #include must come from a declared dependency.
+  gn check out/Default
   ninja -C out/Default
 }
 
