@@ -57,12 +57,14 @@ START_TEST(broker_path_refuses_empty_components) {
   const char *bad[] = {"//", "/tmp//good/file", "//tmp", "/tmp/good//"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
     ck_assert_msg(validate(bad[i]) == -EACCES, "%s accepted", bad[i]);
+  ck_assert_int_eq(validate("/tmp/good/file"), 0);
 }
 END_TEST
 
 START_TEST(broker_path_refuses_trailing_slash) {
   ck_assert_int_eq(validate("/tmp/good/file/"), -EACCES);
   ck_assert_int_eq(validate("/tmp/"), -EACCES);
+  ck_assert_int_eq(validate("/tmp/good/file"), 0);
   ck_assert_int_eq(validate("/"), 0);
 }
 END_TEST
