@@ -43,6 +43,7 @@
 #include "sandbox/linux/namespaces/namespaces.h"
 #include "sandbox/linux/namespaces/rootfs.h"
 #include "sandbox/linux/namespaces/status.h"
+#include "sandbox/linux/seccomp/capget.h"
 #include "sandbox/linux/seccomp/loader.h"
 #include "sandbox/linux/zygote/self_pid.h"
 #include "sandbox/linux/zygote/status.h"
@@ -300,6 +301,11 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
     goto out;
   }
   sbx_status_collect(ref, &late);
+  rc = sbx_capget_register_raw();
+  if (rc < 0) {
+    raw_failed(error, "registering the capget handler", rc);
+    goto out;
+  }
   GError *local = NULL;
   if (!sbx_layer1_enter(client, &local)) {
     sbx_api_propagate(error, local, "enter_self: broker-client layer: ");

@@ -314,12 +314,38 @@ static int classify_proc(const sbx_resolver *r, cursor *c, pid_t pid,
   return deny(r, d, "another process's /proc directory");
 }
 
+/* May a walk from "/" follow the symlink at c->buf[0..len)? Only where
+ * the allowlist lets the worker see that name (the stat right, or a
+ * directory above a stat-intermediate entry): a request is decided on
+ * every directory it walks, not only on the object it reaches, or a link
+ * in a directory the worker may not list (/etc/alternatives/NAME) would
+ * tell which names exist there (S39). The links at the top of "/" and of
+ * /proc are the system's layout, not anybody's data (merged /usr's /lib,
+ * procfs's /proc/net), and are always followed. */
+static bool walk_may_follow(const sbx_resolver *r, const cursor *c,
+                            size_t len) {
+  size_t slashes = 0;
+  for (size_t i = 0; i < len; i++)
+    slashes += c->buf[i] == '/';
+  if (slashes == 1)
+    return true;
+  if (slashes == 2 && len > 6 && memcmp(c->buf, "/proc/", 6) == 0)
+    return true;
+  sbx_match m;
+  size_t proc_prefix = c->proc_prefix <= len ? c->proc_prefix : 0;
+  return sbx_allowlist_match(r->list, c->buf, len, proc_prefix, SBX_PERM_STAT,
+                             &m);
+}
+
 /* Replaces the first symlink found among the components of c starting at
  * offset `start` by its target. Prefixes are read relative to dirfd
- * (c->buf + start onwards) or, for AT_FDCWD, as absolute paths. Returns 1
- * after a substitution, 0 when no symlink is there (any more), -errno. */
-static int substitute_symlink(cursor *c, int dirfd, size_t start,
-                              bool follow_final) {
+ * (c->buf + start onwards) or, for AT_FDCWD, as absolute paths; a walk
+ * from "/" follows only the links walk_may_follow() allows, and reports
+ * the others as a denial (-EACCES), exactly like a name that is not there
+ * at all. Returns 1 after a substitution, 0 when no symlink is there (any
+ * more), -errno. */
+static int substitute_symlink(const sbx_resolver *r, cursor *c, int dirfd,
+                              size_t start, bool follow_final) {
   char target[PATH_MAX];
   char out[PATH_MAX];
   size_t i = start;
@@ -349,6 +375,8 @@ static int substitute_symlink(cursor *c, int dirfd, size_t start,
     }
     if ((size_t)n >= sizeof(target))
       return -ENAMETOOLONG;
+    if (dirfd == AT_FDCWD && !walk_may_follow(r, c, j))
+      return -EACCES;
     size_t dirlen = i > 1 ? i - 1 : 1;
     int len = sbx_path_join_link(c->buf, dirlen, target, (size_t)n, out,
                                  sizeof(out));
@@ -594,7 +622,7 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
     step s;
     bool follow_final = lk->follow;
     if (!match_lookup(r, c, lk, &m, &alt)) {
-      int sub = substitute_symlink(c, AT_FDCWD, 1, lk->follow);
+      int sub = substitute_symlink(r, c, AT_FDCWD, 1, lk->follow);
       if (sub > 0)
         continue;
       return deny(r, d, sub == -ELOOP ? "too many symlinks to walk"
@@ -629,7 +657,10 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
           walk_fd = AT_FDCWD;
           walk_start = 1;
         }
-        int sub = substitute_symlink(c, walk_fd, walk_start, follow_final);
+        int sub =
+            substitute_symlink(r, c, walk_fd, walk_start, follow_final);
+        if (sub == -EACCES)
+          return deny(r, d, "not in the allowlist");
         if (sub < 0)
           return deny(r, d, "symlink could not be resolved");
         /* 0: the link moved away while we looked; decide again, but not

@@ -84,6 +84,26 @@ const char *sbx_rlimit_name(int resource) {
   return full[resource];
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SBX_ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SBX_ASAN_BUILD 1
+#endif
+#endif
+
+/* AddressSanitizer reserves terabytes of shadow memory when the process
+ * starts; under an address-space or data limit every later mapping would
+ * fail. Such builds leave those two limits out (see rlimits.h). */
+static bool skipped_in_this_build(int resource) {
+#ifdef SBX_ASAN_BUILD
+  return resource == RLIMIT_AS || resource == RLIMIT_DATA;
+#else
+  (void)resource;
+  return false;
+#endif
+}
+
 int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
                           size_t *failed_index) {
   for (size_t i = 0; i < n; i++) {
@@ -93,6 +113,8 @@ int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
         *failed_index = i;
       return -EINVAL;
     }
+    if (skipped_in_this_build(limits[i].resource))
+      continue;
     if (syscall(SYS_prlimit64, 0, limits[i].resource, NULL, &cur) != 0)
       goto fail;
     /* Only ever narrow: clamp to what the process already has. */

@@ -11,10 +11,16 @@
  * already tighter and never raises anything. What it refuses: an unknown
  * resource number.
  *
- * RLIMIT_NPROC counts every process of the real uid in the user namespace
- * where it was created, the host's included: with identity maps a low
- * value can stop a worker from forking while the host user runs many
- * processes, which is usually the intent (workers should not fork).
+ * RLIMIT_NPROC counts every process and thread of the real uid in the
+ * user namespace, not of one process: in a zygote's workers it is a bound
+ * for all of them together (and, one level up, the host user's own
+ * processes count too). What bounds one worker's threads is RLIMIT_AS:
+ * each thread needs a stack and, under contention, a malloc arena, both
+ * address space.
+ *
+ * Builds with AddressSanitizer skip RLIMIT_AS and RLIMIT_DATA: its shadow
+ * memory is terabytes of address space reserved at start, so any such
+ * limit would make every later mapping fail.
  */
 #ifndef SBX_LINUX_NAMESPACES_RLIMITS_H_
 #define SBX_LINUX_NAMESPACES_RLIMITS_H_

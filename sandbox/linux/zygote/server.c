@@ -14,6 +14,7 @@
 #include "sandbox/linux/namespaces/credentials.h"
 #include "sandbox/linux/namespaces/fds.h"
 #include "sandbox/linux/namespaces/strbuf.h"
+#include "sandbox/linux/seccomp/capget.h"
 #include "sandbox/linux/seccomp/trap.h"
 #include "sandbox/linux/zygote/protocol.h"
 #include "sandbox/linux/zygote/report.h"
@@ -199,6 +200,10 @@ static void reap(sbx_zygote_server *z) {
     z->live--;
     z->exited++;
     sbx_zygote_send(z->sock, SBX_ZMSG_EXITED, 0, &ex, sizeof ex, NULL, 0, 0);
+    /* One worker's last call and its arguments must not sit in the stack
+     * the next worker is forked with (S36). */
+    explicit_bzero(&r, sizeof r);
+    explicit_bzero(&ex, sizeof ex);
   }
 }
 
@@ -210,7 +215,11 @@ static bool handle_request(sbx_zygote_server *z) {
                               SBX_ZYGOTE_MAX_FDS + 1, &n_fds, NULL);
   if (n == 0)
     return false;
-  if (n == -EAGAIN || n == -EINTR || n == -EBADMSG)
+  if (n == -EBADMSG) {
+    explicit_bzero(z->buf, SBX_ZYGOTE_MAX_MESSAGE); /* see below */
+    return true;
+  }
+  if (n == -EAGAIN || n == -EINTR)
     return true;
   if (n < 0)
     return false;
@@ -235,6 +244,9 @@ static bool handle_request(sbx_zygote_server *z) {
       close_fds(fds, n_fds);
       break;
   }
+  /* The next worker is forked with a copy of this buffer: nothing of this
+   * request (its payload above all) may still be in it then (S36). */
+  explicit_bzero(z->buf, (size_t)n);
   return true;
 }
 
@@ -278,6 +290,9 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   rc = sbx_report_register_kill_handlers_raw(&z->report_fd_slot);
   if (rc < 0)
     init_failed(z, "registering the policy-kill handlers", -rc);
+  rc = sbx_capget_register_raw();
+  if (rc < 0)
+    init_failed(z, "registering the capget handler", -rc);
   if (z->register_broker_traps_raw) {
     rc = z->register_broker_traps_raw(z->broker_client);
     if (rc < 0)

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,11 +65,36 @@ static void free_server(sbx_zygote_server *s) {
       close(s->plans[i].landlock_fd);
   }
   g_free(s->plans);
-  g_free(s->slots);
+  if (s->slots)
+    munmap(s->slots, s->capacity * sizeof *s->slots);
   g_free(s->buf);
   if (s->devnull >= 0)
     close(s->devnull);
   g_free(s);
+}
+
+/* The worker table holds every sibling's pid. It is wiped in each fork, so
+ * no worker learns which pids its siblings have (S39), at no cost to the
+ * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
+static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
+  size_t len = capacity * sizeof(sbx_zygote_slot);
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: mapping a table of %zu workers: %s", capacity,
+                g_strerror(errno));
+    return NULL;
+  }
+  if (madvise(p, len, MADV_WIPEONFORK) != 0) {
+    int err = errno;
+    munmap(p, len);
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: madvise(MADV_WIPEONFORK) on the worker table: %s",
+                g_strerror(err));
+    return NULL;
+  }
+  return p;
 }
 
 static void copy_name(char *dst, const char *src) {
@@ -289,8 +315,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   for (size_t i = 0; i < config->n_types; i++)
     s->plans[i].landlock_fd = -1;
   s->capacity = config->max_workers ? config->max_workers : DEFAULT_MAX_WORKERS;
-  s->slots = g_new0(sbx_zygote_slot, s->capacity);
-  s->buf = g_malloc(SBX_ZYGOTE_MAX_MESSAGE);
+  s->slots = new_slot_table(s->capacity, error);
+  if (!s->slots)
+    goto fail;
+  s->buf = g_malloc0(SBX_ZYGOTE_MAX_MESSAGE);
   s->empty_root = !config->host_root;
   s->register_broker_traps_raw = config->register_broker_traps_raw;
   s->broker_client = config->broker_client;
@@ -407,9 +435,13 @@ static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
   } else if (WIFSIGNALED(st)) {
     e->reason = SBX_EXIT_SIGNALED;
     e->signal = WTERMSIG(st);
+    /* No report: the handler never ran. The kernel reports both ways
+     * alike (it resets the handler either way), but a worker that obeys
+     * its sandbox never blocks SIGSYS, so the verdict comes first. */
     describe_signal(e, e->signal == SIGSYS
-                           ? "killed by seccomp (no report: its SIGSYS "
-                             "handler was blocked or replaced),"
+                           ? "killed by a seccomp kill verdict (a call from "
+                             "another architecture, an x32 number or a kill "
+                             "rule; or a trap with SIGSYS blocked),"
                            : "killed by");
   } else {
     e->reason = SBX_EXIT_SIGNALED;

@@ -17,6 +17,9 @@ empty-root=true
 enabled=true
 
 [rlimits]
+# docs/policies.md explains each limit and why it is set this way.
+as=1G
+fsize=1G
 core=0
 nofile=64
 memlock=64K

@@ -20,6 +20,8 @@ empty-root=true
 enabled=true
 
 [rlimits]
+# docs/policies.md explains each limit and why it is set this way.
+as=2G
 core=0
 nofile=128
 fsize=64M

@@ -16,6 +16,10 @@ empty-root=true
 enabled=true
 
 [rlimits]
+# docs/policies.md explains each limit and why it is set this way.
+as=1G
+fsize=1G
+cpu=300
 core=0
 nofile=32
 memlock=64K

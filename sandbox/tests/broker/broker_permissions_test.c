@@ -476,6 +476,66 @@ START_TEST(broker_resolver_follows_links_into_other_allowed_trees) {
 }
 END_TEST
 
+/* S39: a link in a directory the worker may not list leads to an allowed
+ * file; following it would tell the worker which names exist there. */
+START_TEST(broker_resolver_decides_on_every_directory_it_walks) {
+  fixture f;
+  fixture_make(&f);
+  char *hidden = broker_test_path(&f.t, "hidden");
+  char *link = broker_test_path(&f.t, "hidden/alternative");
+  char *missing = broker_test_path(&f.t, "hidden/nothing");
+  ck_assert_int_eq(mkdir(hidden, 0755), 0);
+  ck_assert_int_eq(symlink(f.t.good_file, link), 0);
+  /* Control: followed directly, the link reaches the allowed file. */
+  struct stat want, st;
+  ck_assert_int_eq(stat(f.t.good_file, &want), 0);
+  int direct = open(link, O_RDONLY | O_CLOEXEC);
+  ck_assert(broker_test_same_file(direct, &want));
+  close(direct);
+  /* Through the resolver, the link and a missing name look alike. */
+  sbx_decision d;
+  ck_assert_int_eq(sbx_resolver_stat(f.r, getpid(), link, true, &st, &d),
+                   -EACCES);
+  ck_assert(!d.granted);
+  ck_assert_str_eq(d.reason, "not in the allowlist");
+  ck_assert_int_eq(sbx_resolver_stat(f.r, getpid(), missing, true, &st, &d),
+                   -EACCES);
+  ck_assert_str_eq(d.reason, "not in the allowlist");
+  ck_assert_int_eq(ropen(&f, link, O_RDONLY, 0, &d), -EACCES);
+  char buf[PATH_MAX];
+  ck_assert_int_eq(
+      sbx_resolver_readlink(f.r, getpid(), link, buf, sizeof buf, &d),
+      -EACCES);
+  /* A link inside an allowed tree that leads through the hidden one: each
+   * hop is decided where it is. */
+  char *via = broker_test_path(&f.t, "good/via");
+  ck_assert_int_eq(symlink(link, via), 0);
+  ck_assert_int_eq(ropen(&f, via, O_RDONLY, 0, &d), -EACCES);
+  /* Where the allowlist lets the worker see the directory, it is followed. */
+  sbx_allowlist *list = broker_test_tree_allowlist(&f.t, "t");
+  GError *error = NULL;
+  char *hidden_dir = g_strconcat(hidden, "/", NULL);
+  ck_assert(sbx_allowlist_add(list, hidden_dir, SBX_PERM_STAT, &error));
+  sbx_resolver *r = sbx_resolver_new(list, &error);
+  ck_assert_ptr_nonnull(r);
+  int fd = sbx_resolver_open(r, getpid(), link, O_RDONLY, 0, &d);
+  ck_assert_msg(fd >= 0, "%s", d.reason);
+  ck_assert(broker_test_same_file(fd, &want));
+  close(fd);
+  fd = sbx_resolver_open(r, getpid(), via, O_RDONLY, 0, &d);
+  ck_assert_msg(fd >= 0, "%s", d.reason);
+  close(fd);
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  g_free(hidden_dir);
+  g_free(via);
+  g_free(missing);
+  g_free(link);
+  g_free(hidden);
+  fixture_free(&f);
+}
+END_TEST
+
 START_TEST(broker_resolver_refuses_writes_through_hard_links) {
   fixture f;
   fixture_make(&f);
@@ -921,6 +981,7 @@ static Suite *suite(void) {
   tcase_add_test(res, broker_resolver_refuses_a_sibling_prefix);
   tcase_add_test(res, broker_resolver_refuses_symlink_out_of_tree);
   tcase_add_test(res, broker_resolver_follows_links_into_other_allowed_trees);
+  tcase_add_test(res, broker_resolver_decides_on_every_directory_it_walks);
   tcase_add_test(res, broker_resolver_refuses_writes_through_hard_links);
   tcase_add_test(res, broker_resolver_means_the_worker_by_proc_self);
   tcase_add_test(res, broker_resolver_refuses_magic_links);
