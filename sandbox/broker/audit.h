@@ -105,12 +105,12 @@ typedef struct {
  * /proc/self/fd so that the broker gets an open file description of its
  * own, on which it sets O_NONBLOCK: the caller's description (the host's
  * stderr) keeps its flags. When that is impossible (another user's pipe,
- * no /proc, /dev/tty or /dev/ptmx, which a reopen would not reach the
- * same way) the description is shared and left as it is: writes then use
- * pwritev2(RWF_NOWAIT), which pipes honour; where the kernel refuses it
- * (terminals), poll(POLLOUT) with no wait comes before each write, which
- * is bounded except when another writer of the same sink fills it in
- * between, or a terminal has room for less than one line. */
+ * a named FIFO with no reader yet, no /proc, /dev/tty or /dev/ptmx, which
+ * a reopen would not reach the same way) the description is shared and left as
+ * it is: writes then use pwritev2(RWF_NOWAIT), which pipes honour; where the
+ * kernel refuses it (terminals), poll(POLLOUT) with no wait comes before each
+ * write, which is bounded except when another writer of the same sink fills it
+ * in between, or a terminal has room for less than one line. */
 void sbx_audit_open(sbx_audit *audit, int fd, bool log_grants, unsigned flags);
 
 /* Closes the sink. */

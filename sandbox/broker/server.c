@@ -321,8 +321,12 @@ static void audit(sbx_broker_server *s, const channel *ch,
                   const sbx_audit_record *rec) {
   if (!audit_on(s))
     return;
+  if (rec->granted) { /* opt-in, no budget; nothing at all by default */
+    sbx_audit_write(s->audit, rec);
+    return;
+  }
   origin_state *o = g_hash_table_lookup(s->origins, &ch->origin);
-  if (rec->granted || !o) {
+  if (!o) {
     sbx_audit_write(s->audit, rec);
     return;
   }
