@@ -20,7 +20,11 @@
 #define DEFAULT_MAX_WORKERS 256
 #define START_TIMEOUT_MS 20000
 
-G_DEFINE_QUARK(sbx - error - quark, sbx_error)
+/* The domain's name is its first argument, stringified: clang-format
+ * would put spaces into it. */
+// clang-format off
+G_DEFINE_QUARK(sbx-error-quark, sbx_error)
+// clang-format on
 
 typedef struct {
   pid_t zygote_pid;
