@@ -327,7 +327,7 @@ static bool finish_pending(sbx_audit *a) {
     ssize_t w = sink_write(a, a->pending + a->pending_off,
                            a->pending_len - a->pending_off);
     if (w <= 0) {
-      bool full = w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      bool full = w == 0 || errno == EAGAIN || errno == EWOULDBLOCK;
       if (!full && !(a->pending_len == 1 && a->pending[0] == '\n')) {
         count_dropped(a); /* the line that was cut */
         a->pending[0] = '\n';
