@@ -23,12 +23,22 @@
 #include <unistd.h>
 
 #include "sandbox/api/prepare.h"
+#include "sandbox/broker/audit.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
 #include "sandbox/linux/landlock/landlock.h"
 #include "sandbox/linux/namespaces/namespaces.h"
 #include "sandbox/linux/zygote/zygote.h"
 #include "sbx/sbx.h"
+
+/* The public bounds (sbx.h) are the modules' own. */
+G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_BROKER_REPLY_TIMEOUT_MS);
+G_STATIC_ASSERT(SBX_STOP_TIMEOUT_MS == SBX_ZYGOTE_REAP_TIMEOUT_MS +
+                                           SBX_BROKER_EXIT_TIMEOUT_MS +
+                                           SBX_BROKER_REAP_TIMEOUT_MS);
+G_STATIC_ASSERT(SBX_AUDIT_DENIAL_BURST == 100 &&
+                SBX_AUDIT_DENIALS_PER_SECOND == 10 &&
+                SBX_AUDIT_LINE_MAX == 1024);
 
 struct sbx_sandbox {
   sbx_prepared_type *types;

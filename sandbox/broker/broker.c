@@ -10,17 +10,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/broker/broker_sandbox.h"
 #include "sandbox/broker/protocol.h"
 #include "sandbox/linux/namespaces/fds.h"
+#include "sandbox/linux/namespaces/reap.h"
 
 /* Descriptor numbers inside the broker. */
 #define BROKER_CONTROL_FD 3
@@ -28,8 +29,9 @@
 
 struct sbx_broker {
   pid_t pid;
-  int control; /* host end */
-  char **types; /* allowlist names, by index */
+  int control;      /* host end */
+  char **types;     /* allowlist names, by index */
+  uint32_t last_id; /* of the last control request */
 };
 
 /* In the broker child: report a set-up failure to the waiting host and
@@ -55,6 +57,9 @@ static void reset_signals(void) {
   }
   sa.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &sa, NULL);
+  /* An audit file at the host's RLIMIT_FSIZE loses lines (EFBIG), not the
+   * broker. */
+  sigaction(SIGXFSZ, &sa, NULL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -92,8 +97,10 @@ static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
     if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
       child_fail(control, "broker: setrlimit(RLIMIT_NOFILE)", NULL);
   }
-  sbx_audit audit = {.fd = have_audit ? BROKER_AUDIT_FD : -1,
-                     .log_grants = config->audit_grants};
+  /* Before the sandbox: the sink may be reopened through /proc. */
+  sbx_audit audit;
+  sbx_audit_open(&audit, have_audit ? BROKER_AUDIT_FD : -1,
+                 config->audit_grants, 0);
   sbx_broker_server *server = sbx_broker_server_new(&audit);
   GError *error = NULL;
   for (size_t i = 0; i < config->n_allowlists; i++)
@@ -117,6 +124,23 @@ static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
   _exit(rc == 0 ? 0 : 1);
 }
 
+/* Waits until fd has one of events (or an error) or deadline_ms (monotonic)
+ * passes: 1 ready, 0 timed out, -errno. */
+static int wait_fd(int fd, short events, gint64 deadline_ms) {
+  for (;;) {
+    gint64 left = deadline_ms - g_get_monotonic_time() / 1000;
+    struct pollfd p = {.fd = fd, .events = events};
+    int r = poll(&p, 1, left > 0 ? (int)MIN(left, G_MAXINT) : 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    return r < 0 ? -errno : r;
+  }
+}
+
+static gint64 deadline_in(int ms) {
+  return g_get_monotonic_time() / 1000 + ms;
+}
+
 static gboolean make_pair(int sv[2], const char *what, GError **error) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
     return TRUE;
@@ -126,8 +150,7 @@ static gboolean make_pair(int sv[2], const char *what, GError **error) {
   return FALSE;
 }
 
-sbx_broker *sbx_broker_start(const sbx_broker_config *config,
-                             GError **error) {
+sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
   for (size_t i = 0; i < config->n_allowlists; i++) {
     for (size_t j = 0; j < i; j++) {
       if (strcmp(sbx_allowlist_name(config->allowlists[i]),
@@ -168,10 +191,14 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
   close(sv[1]);
 
   char buf[1024];
-  ssize_t n;
-  do {
-    n = recv(sv[0], buf, sizeof(buf) - 1, 0);
-  } while (n < 0 && errno == EINTR);
+  ssize_t n = -1;
+  int ready_rc =
+      wait_fd(sv[0], POLLIN, deadline_in(SBX_BROKER_START_TIMEOUT_MS));
+  if (ready_rc > 0) {
+    do {
+      n = recv(sv[0], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+  }
   sbx_broker_control_reply ready;
   if (n == (ssize_t)sizeof(ready)) {
     memcpy(&ready, buf, sizeof(ready));
@@ -187,9 +214,14 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
   }
   close(sv[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (n > 0) {
+  sbx_reap_or_kill_child(pid, SBX_BROKER_EXIT_TIMEOUT_MS,
+                         SBX_BROKER_REAP_TIMEOUT_MS, &status);
+  if (ready_rc == 0) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker (pid %d) was not ready within %d ms of starting; "
+                "it was killed",
+                (int)pid, SBX_BROKER_START_TIMEOUT_MS);
+  } else if (n > 0) {
     buf[n] = '\0';
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED, "%s", buf);
   } else {
@@ -199,34 +231,64 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config,
   return NULL;
 }
 
-static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg,
-                             int fd, sbx_broker_control_reply *rep,
-                             GError **error) {
-  sbx_broker_control_request req = {
-      .magic = SBX_BROKER_CONTROL_MAGIC, .op = op, .arg = arg};
+/* Fails a control call: a timeout names the bound, anything else the
+ * errno. */
+static gboolean control_failed(const sbx_broker *b, int err, GError **error) {
+  if (err == ETIMEDOUT) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker (pid %d) did not answer on its control channel "
+                "within %d ms (is it stopped or stuck?)",
+                (int)b->pid, SBX_BROKER_REPLY_TIMEOUT_MS);
+  } else {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker (pid %d) does not answer on its control channel: "
+                "%s",
+                (int)b->pid, g_strerror(err));
+  }
+  return FALSE;
+}
+
+/* One request and its reply, within SBX_BROKER_REPLY_TIMEOUT_MS. A reply
+ * to an earlier request that timed out arrives first and is skipped. */
+static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
+                             sbx_broker_control_reply *rep, GError **error) {
+  if (++b->last_id == 0)
+    b->last_id = 1; /* 0 is the start-up message's */
+  sbx_broker_control_request req = {.magic = SBX_BROKER_CONTROL_MAGIC,
+                                    .op = op,
+                                    .arg = arg,
+                                    .id = b->last_id};
   struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
   sbx_broker_fd_cmsg cbuf;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
   if (fd >= 0)
     sbx_broker_msg_attach_fd(&msg, &cbuf, fd);
-  ssize_t n;
-  do {
-    n = sendmsg(b->control, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n >= 0) {
-    do {
-      n = recv(b->control, rep, sizeof(*rep), 0);
-    } while (n < 0 && errno == EINTR);
+  gint64 deadline = deadline_in(SBX_BROKER_REPLY_TIMEOUT_MS);
+  for (;;) {
+    if (sendmsg(b->control, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+      break;
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN)
+      return control_failed(b, errno, error);
+    int r = wait_fd(b->control, POLLOUT, deadline);
+    if (r <= 0)
+      return control_failed(b, r == 0 ? ETIMEDOUT : -r, error);
   }
-  if (n != (ssize_t)sizeof(*rep) || rep->magic != SBX_BROKER_CONTROL_MAGIC) {
-    int err = n < 0 ? errno : EPIPE;
-    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "the broker (pid %d) does not answer on its control channel: "
-                "%s",
-                (int)b->pid, g_strerror(err));
-    return FALSE;
+  for (;;) {
+    int r = wait_fd(b->control, POLLIN, deadline);
+    if (r <= 0)
+      return control_failed(b, r == 0 ? ETIMEDOUT : -r, error);
+    ssize_t n = recv(b->control, rep, sizeof(*rep), MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n < 0)
+      return control_failed(b, errno, error);
+    if (n != (ssize_t)sizeof(*rep) || rep->magic != SBX_BROKER_CONTROL_MAGIC)
+      return control_failed(b, n == 0 ? EPIPE : EPROTO, error);
+    if (rep->id == req.id)
+      return TRUE;
   }
-  return TRUE;
 }
 
 int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
@@ -242,9 +304,8 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
   if (!make_pair(sv, "a broker channel", error))
     return -1;
   sbx_broker_control_reply rep;
-  gboolean ok =
-      control_call(b, SBX_BROKER_CONTROL_ADD_CHANNEL, (uint32_t)index, sv[1],
-                   &rep, error);
+  gboolean ok = control_call(b, SBX_BROKER_CONTROL_ADD_CHANNEL, (uint32_t)index,
+                             sv[1], &rep, error);
   close(sv[1]);
   if (!ok) {
     close(sv[0]);
@@ -276,20 +337,25 @@ gboolean sbx_broker_get_stats(sbx_broker *b, sbx_broker_stats *out,
 gboolean sbx_broker_stop(sbx_broker *b, int *status, GError **error) {
   if (!b)
     return TRUE;
+  /* End of file on its control channel is the broker's cue to leave. */
   close(b->control);
   int st = 0;
-  pid_t r;
-  do {
-    r = waitpid(b->pid, &st, 0);
-  } while (r < 0 && errno == EINTR);
-  int err = errno;
+  int rc = sbx_reap_or_kill_child(b->pid, SBX_BROKER_EXIT_TIMEOUT_MS,
+                                  SBX_BROKER_REAP_TIMEOUT_MS, &st);
   pid_t pid = b->pid;
   g_strfreev(b->types);
   g_free(b);
-  if (r < 0) {
+  if (rc < 0) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
                 "waitpid for the broker (pid %d): %s", (int)pid,
-                g_strerror(err));
+                g_strerror(-rc));
+    return FALSE;
+  }
+  if (rc == 0) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker (pid %d) did not end within %d ms of SIGKILL; "
+                "it is left unreaped",
+                (int)pid, SBX_BROKER_REAP_TIMEOUT_MS);
     return FALSE;
   }
   if (status)

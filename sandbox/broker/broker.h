@@ -21,6 +21,13 @@
  *      after it and is reaped. The broker also dies with the host
  *      (PR_SET_PDEATHSIG).
  *
+ * Bounds: no call here waits for the broker for ever. A control request
+ * (connect, stats) that gets no answer within SBX_BROKER_REPLY_TIMEOUT_MS
+ * fails, naming the broker and the timeout (a broker that answers later
+ * is not confused with it: replies carry the request's id). A broker that
+ * does not leave within SBX_BROKER_EXIT_TIMEOUT_MS of its control channel
+ * closing is killed (SIGKILL) and reaped.
+ *
  * What it trusts: the host and the allowlists it passes. Nothing a worker
  * sends (server.h).
  */
@@ -36,13 +43,24 @@
 #include "sandbox/broker/permissions.h"
 #include "sandbox/broker/server.h"
 
+/* How long the host waits for the broker: to be ready after it forks, to
+ * answer one control request, to leave once its control channel closes,
+ * and to be reaped after SIGKILL. */
+#define SBX_BROKER_START_TIMEOUT_MS 20000
+#define SBX_BROKER_REPLY_TIMEOUT_MS 5000
+#define SBX_BROKER_EXIT_TIMEOUT_MS 2000
+#define SBX_BROKER_REAP_TIMEOUT_MS 2000
+
 typedef struct {
   /* One per worker type; borrowed for the duration of sbx_broker_start
    * (the broker works on its own copy, made by fork). */
   const sbx_allowlist *const *allowlists;
   size_t n_allowlists;
   /* Where audit lines go (audit.h), or -1. The broker keeps a duplicate;
-   * the caller keeps its own descriptor. */
+   * the caller keeps its own descriptor. The broker never waits on it: a
+   * pipe or terminal is reopened so that the broker has a description of
+   * its own to make non-blocking, and the caller's keeps its flags
+   * (sbx_audit_open says what happens when that is impossible). */
   int audit_fd;
   bool audit_grants; /* also log granted requests (costs a write each) */
   /* The broker's RLIMIT_NOFILE (soft and hard), or 0 to keep the host's.
@@ -57,7 +75,8 @@ typedef struct {
 typedef struct sbx_broker sbx_broker;
 
 /* Forks and starts the broker; returns once it is serving, or NULL with
- * *error saying what failed (in the host or in the broker's own set-up). */
+ * *error saying what failed (in the host or in the broker's own set-up;
+ * a broker not ready within SBX_BROKER_START_TIMEOUT_MS is killed). */
 sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error);
 
 /* A new channel for one worker of `type` (an allowlist's name). Returns
@@ -72,8 +91,10 @@ gboolean sbx_broker_get_stats(sbx_broker *broker, sbx_broker_stats *out,
                               GError **error);
 
 /* Stops the broker and frees the handle; *status (may be NULL) gets its
- * wait status. Workers still connected see -EACCES from then on. NULL is
- * ignored. */
+ * wait status. Workers still connected see -EACCES from then on. Returns
+ * within SBX_BROKER_EXIT_TIMEOUT_MS + SBX_BROKER_REAP_TIMEOUT_MS: a broker
+ * that does not leave in time is killed (the status then says SIGKILL);
+ * FALSE only when it cannot be reaped at all. NULL is ignored. */
 gboolean sbx_broker_stop(sbx_broker *broker, int *status, GError **error);
 
 #endif /* SBX_BROKER_BROKER_H_ */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/epoll.h>
@@ -55,19 +56,33 @@ typedef struct {
   uint64_t key;    /* serial number, the epoll key: never reused */
 } channel;
 
+/* What the channels of one worker share: the budget of its denial lines
+ * (audit.h). Kept while any of its channels is open. */
+typedef struct {
+  uint64_t origin; /* the key */
+  size_t n_channels;
+  sbx_audit_budget budget;
+} origin_state;
+
+/* No `suppressed` line is owed. */
+#define NOTHING_DUE INT64_MAX
+
 struct sbx_broker_server {
-  const sbx_audit *audit;
+  sbx_audit *audit;
   GPtrArray *resolvers; /* sbx_resolver *, indexed by type */
   GArray *channels;     /* channel */
-  int epoll_fd; /* -1 until the loop runs */
-  bool dirty;   /* channels closed or not yet watched */
+  int epoll_fd;         /* -1 until the loop runs */
+  bool dirty;           /* channels closed or not yet watched */
   uint64_t next_key;
   unsigned char *request;
   unsigned char *payload;
   sbx_broker_stats stats;
   uint64_t next_origin;
-  size_t n_threads;     /* open thread channels */
-  size_t thread_budget; /* at most this many: half the descriptor limit */
+  size_t n_threads;        /* open thread channels */
+  size_t thread_budget;    /* at most this many: half the descriptor limit */
+  GHashTable *origins;     /* &origin_state.origin -> origin_state */
+  int64_t next_summary_ms; /* earliest `suppressed` line due, or NOTHING_DUE */
+  int64_t audit_retry_ms;  /* when to retry a sink that owes lines */
 };
 
 typedef union {
@@ -89,9 +104,19 @@ static void resolver_free_cb(gpointer p) {
   sbx_resolver_free(p);
 }
 
-sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit) {
+static int64_t now_ms(void) {
+  return g_get_monotonic_time() / 1000;
+}
+
+static bool audit_on(const sbx_broker_server *s) {
+  return s->audit && s->audit->fd >= 0;
+}
+
+sbx_broker_server *sbx_broker_server_new(sbx_audit *audit) {
   sbx_broker_server *s = g_new0(sbx_broker_server, 1);
   s->audit = audit;
+  s->origins = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  s->next_summary_ms = NOTHING_DUE;
   s->resolvers = g_ptr_array_new_with_free_func(resolver_free_cb);
   s->channels = g_array_new(FALSE, TRUE, sizeof(channel));
   s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
@@ -101,10 +126,10 @@ sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit) {
   /* Thread channels may use half of the descriptors; the rest stay for
    * worker channels, roots and the files being handed out (F4). */
   struct rlimit lim;
-  s->thread_budget = getrlimit(RLIMIT_NOFILE, &lim) == 0 &&
-                             lim.rlim_cur != RLIM_INFINITY
-                         ? (size_t)lim.rlim_cur / 2
-                         : 512;
+  s->thread_budget =
+      getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+          ? (size_t)lim.rlim_cur / 2
+          : 512;
   return s;
 }
 
@@ -117,6 +142,7 @@ void sbx_broker_server_free(sbx_broker_server *s) {
       close(ch->fd);
   }
   g_array_unref(s->channels);
+  g_hash_table_unref(s->origins);
   g_ptr_array_unref(s->resolvers);
   if (s->epoll_fd >= 0)
     close(s->epoll_fd);
@@ -126,8 +152,7 @@ void sbx_broker_server_free(sbx_broker_server *s) {
 }
 
 gboolean sbx_broker_server_add_type(sbx_broker_server *s,
-                                    const sbx_allowlist *list,
-                                    GError **error) {
+                                    const sbx_allowlist *list, GError **error) {
   sbx_resolver *r = sbx_resolver_new(list, error);
   if (!r)
     return FALSE;
@@ -135,8 +160,34 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
   return TRUE;
 }
 
+static void join_origin(sbx_broker_server *s, uint64_t origin, size_t type) {
+  origin_state *o = g_hash_table_lookup(s->origins, &origin);
+  if (!o) {
+    o = g_new0(origin_state, 1);
+    o->origin = origin;
+    const sbx_resolver *r = g_ptr_array_index(s->resolvers, type);
+    sbx_audit_budget_init(&o->budget,
+                          sbx_allowlist_name(sbx_resolver_allowlist(r)),
+                          audit_on(s) ? now_ms() : 0);
+    g_hash_table_insert(s->origins, &o->origin, o);
+  }
+  o->n_channels++;
+}
+
+/* The worker's last channel is gone: its count of suppressed denials is
+ * written now, budget or not (one line per worker). */
+static void leave_origin(sbx_broker_server *s, uint64_t origin) {
+  origin_state *o = g_hash_table_lookup(s->origins, &origin);
+  if (!o || --o->n_channels > 0)
+    return;
+  if (audit_on(s))
+    sbx_audit_budget_flush(s->audit, &o->budget, now_ms(), true);
+  g_hash_table_remove(s->origins, &origin);
+}
+
 static void append_channel(sbx_broker_server *s, int fd, size_t type,
                            bool thread, uint64_t origin) {
+  join_origin(s, origin, type);
   channel ch = {.fd = fd,
                 .type = type,
                 .thread = thread,
@@ -216,8 +267,7 @@ static void collect_ancillary(struct msghdr *msg, ancillary *a) {
           close(fd); /* cannot happen: the buffer holds no more */
       }
       a->n_rights_blocks++;
-    } else if (c->cmsg_level == SOL_SOCKET &&
-               c->cmsg_type == SCM_CREDENTIALS &&
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
                c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
       memcpy(&a->cred, CMSG_DATA(c), sizeof(a->cred));
       a->have_cred = true;
@@ -265,8 +315,31 @@ static bool out_of_descriptors(int any_fd) {
   return errno == EMFILE || errno == ENFILE;
 }
 
-static void audit_protocol(sbx_broker_server *s, const channel *ch,
-                           pid_t pid, const char *reason, int err) {
+/* Writes the line for one decision: denials within their worker's
+ * budget; the loop is told when a `suppressed` line becomes due. */
+static void audit(sbx_broker_server *s, const channel *ch,
+                  const sbx_audit_record *rec) {
+  if (!audit_on(s))
+    return;
+  if (rec->granted) { /* opt-in, no budget; nothing at all by default */
+    sbx_audit_write(s->audit, rec);
+    return;
+  }
+  origin_state *o = g_hash_table_lookup(s->origins, &ch->origin);
+  if (!o) {
+    sbx_audit_write(s->audit, rec);
+    return;
+  }
+  if (!sbx_audit_denial(s->audit, &o->budget, now_ms(), rec,
+                        &s->stats.audit_suppressed)) {
+    int64_t due = sbx_audit_budget_due(&o->budget);
+    if (due >= 0 && due < s->next_summary_ms)
+      s->next_summary_ms = due;
+  }
+}
+
+static void audit_protocol(sbx_broker_server *s, const channel *ch, pid_t pid,
+                           const char *reason, int err) {
   const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
   sbx_audit_record rec = {
       .type = sbx_allowlist_name(sbx_resolver_allowlist(r)),
@@ -276,7 +349,7 @@ static void audit_protocol(sbx_broker_server *s, const channel *ch,
       .result = -err,
       .reason = reason,
   };
-  sbx_audit_write(s->audit, &rec);
+  audit(s, ch, &rec);
 }
 
 typedef enum { KEEP, CLOSE } verdict;
@@ -299,8 +372,8 @@ static bool reply_socket_reused(int reply_fd) {
 
 /* Sends one reply; returns 0 or the errno of the send. */
 static int send_reply(int reply_fd, const sbx_broker_request_view *q,
-                          int result, int fd, const void *payload,
-                          size_t payload_len) {
+                      int result, int fd, const void *payload,
+                      size_t payload_len) {
   sbx_broker_reply rep;
   memset(&rep, 0, sizeof(rep));
   rep.magic = SBX_BROKER_MAGIC;
@@ -335,8 +408,8 @@ typedef enum {
 /* Replies to q, falling back to a bare ENFILE when the kernel refuses to
  * carry the descriptor (too many in flight for this user). */
 static reply_outcome reply(sbx_broker_server *s, int reply_fd, bool thread,
-                           const sbx_broker_request_view *q, int result,
-                           int fd, const void *payload, size_t payload_len) {
+                           const sbx_broker_request_view *q, int result, int fd,
+                           const void *payload, size_t payload_len) {
   int err = send_reply(reply_fd, q, result, fd, payload, payload_len);
   if (err == ETOOMANYREFS && fd >= 0) {
     s->stats.dropped++;
@@ -401,8 +474,8 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   const channel *ch = &chan;
   ancillary a;
   int msg_flags = 0;
-  ssize_t n = receive(ch->fd, s->request, SBX_BROKER_MAX_REQUEST + 1, &a,
-                      &msg_flags);
+  ssize_t n =
+      receive(ch->fd, s->request, SBX_BROKER_MAX_REQUEST + 1, &a, &msg_flags);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR)
       return KEEP;
@@ -430,9 +503,9 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
     if (a.n_rights_blocks != 0)
       return refuse_message(s, ch, &a, "descriptor on a thread channel");
   } else if (a.n_rights_blocks != 1 || a.n_fds != 1) {
-    return refuse_message(s, ch, &a,
-                          a.n_fds == 0 ? "no reply descriptor"
-                                       : "more than one descriptor");
+    return refuse_message(
+        s, ch, &a,
+        a.n_fds == 0 ? "no reply descriptor" : "more than one descriptor");
   }
   sbx_broker_request_view q;
   const char *why = NULL;
@@ -485,7 +558,7 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
       .result = result,
       .reason = call.decision.granted ? NULL : call.decision.reason,
   };
-  sbx_audit_write(s->audit, &rec);
+  audit(s, ch, &rec);
 
   reply_outcome out = reply(s, reply_fd, ch->thread, &q, result, call.fd,
                             result >= 0 ? call.payload : NULL,
@@ -521,6 +594,8 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   memset(&rep, 0, sizeof(rep));
   rep.magic = SBX_BROKER_CONTROL_MAGIC;
   rep.result = -EINVAL;
+  if ((size_t)n == sizeof(req))
+    rep.id = req.id;
   if ((size_t)n != sizeof(req) || req.magic != SBX_BROKER_CONTROL_MAGIC ||
       (msg_flags & MSG_TRUNC)) {
     close_all(&a);
@@ -552,6 +627,7 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
     rep.stats.channels += !ch->closed && !ch->thread;
   }
   rep.stats.thread_channels = s->n_threads;
+  rep.stats.audit_dropped = s->audit ? s->audit->dropped_total : 0;
   ssize_t w;
   do {
     w = send(control_fd, &rep, sizeof(rep), MSG_NOSIGNAL);
@@ -572,6 +648,7 @@ static void close_channel(sbx_broker_server *s, channel *ch) {
   close(ch->fd);
   if (ch->thread)
     s->n_threads--;
+  leave_origin(s, ch->origin);
   ch->closed = true;
   ch->watched = false;
   ch->fd = -1;
@@ -612,8 +689,59 @@ static gssize find_channel(const sbx_broker_server *s, uint64_t key) {
   return -1;
 }
 
-static int finish(int control_fd, int rc) {
+/* How long epoll_wait may sleep: until the next `suppressed` line is due
+ * or the sink is retried, or for ever. */
+static int loop_timeout(const sbx_broker_server *s) {
+  int64_t due = s->next_summary_ms;
+  if (sbx_audit_owes(s->audit) && s->audit_retry_ms < due)
+    due = s->audit_retry_ms;
+  if (due == NOTHING_DUE)
+    return -1;
+  int64_t left = due - now_ms();
+  return left <= 0 ? 0 : (int)MIN(left, (int64_t)INT_MAX);
+}
+
+/* Writes the `suppressed` lines that are due and what the sink owes. */
+static void service_audit(sbx_broker_server *s) {
+  bool owes = sbx_audit_owes(s->audit);
+  if (s->next_summary_ms == NOTHING_DUE && !owes)
+    return;
+  int64_t now = now_ms();
+  if (owes && now >= s->audit_retry_ms) {
+    sbx_audit_flush(s->audit);
+    s->audit_retry_ms = now + SBX_AUDIT_RETRY_MS;
+  }
+  if (now < s->next_summary_ms)
+    return;
+  int64_t next = NOTHING_DUE;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, s->origins);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    origin_state *o = value;
+    sbx_audit_budget_flush(s->audit, &o->budget, now, false);
+    int64_t due = sbx_audit_budget_due(&o->budget);
+    if (due >= 0 && due < next)
+      next = due;
+  }
+  s->next_summary_ms = next;
+}
+
+/* The broker is leaving: the counts still owed are written if the sink
+ * takes them now. */
+static int finish(sbx_broker_server *s, int control_fd, int rc) {
   close(control_fd);
+  if (audit_on(s)) {
+    int64_t now = now_ms();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, s->origins);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+      sbx_audit_budget_flush(s->audit, &((origin_state *)value)->budget, now,
+                             true);
+    sbx_audit_flush(s->audit);
+  }
+  s->next_summary_ms = NOTHING_DUE;
   return rc;
 }
 
@@ -621,20 +749,21 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
   if (s->epoll_fd < 0) {
     s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (s->epoll_fd < 0)
-      return finish(control_fd, -errno);
+      return finish(s, control_fd, -errno);
     if (!watch(s->epoll_fd, control_fd, CONTROL_KEY))
-      return finish(control_fd, -errno);
+      return finish(s, control_fd, -errno);
   }
   for (;;) {
     if (s->dirty)
       update_watch_set(s);
     struct epoll_event evs[EVENTS_PER_WAIT];
-    int n = epoll_wait(s->epoll_fd, evs, EVENTS_PER_WAIT, -1);
+    int n = epoll_wait(s->epoll_fd, evs, EVENTS_PER_WAIT, loop_timeout(s));
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return finish(control_fd, -errno);
+      return finish(s, control_fd, -errno);
     }
+    service_audit(s);
     /* Fairness (B7): a channel is served one request per event and, if
      * it holds more, queues again behind every channel already ready. */
     for (int k = 0; k < n; k++) {
@@ -642,9 +771,9 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
       if (evs[k].data.u64 == CONTROL_KEY) {
         if (rev & EPOLLIN) {
           if (!serve_control(s, control_fd))
-            return finish(control_fd, 0);
+            return finish(s, control_fd, 0);
         } else if (rev & (EPOLLHUP | EPOLLERR)) {
-          return finish(control_fd, 0);
+          return finish(s, control_fd, 0);
         }
         continue;
       }

@@ -23,6 +23,13 @@
  * fcntl to drop the O_NONBLOCK the broker opens with), sendmsg and the
  * close of the descriptor handed over: no further system call on the hot
  * path.
+ *
+ * The audit log (audit.h) is written without waiting, and denials go
+ * through a budget per worker (a worker channel and the thread channels
+ * attached through it): a paused reader of the log or a worker that
+ * floods it with denials costs lines, never a decision or another
+ * worker's time. The loop wakes on its own only while a `suppressed` or
+ * `dropped` line is owed.
  */
 #ifndef SBX_BROKER_SERVER_H_
 #define SBX_BROKER_SERVER_H_
@@ -49,36 +56,39 @@ typedef struct {
   uint32_t magic;
   uint32_t op;
   uint32_t arg;
-  uint32_t pad;
+  uint32_t id; /* echoed in the reply: a late reply is told apart */
 } sbx_broker_control_request;
 
 typedef struct {
-  uint64_t channels;        /* open worker channels */
-  uint64_t thread_channels; /* open thread channels (protocol.h, ATTACH) */
-  uint64_t requests;        /* requests answered */
-  uint64_t denied;          /* of which denied by the allowlist */
-  uint64_t bad_messages;    /* channels closed for a malformed message */
-  uint64_t dropped;         /* requests failed for lack of descriptors */
+  uint64_t channels;         /* open worker channels */
+  uint64_t thread_channels;  /* open thread channels (protocol.h, ATTACH) */
+  uint64_t requests;         /* requests answered */
+  uint64_t denied;           /* of which denied by the allowlist */
+  uint64_t bad_messages;     /* channels closed for a malformed message */
+  uint64_t dropped;          /* requests failed for lack of descriptors */
+  uint64_t audit_suppressed; /* denials over their worker's audit budget */
+  uint64_t audit_dropped;    /* audit lines the sink could not take */
 } sbx_broker_stats;
 
 typedef struct {
   uint32_t magic;
   int32_t result; /* 0 or -errno */
+  uint32_t id;    /* the request's; 0 for the start-up message */
+  uint32_t pad;
   sbx_broker_stats stats;
 } sbx_broker_control_reply;
 
 typedef struct sbx_broker_server sbx_broker_server;
 
-/* A server with no types and no channels. The audit descriptor is
- * borrowed. */
-sbx_broker_server *sbx_broker_server_new(const sbx_audit *audit);
+/* A server with no types and no channels. The audit sink is borrowed
+ * (the server writes through it and keeps its counts there). */
+sbx_broker_server *sbx_broker_server_new(sbx_audit *audit);
 void sbx_broker_server_free(sbx_broker_server *server);
 
 /* Adds a worker type; its index (0, 1, ...) is what ADD_CHANNEL names.
  * Opens the resolver's root directories. `list` is borrowed. */
 gboolean sbx_broker_server_add_type(sbx_broker_server *server,
-                                    const sbx_allowlist *list,
-                                    GError **error);
+                                    const sbx_allowlist *list, GError **error);
 
 /* Takes ownership of `fd`, a SOCK_SEQPACKET channel to one worker of type
  * `type_index`. */
@@ -86,7 +96,8 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *server, int fd,
                                        size_t type_index, GError **error);
 
 /* Serves the control channel `control_fd` (owned) and every channel until
- * the control channel reaches end of file. Returns 0, or -errno if epoll
+ * the control channel reaches end of file, then writes the audit lines
+ * still owed if the sink takes them at once. Returns 0, or -errno if epoll
  * fails for a reason other than EINTR. */
 int sbx_broker_server_run(sbx_broker_server *server, int control_fd);
 

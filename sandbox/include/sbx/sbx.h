@@ -31,6 +31,15 @@
  *      TSYNC, so threads that already exist are covered too). There is no
  *      way back; sbx_sandbox_status tells what is in place.
  *
+ * Bounds: no call waits for ever on a helper process that stopped
+ * answering. The broker and the zygote each get SBX_REPLY_TIMEOUT_MS to
+ * answer a request (sbx_sandbox_spawn asks both, one after the other);
+ * then the call fails with SBX_ERROR_FAILED naming the helper and the
+ * timeout. sbx_sandbox_stop returns within SBX_STOP_TIMEOUT_MS whatever
+ * the workers, the zygote or the broker do. The broker never waits on its
+ * audit log: a reader that is slow or paused costs log lines (counted in
+ * the log), never a worker's file access, a spawn or a stop.
+ *
  * Conventions: every call that can fail returns gboolean and fills a
  * GError (domain SBX_ERROR) whose message names the file, line, path or
  * system call involved. Each struct pointer argument is borrowed for the
@@ -53,6 +62,15 @@ extern "C" {
 
 #define SBX_NAME_MAX 32 /* process type and layer names, NUL included */
 #define SBX_STATUS_MAX_LAYERS 8
+
+/* How long the host waits for the broker or the zygote to answer one
+ * request (a new worker's broker channel, a spawn, a status query). */
+#define SBX_REPLY_TIMEOUT_MS 5000
+/* The most sbx_sandbox_stop takes: the zygote is killed at once and given
+ * 2 s to be reaped; the broker gets 2 s to leave once its control channel
+ * closes, then is killed and given 2 s more. A process the kernel keeps
+ * in an uninterruptible wait past that is left unreaped, not waited for. */
+#define SBX_STOP_TIMEOUT_MS 6000
 
 #define SBX_ERROR (sbx_error_quark())
 GQuark sbx_error_quark(void);
@@ -150,7 +168,13 @@ typedef struct {
   /* Where .profile and .policy files named by relative path are found;
    * NULL: the current directory. Built-in names never touch the disk. */
   const char *profile_dir;
-  /* Broker denials are appended here, one line each; NULL: stderr. */
+  /* Broker denials are appended here, one line each; NULL: stderr. The
+   * broker writes without waiting: when the log does not take a line at
+   * once (a paused terminal, a pipe nobody reads) the line is dropped and
+   * a later `sbx: dropped lines=N` line counts it. Each worker may log
+   * 100 denials at once and 10 a second after that; a line
+   * `sbx: suppressed denials=N ...` counts the rest. Lines are at most
+   * 1024 bytes; docs/broker.md has the format. */
   const char *audit_log;
 } sbx_sandbox_config;
 
@@ -178,6 +202,9 @@ typedef struct {
   size_t n_fds;
 } sbx_spawn_config;
 
+/* Fails with SBX_ERROR_FAILED, naming the broker or the zygote, when
+ * either does not answer within SBX_REPLY_TIMEOUT_MS; so it returns
+ * within twice that. */
 gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error);
 
@@ -201,7 +228,9 @@ typedef struct {
 } sbx_worker_exit;
 
 /* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any
- * worker) to end and fills *exit. SBX_ERROR_TIMED_OUT when none did;
+ * worker) to end and fills *exit. -1 waits for the worker, however long it
+ * runs; a zygote that stopped answering is not detected by it (bound the
+ * wait if that matters). SBX_ERROR_TIMED_OUT when none did;
  * SBX_ERROR_ZYGOTE_DIED once the zygote is gone and every worker has been
  * reported. */
 gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid, int timeout_ms,
@@ -215,7 +244,9 @@ int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
 pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
 pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
 
-/* Step 5: stops everything and frees the sandbox. NULL is ignored. */
+/* Step 5: stops everything and frees the sandbox, within
+ * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. NULL is
+ * ignored. */
 void sbx_sandbox_stop(sbx_sandbox *sandbox);
 
 /* ---- In-process ------------------------------------------------------- */

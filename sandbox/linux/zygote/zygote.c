@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox/linux/namespaces/namespaces.h"
+#include "sandbox/linux/namespaces/reap.h"
 #include "sandbox/linux/namespaces/status.h"
 #include "sandbox/linux/zygote/report.h"
 #include "sandbox/linux/zygote/server.h"
@@ -20,7 +21,11 @@
 #define DEFAULT_MAX_WORKERS 256
 #define START_TIMEOUT_MS 20000
 
-G_DEFINE_QUARK(sbx - error - quark, sbx_error)
+/* The domain's name is its first argument, stringified: clang-format
+ * would put spaces into it. */
+// clang-format off
+G_DEFINE_QUARK(sbx-error-quark, sbx_error)
+// clang-format on
 
 typedef struct {
   pid_t zygote_pid;
@@ -37,6 +42,8 @@ struct sbx_zygote {
   bool *has_landlock;
   GArray *workers; /* worker_pid, live workers */
   GArray *pending; /* sbx_worker_exit, reported but not yet waited for */
+  GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
+  GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
   uint32_t next_request;
   bool dead;
   int zygote_status;
@@ -207,11 +214,17 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
   return TRUE;
 }
 
+/* *got is the message's length, 0 at end of file, -1 when there was none
+ * to read (the socket is non-blocking). */
 static gboolean recv_message(sbx_zygote *z, void *buf, size_t len, ssize_t *got,
                              pid_t *cred_pid, GError **error) {
   int fds[1];
   size_t n_fds;
   ssize_t n = sbx_zygote_recv(z->sock, buf, len, fds, 0, &n_fds, cred_pid);
+  if (n == -EAGAIN || n == -EINTR) {
+    *got = -1;
+    return TRUE;
+  }
   if (n < 0 && n != -ECONNRESET) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
                 "zygote: receiving from the zygote: %s", g_strerror((int)-n));
@@ -221,18 +234,21 @@ static gboolean recv_message(sbx_zygote *z, void *buf, size_t len, ssize_t *got,
   return TRUE;
 }
 
-/* Reaps the zygote and says how it ended. */
+/* Reaps the zygote and says how it ended. One that closed its socket but
+ * does not end is killed; one the kernel does not let go of within the
+ * bound is left (a zombie, or stuck in the kernel) rather than waited for. */
 static char *reap_zygote(sbx_zygote *z) {
   if (!z->dead) {
     int status = 0;
-    pid_t r;
-    do {
-      r = waitpid(z->pid, &status, 0);
-    } while (r < 0 && errno == EINTR);
+    int rc = sbx_reap_or_kill_child(z->pid, SBX_ZYGOTE_REAP_TIMEOUT_MS,
+                                    SBX_ZYGOTE_REAP_TIMEOUT_MS, &status);
     z->dead = true;
-    z->zygote_status = status;
+    z->zygote_status = rc > 0 ? status : -1;
   }
   int st = z->zygote_status;
+  if (st == -1)
+    return g_strdup_printf("did not end within %d ms of SIGKILL",
+                           SBX_ZYGOTE_REAP_TIMEOUT_MS);
   if (WIFEXITED(st))
     return g_strdup_printf("exited with status %d", WEXITSTATUS(st));
   if (WIFSIGNALED(st))
@@ -256,6 +272,11 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   ssize_t n;
   if (!recv_message(z, buf, sizeof buf - 1, &n, NULL, error))
     return FALSE;
+  if (n < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: readable but no message while starting");
+    return FALSE;
+  }
   const sbx_zygote_header *h = (const sbx_zygote_header *)buf;
   if (n == 0) {
     g_autofree char *how = reap_zygote(z);
@@ -306,6 +327,8 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->has_landlock = g_new0(bool, config->n_types);
   z->workers = g_array_new(FALSE, FALSE, sizeof(worker_pid));
   z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_worker_exit));
+  z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  z->abandoned_workers = g_array_new(FALSE, FALSE, sizeof(pid_t));
   z->next_request = 1;
 
   sbx_zygote_server *s = g_new0(sbx_zygote_server, 1);
@@ -346,8 +369,12 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     goto fail;
   }
   int one = 1;
-  if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: SO_PASSCRED: %s",
+  /* Non-blocking on the host's side only (a description of its own): no
+   * send or receive there can outlast the reply timeout. */
+  if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0 ||
+      fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: SO_PASSCRED or O_NONBLOCK on its socket: %s",
                 g_strerror(errno));
     close(sv[0]);
     close(sv[1]);
@@ -464,6 +491,8 @@ static void zygote_gone(sbx_zygote *z) {
     g_array_append_val(z->pending, e);
   }
   g_array_set_size(z->workers, 0);
+  g_array_set_size(z->abandoned_requests, 0);
+  g_array_set_size(z->abandoned_workers, 0);
   if (z->sock >= 0) {
     close(z->sock);
     z->sock = -1;
@@ -478,8 +507,42 @@ typedef struct {
   bool done;
 } awaited_reply;
 
-/* Reads one message; queues exits, and fills *awaited when it is the
- * reply. FALSE with an error only for a failure to read. */
+static bool take_request(GArray *ids, uint32_t id) {
+  for (guint i = 0; i < ids->len; i++) {
+    if (g_array_index(ids, uint32_t, i) == id) {
+      g_array_remove_index_fast(ids, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool take_abandoned_worker(GArray *pids, pid_t pid) {
+  for (guint i = 0; i < pids->len; i++) {
+    if (g_array_index(pids, pid_t, i) == pid) {
+      g_array_remove_index_fast(pids, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A spawn reply that came after its request timed out: the caller was
+ * told the spawn failed and will never wait for this worker, so it is
+ * killed, and its exit is not reported. */
+static void kill_abandoned(sbx_zygote *z, const sbx_zygote_header *h,
+                           const char *body, pid_t cred) {
+  if (h->type != SBX_ZMSG_SPAWNED ||
+      h->body_len != sizeof(sbx_zygote_spawned) || cred <= 0)
+    return;
+  sbx_zygote_spawned ok;
+  memcpy(&ok, body, sizeof ok);
+  kill(cred, SIGKILL);
+  g_array_append_val(z->abandoned_workers, ok.zygote_pid);
+}
+
+/* Reads one message if there is one; queues exits, and fills *awaited
+ * when it is the reply. FALSE with an error only for a failure to read. */
 static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
                          GError **error) {
   union {
@@ -490,6 +553,8 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
   pid_t cred = 0;
   if (!recv_message(z, buf.bytes, sizeof buf.bytes, &n, &cred, error))
     return FALSE;
+  if (n < 0)
+    return TRUE;
   if (n == 0) {
     zygote_gone(z);
     return TRUE;
@@ -504,6 +569,8 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
       sbx_worker_exit e;
       fill_exit(&ex, host, &e);
       g_array_append_val(z->pending, e);
+    } else {
+      take_abandoned_worker(z->abandoned_workers, ex.zygote_pid);
     }
     return TRUE;
   }
@@ -513,6 +580,9 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
     memcpy(awaited->body, body, h->body_len);
     awaited->cred_pid = cred;
     awaited->done = true;
+  } else if (h->request_id &&
+             take_request(z->abandoned_requests, h->request_id)) {
+    kill_abandoned(z, h, body, cred);
   }
   return TRUE;
 }
@@ -524,28 +594,70 @@ static gboolean zygote_dead_error(sbx_zygote *z, GError **error) {
   return FALSE;
 }
 
-/* Sends a request and reads until its reply. */
-static gboolean transact(sbx_zygote *z, uint32_t type, const void *body,
-                         size_t body_len, const int *fds, size_t n_fds,
-                         awaited_reply *reply, GError **error) {
+static gint64 now_ms(void) {
+  return g_get_monotonic_time() / 1000;
+}
+
+/* Waits until the socket has one of events or deadline_ms passes: 1
+ * ready, 0 timed out, -errno. */
+static int wait_socket(const sbx_zygote *z, short events, gint64 deadline_ms) {
+  for (;;) {
+    gint64 left = deadline_ms - now_ms();
+    struct pollfd pfd = {.fd = z->sock, .events = events};
+    int r = poll(&pfd, 1, left > 0 ? (int)MIN(left, G_MAXINT) : 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    return r < 0 ? -errno : r;
+  }
+}
+
+static gboolean transact_failed(sbx_zygote *z, const char *what, int err,
+                                GError **error) {
+  if (err == ETIMEDOUT)
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: no reply to the %s request within %d ms (the "
+                "zygote, pid %d, is stopped or stuck)",
+                what, SBX_REPLY_TIMEOUT_MS, (int)z->pid);
+  else
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: %s request: %s",
+                what, g_strerror(err));
+  return FALSE;
+}
+
+/* Sends a request and reads until its reply, within SBX_REPLY_TIMEOUT_MS;
+ * exit reports read meanwhile are queued. */
+static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
+                         const void *body, size_t body_len, const int *fds,
+                         size_t n_fds, awaited_reply *reply, GError **error) {
   if (z->sock < 0)
     return zygote_dead_error(z, error);
   memset(reply, 0, sizeof *reply);
   reply->request_id = z->next_request++;
   if (z->next_request == 0)
     z->next_request = 1;
-  int rc = sbx_zygote_send(z->sock, type, reply->request_id, body, body_len,
-                           fds, n_fds, 0);
-  if (rc < 0) {
+  gint64 deadline = now_ms() + SBX_REPLY_TIMEOUT_MS;
+  for (;;) {
+    int rc = sbx_zygote_send(z->sock, type, reply->request_id, body, body_len,
+                             fds, n_fds, 0);
+    if (rc == 0)
+      break;
     if (rc == -EPIPE || rc == -ECONNRESET) {
       zygote_gone(z);
       return zygote_dead_error(z, error);
     }
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
-                "zygote: sending a request: %s", g_strerror(-rc));
-    return FALSE;
+    if (rc != -EAGAIN)
+      return transact_failed(z, what, -rc, error);
+    int r = wait_socket(z, POLLOUT, deadline);
+    if (r <= 0)
+      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
   }
   while (!reply->done) {
+    int r = wait_socket(z, POLLIN, deadline);
+    if (r <= 0) {
+      if (r == 0 && type == SBX_ZMSG_SPAWN)
+        g_array_append_val(z->abandoned_requests, reply->request_id);
+      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
+    }
     if (!read_one(z, reply, error))
       return FALSE;
     if (z->sock < 0)
@@ -619,7 +731,7 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
     fds[req->n_fds] = req->broker_channel;
 
   awaited_reply reply;
-  if (!transact(z, SBX_ZMSG_SPAWN, body, body_len, fds,
+  if (!transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
                 req->n_fds + (channel ? 1 : 0), &reply, error))
     return FALSE;
   if (reply.type == SBX_ZMSG_SPAWN_FAILED) {
@@ -661,10 +773,6 @@ static bool is_live(const sbx_zygote *z, pid_t pid) {
       return true;
   }
   return false;
-}
-
-static gint64 now_ms(void) {
-  return g_get_monotonic_time() / 1000;
 }
 
 gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
@@ -715,7 +823,7 @@ gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
                           GError **error) {
   awaited_reply reply;
-  if (!transact(z, SBX_ZMSG_STATUS, NULL, 0, NULL, 0, &reply, error))
+  if (!transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error))
     return FALSE;
   if (reply.type != SBX_ZMSG_STATUS_REPLY) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
@@ -747,7 +855,8 @@ void sbx_zygote_stop(sbx_zygote *z) {
   if (z->pid > 0 && !z->dead) {
     /* Its pid namespace takes every remaining worker with it. */
     kill(z->pid, SIGKILL);
-    g_autofree char *how = reap_zygote(z);
+    sbx_reap_child(z->pid, SBX_ZYGOTE_REAP_TIMEOUT_MS, NULL);
+    z->dead = true;
   }
   if (z->sock >= 0)
     close(z->sock);
@@ -757,5 +866,7 @@ void sbx_zygote_stop(sbx_zygote *z) {
   g_free(z->has_landlock);
   g_array_unref(z->workers);
   g_array_unref(z->pending);
+  g_array_unref(z->abandoned_requests);
+  g_array_unref(z->abandoned_workers);
   g_free(z);
 }

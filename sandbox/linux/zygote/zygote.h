@@ -26,6 +26,15 @@
  * from then on sbx_zygote_wait reports every worker it had as
  * SBX_EXIT_ZYGOTE_DIED, then SBX_ERROR_ZYGOTE_DIED.
  *
+ * Bounds: spawn and query wait at most SBX_REPLY_TIMEOUT_MS (sbx.h) for
+ * the zygote's reply, and fail (SBX_ERROR_FAILED, naming the request and
+ * the timeout) when it does not come; a worker whose reply comes after
+ * that is killed, since its caller was told the spawn failed. Exit
+ * reports that arrive meanwhile are kept. The host's socket is
+ * non-blocking, so a zygote that does not read cannot hold a send
+ * either. sbx_zygote_stop kills the zygote and waits at most
+ * SBX_ZYGOTE_REAP_TIMEOUT_MS for the kernel to let it be reaped.
+ *
  * Ownership: the config and everything it points to are borrowed for the
  * call and copied (programs included). The sbx_zygote belongs to the
  * caller until sbx_zygote_stop.
@@ -44,6 +53,10 @@
 #include "sandbox/linux/seccomp/bpf.h"
 #include "sandbox/linux/zygote/protocol.h"
 #include "sbx/sbx.h"
+
+/* How long the host waits for a killed (or exiting) zygote to be reaped;
+ * its pid namespace's workers die first. */
+#define SBX_ZYGOTE_REAP_TIMEOUT_MS 2000
 
 typedef struct {
   const char *name;
@@ -103,6 +116,8 @@ gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
                           GError **error);
 
+/* The host's end of the zygote's socket (non-blocking), for poll(2); -1
+ * once the zygote is gone. */
 int sbx_zygote_fd(const sbx_zygote *z);
 pid_t sbx_zygote_pid(const sbx_zygote *z);
 
@@ -111,6 +126,8 @@ pid_t sbx_zygote_pid(const sbx_zygote *z);
 const sbx_landlock_report *sbx_zygote_landlock_report(const sbx_zygote *z,
                                                       size_t type_index);
 
+/* Kills the zygote (its workers die with it), reaps it within
+ * SBX_ZYGOTE_REAP_TIMEOUT_MS and frees z. NULL is ignored. */
 void sbx_zygote_stop(sbx_zygote *z);
 
 #endif /* SBX_LINUX_ZYGOTE_ZYGOTE_H_ */

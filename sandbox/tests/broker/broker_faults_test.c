@@ -1,8 +1,10 @@
 /* The broker process under its own sandbox and under pressure: its seccomp
  * policy is loaded after Landlock and every command still works (with the
- * audit log on); hostile numeric fields (B5); descriptor exhaustion (F4);
- * floods and clients that never read (B7); magic links and /proc/self
- * under a /proc rule (S26). Each refusal has its positive control. */
+ * audit log on, whatever kind of file the log is); hostile numeric fields
+ * (B5); descriptor exhaustion (F4); floods and clients that never read
+ * (B7); magic links and /proc/self under a /proc rule (S26); a broker
+ * that stops answering its control channel. Each refusal has its positive
+ * control. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -79,8 +82,7 @@ static int connect_worker(fixture *f) {
 static long status_field(pid_t pid, const char *name) {
   char *path = g_strdup_printf("/proc/%d/status", (int)pid);
   char *text = NULL;
-  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "read %s",
-                path);
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "read %s", path);
   g_free(path);
   long value = -1;
   char *key = g_strconcat("\n", name, ":", NULL);
@@ -90,6 +92,10 @@ static long status_field(pid_t pid, const char *name) {
   g_free(key);
   g_free(text);
   return value;
+}
+
+static gint64 now_ms(void) {
+  return g_get_monotonic_time() / 1000;
 }
 
 /* ---- the broker's own sandbox ------------------------------------------ */
@@ -171,8 +177,7 @@ START_TEST(broker_sandbox_puts_landlock_before_seccomp) {
   ck_assert_msg(sbx_broker_sandbox_compile(&program, &error), "%s",
                 error ? error->message : "");
   sandbox_args a = {&t, list, &program};
-  ck_assert_int_eq(broker_test_run_in_child(sandboxed_child, &a),
-                   128 + SIGSYS);
+  ck_assert_int_eq(broker_test_run_in_child(sandboxed_child, &a), 128 + SIGSYS);
   sbx_bpf_program_clear(&program);
   sbx_allowlist_free(list);
   broker_test_tree_free(&t);
@@ -191,8 +196,8 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
   broker_test_tree_make(&f.t);
   f.list = broker_test_tree_allowlist(&f.t, "worker");
   f.audit_path = broker_test_path(&f.t, "../audit.log");
-  f.audit_fd = open(f.audit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                    0600);
+  f.audit_fd =
+      open(f.audit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ck_assert_int_ge(f.audit_fd, 0);
   sbx_broker_config cfg = {.audit_fd = f.audit_fd, .audit_grants = true};
   start_with(&f, &cfg);
@@ -212,8 +217,7 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
   ck_assert_int_eq(sbx_broker_lstat(&c, link, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));
   struct statx stx;
-  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX_SIZE, &stx),
-                   0);
+  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX_SIZE, &stx), 0);
   ck_assert_uint_eq(stx.stx_size, 4);
   char buf[64];
   ck_assert_int_eq(sbx_broker_readlink(&c, link, buf, sizeof(buf)), 4);
@@ -230,8 +234,7 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
   ck_assert_int_ge(fd, 0);
   close(fd);
   ck_assert_int_eq(sbx_broker_rename(&c, a, b, 0), 0);
-  ck_assert_int_eq(sbx_broker_rename(&c, b, f.t.existing, RENAME_EXCHANGE),
-                   0);
+  ck_assert_int_eq(sbx_broker_rename(&c, b, f.t.existing, RENAME_EXCHANGE), 0);
   ck_assert_int_eq(sbx_broker_rename(&c, b, f.t.existing, RENAME_NOREPLACE),
                    -EEXIST);
   ck_assert_int_eq(sbx_broker_unlink(&c, b), 0);
@@ -246,12 +249,11 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
   ck_assert(sbx_broker_get_stats(f.b, &stats, NULL));
   ck_assert_uint_eq(stats.denied, 1);
   char *log = read_audit(&f);
-  const char *ops[] = {"granted op=open", "granted op=access",
-                       "granted op=stat", "granted op=lstat",
-                       "granted op=statx", "granted op=readlink",
-                       "granted op=mkdir", "granted op=rmdir",
-                       "granted op=rename", "granted op=unlink",
-                       "denied op=open"};
+  const char *ops[] = {
+      "granted op=open",   "granted op=access", "granted op=stat",
+      "granted op=lstat",  "granted op=statx",  "granted op=readlink",
+      "granted op=mkdir",  "granted op=rmdir",  "granted op=rename",
+      "granted op=unlink", "denied op=open"};
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
     ck_assert_msg(strstr(log, ops[i]) != NULL, "no '%s' in the audit log",
                   ops[i]);
@@ -267,13 +269,11 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
 }
 END_TEST
 
-
 /* ---- B5: numeric fields ------------------------------------------------- */
 
 /* One raw request datagram: header and paths; returns its length. */
-static size_t make_request(unsigned char *buf, uint16_t command,
-                           uint32_t flags, uint32_t arg, const char *path,
-                           const char *path2) {
+static size_t make_request(unsigned char *buf, uint16_t command, uint32_t flags,
+                           uint32_t arg, const char *path, const char *path2) {
   sbx_broker_request h = {.magic = SBX_BROKER_MAGIC,
                           .version = SBX_BROKER_VERSION,
                           .command = command,
@@ -338,19 +338,16 @@ START_TEST(broker_refuses_access_modes_and_fields_out_of_range) {
                      -EINVAL);
   ck_assert_int_eq(sbx_broker_access(&c, f.t.existing, R_OK, AT_EMPTY_PATH),
                    -EINVAL);
-  ck_assert_int_eq(sbx_broker_open(&c, f.t.good_file, O_RDONLY | (1 << 30),
-                                   0),
+  ck_assert_int_eq(sbx_broker_open(&c, f.t.good_file, O_RDONLY | (1 << 30), 0),
                    -EINVAL);
   struct statx stx;
-  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX_BASIC_STATS,
-                                    &stx),
-                   0);
-  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, 0, STATX__RESERVED,
-                                    &stx),
-                   -EINVAL);
-  ck_assert_int_eq(sbx_broker_statx(&c, f.t.good_file, AT_REMOVEDIR,
-                                    STATX_SIZE, &stx),
-                   -EINVAL);
+  ck_assert_int_eq(
+      sbx_broker_statx(&c, f.t.good_file, 0, STATX_BASIC_STATS, &stx), 0);
+  ck_assert_int_eq(
+      sbx_broker_statx(&c, f.t.good_file, 0, STATX__RESERVED, &stx), -EINVAL);
+  ck_assert_int_eq(
+      sbx_broker_statx(&c, f.t.good_file, AT_REMOVEDIR, STATX_SIZE, &stx),
+      -EINVAL);
   char *a = broker_test_path(&f.t, "rw/a");
   ck_assert_int_eq(sbx_broker_rename(&c, f.t.existing, a, RENAME_WHITEOUT),
                    -EINVAL);
@@ -380,8 +377,8 @@ START_TEST(broker_refuses_access_modes_and_fields_out_of_range) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     const char *p1 = cases[i].command == SBX_BROKER_CMD_MKDIR ? a
-                     : cases[i].two_paths                    ? f.t.existing
-                                                             : f.t.good_file;
+                     : cases[i].two_paths                     ? f.t.existing
+                                                              : f.t.good_file;
     const char *p2 = cases[i].two_paths ? a : NULL;
     int ch = connect_worker(&f);
     size_t len = make_request(buf, cases[i].command, cases[i].good_flags,
@@ -607,12 +604,12 @@ typedef struct {
   pid_t broker;
 } proc_args;
 
-#define EXPECT(cond)                                                 \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-      return 1;                                                      \
-    }                                                                \
+#define EXPECT(cond)                                             \
+  do {                                                           \
+    if (!(cond)) {                                               \
+      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      return 1;                                                  \
+    }                                                            \
   } while (0)
 
 /* Reads the whole file at fd (a descriptor we own) into a string. */
@@ -727,14 +724,188 @@ START_TEST(broker_proc_self_means_the_worker_and_magic_links_stay_shut) {
   broker_test_tree_make(&f.t);
   f.list = broker_test_tree_allowlist(&f.t, "worker");
   GError *error = NULL;
-  ck_assert_msg(sbx_allowlist_add(f.list, "/proc/", SBX_PERM_READ_ONLY,
-                                  &error),
+  ck_assert_msg(sbx_allowlist_add(f.list, "/proc/", SBX_PERM_READ_ONLY, &error),
                 "%s", error ? error->message : "");
   f.audit_fd = -1;
   sbx_broker_config cfg = {.audit_fd = -1};
   start_with(&f, &cfg);
   proc_args a = {&f, sbx_broker_pid(f.b)};
   ck_assert_int_eq(broker_test_run_in_child(proc_worker, &a), 0);
+  stop(&f);
+}
+END_TEST
+
+/* ---- the audit log's sinks and the control channel --------------------- */
+
+typedef enum { SINK_PIPE, SINK_SHARED_FIFO, SINK_TERMINAL, SINK_SOCKET } sink;
+
+/* Makes a sink of that kind: returns the broker's end, *reader the end
+ * the test reads lines from, or -1 when it can only be opened after the
+ * broker started (then from fifo). */
+static int make_sink(sink kind, const char *fifo, int *reader) {
+  int fds[2];
+  switch (kind) {
+    case SINK_PIPE:
+      ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+      *reader = fds[0];
+      return fds[1];
+    case SINK_SHARED_FIFO: {
+      /* No reader while the broker starts: it cannot reopen the FIFO
+       * without waiting (ENXIO), so it shares the description as it is
+       * and writes with RWF_NOWAIT. */
+      ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+      int r = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      ck_assert_int_ge(r, 0);
+      int w = open(fifo, O_WRONLY | O_CLOEXEC);
+      ck_assert_int_ge(w, 0);
+      close(r);
+      *reader = -1;
+      return w;
+    }
+    case SINK_TERMINAL: {
+      /* /dev/ptmx is never reopened (that would make a new terminal), and
+       * terminals refuse RWF_NOWAIT: poll, then write. */
+      int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+      ck_assert_int_ge(master, 0);
+      ck_assert_int_eq(grantpt(master), 0);
+      ck_assert_int_eq(unlockpt(master), 0);
+      *reader = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+      ck_assert_int_ge(*reader, 0);
+      struct termios t;
+      ck_assert_int_eq(tcgetattr(*reader, &t), 0);
+      cfmakeraw(&t);
+      ck_assert_int_eq(tcsetattr(*reader, TCSANOW, &t), 0);
+      return master;
+    }
+    case SINK_SOCKET:
+      ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds),
+                       0);
+      *reader = fds[1];
+      return fds[0];
+  }
+  return -1;
+}
+
+/* Reads from fd until text holds needle, for up to 5 s. */
+static bool read_until(int fd, const char *needle, GString *text) {
+  gint64 deadline = now_ms() + 5000;
+  while (!strstr(text->str, needle)) {
+    gint64 left = deadline - now_ms();
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (left <= 0 || poll(&p, 1, (int)left) != 1)
+      return false;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0)
+      return false;
+    g_string_append_len(text, buf, n);
+  }
+  return true;
+}
+
+START_TEST(broker_writes_its_audit_log_to_every_kind_of_sink_under_its_filter) {
+  static const char *const names[] = {"pipe", "shared FIFO", "terminal",
+                                      "socket"};
+  for (sink kind = SINK_PIPE; kind <= SINK_SOCKET; kind++) {
+    fixture f;
+    memset(&f, 0, sizeof(f));
+    broker_test_tree_make(&f.t);
+    f.list = broker_test_tree_allowlist(&f.t, "worker");
+    int reader;
+    g_autofree char *fifo = broker_test_path(&f.t, "../audit.fifo");
+    f.audit_fd = make_sink(kind, fifo, &reader);
+    sbx_broker_config cfg = {.audit_fd = f.audit_fd};
+    start_with(&f, &cfg);
+    if (reader < 0) {
+      reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      ck_assert_int_ge(reader, 0);
+    }
+    ck_assert_int_eq(status_field(sbx_broker_pid(f.b), "Seccomp"), 2);
+    sbx_broker_client c;
+    sbx_broker_client_init(&c, connect_worker(&f));
+    ck_assert_int_eq(sbx_broker_open(&c, f.t.canary, O_RDONLY, 0), -EACCES);
+    g_autoptr(GString) text = g_string_new(NULL);
+    g_autofree char *want = g_strdup_printf("path=\"%s\"", f.t.canary);
+    ck_assert_msg(read_until(reader, want, text), "%s: no line in \"%s\"",
+                  names[kind], text->str);
+    ck_assert_msg(g_str_has_prefix(text->str, "sbx: denied op=open "), "%s: %s",
+                  names[kind], text->str);
+    sbx_broker_stats stats;
+    ck_assert(sbx_broker_get_stats(f.b, &stats, NULL));
+    ck_assert_uint_eq(stats.audit_dropped, 0);
+    close(c.channel);
+    int status = -1;
+    ck_assert(sbx_broker_stop(f.b, &status, NULL));
+    f.b = NULL;
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "%s: the broker ended with wait status 0x%x", names[kind],
+                  status);
+    close(reader);
+    unlink(fifo);
+    stop(&f);
+  }
+}
+END_TEST
+
+START_TEST(
+    a_stopped_broker_fails_control_calls_in_time_and_late_replies_are_skipped) {
+  fixture f;
+  start(&f);
+  /* Control: it answers at once. */
+  int ch = connect_worker(&f);
+  close(ch);
+  ck_assert_int_eq(kill(sbx_broker_pid(f.b), SIGSTOP), 0);
+  GError *error = NULL;
+  gint64 t0 = now_ms();
+  ck_assert_int_lt(sbx_broker_connect(f.b, "worker", &error), 0);
+  gint64 waited = now_ms() - t0;
+  ck_assert_msg(error && strstr(error->message, "did not answer") &&
+                    strstr(error->message, "5000 ms"),
+                "%s", error ? error->message : "no error");
+  g_clear_error(&error);
+  ck_assert_int_ge(waited, SBX_BROKER_REPLY_TIMEOUT_MS - 100);
+  ck_assert_int_lt(waited, SBX_BROKER_REPLY_TIMEOUT_MS + 3000);
+
+  /* It wakes up and answers the request that timed out: that reply must
+   * not be taken for the next request's. One open later, the counters
+   * must say so (the connect's reply was sent before it). */
+  ck_assert_int_eq(kill(sbx_broker_pid(f.b), SIGCONT), 0);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  sbx_broker_stats stats;
+  ck_assert(sbx_broker_get_stats(f.b, &stats, NULL));
+  ck_assert_uint_eq(stats.requests, 1);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+START_TEST(a_stopped_broker_is_killed_by_stop_within_the_bound) {
+  fixture f;
+  start(&f);
+  /* Control: a broker that runs leaves by itself, at once. */
+  int status = -1;
+  gint64 t0 = now_ms();
+  ck_assert(sbx_broker_stop(f.b, &status, NULL));
+  ck_assert_int_lt(now_ms() - t0, SBX_BROKER_EXIT_TIMEOUT_MS);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  sbx_broker_config cfg = {.audit_fd = -1};
+  start_with(&f, &cfg);
+  pid_t pid = sbx_broker_pid(f.b);
+  ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+  t0 = now_ms();
+  ck_assert(sbx_broker_stop(f.b, &status, NULL));
+  f.b = NULL;
+  gint64 took = now_ms() - t0;
+  ck_assert_int_ge(took, SBX_BROKER_EXIT_TIMEOUT_MS - 100);
+  ck_assert_int_lt(
+      took, SBX_BROKER_EXIT_TIMEOUT_MS + SBX_BROKER_REAP_TIMEOUT_MS + 1000);
+  ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ck_assert_int_eq(kill(pid, 0), -1);
   stop(&f);
 }
 END_TEST
@@ -747,7 +918,16 @@ int main(void) {
   tcase_add_test(tc, broker_runs_under_its_own_seccomp_filter);
   tcase_add_test(tc, broker_sandbox_puts_landlock_before_seccomp);
   tcase_add_test(tc, broker_serves_every_command_and_audits_under_its_filter);
+  tcase_add_test(
+      tc, broker_writes_its_audit_log_to_every_kind_of_sink_under_its_filter);
   suite_add_tcase(s, tc);
+  TCase *control = tcase_create("control");
+  tcase_set_timeout(control, 30);
+  tcase_add_test(
+      control,
+      a_stopped_broker_fails_control_calls_in_time_and_late_replies_are_skipped);
+  tcase_add_test(control, a_stopped_broker_is_killed_by_stop_within_the_bound);
+  suite_add_tcase(s, control);
   TCase *faults = tcase_create("faults");
   tcase_set_timeout(faults, 30);
   tcase_add_test(faults, broker_refuses_access_modes_and_fields_out_of_range);

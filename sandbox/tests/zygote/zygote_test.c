@@ -2,8 +2,9 @@
  * filters. Each test starts its own zygote inside Check's forked child.
  * Covers the protocol (pids as the host sees them, payloads, descriptors,
  * exit statuses), the worker's start (only its own fds, the self-pid
- * patch, layer ordering and stacking), F2 (zygote and host death) and F3
- * (the policy-kill report). */
+ * patch, layer ordering and stacking), F2 (zygote and host death), F3
+ * (the policy-kill report) and a zygote that stops answering (spawn fails
+ * within SBX_REPLY_TIMEOUT_MS). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -386,6 +387,54 @@ START_TEST(zygote_death_kills_every_worker_and_the_host_is_told) {
 }
 END_TEST
 
+/* A stopped zygote: the spawn fails within the bound, naming what timed
+ * out; when the zygote wakes up and forks that worker after all, the host
+ * kills it (its caller was told the spawn failed) and never reports it. */
+START_TEST(a_spawn_answered_after_its_timeout_kills_that_worker) {
+  sbx_zygote_type t = {.name = "t", .entry = entry_pause};
+  sbx_zygote *z = start(&t, 1);
+  /* Control: a spawn answered in time lives. */
+  pid_t kept = spawn(z, "t", NULL, 0, NULL, 0);
+  ck_assert_int_eq(kill(kept, 0), 0);
+
+  pid_t zygote = sbx_zygote_pid(z);
+  ck_assert_int_eq(kill(zygote, SIGSTOP), 0);
+  sbx_zygote_spawn_request req = {.process_type = "t", .broker_channel = -1};
+  pid_t pid = -1;
+  GError *error = NULL;
+  gint64 t0 = g_get_monotonic_time() / 1000;
+  ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
+  gint64 waited = g_get_monotonic_time() / 1000 - t0;
+  ck_assert_msg(g_error_matches(error, SBX_ERROR, SBX_ERROR_FAILED) &&
+                    strstr(error->message, "spawn request within 5000 ms"),
+                "%s", error ? error->message : "no error");
+  g_clear_error(&error);
+  ck_assert_int_ge(waited, SBX_REPLY_TIMEOUT_MS - 100);
+  ck_assert_int_lt(waited, SBX_REPLY_TIMEOUT_MS + 3000);
+
+  ck_assert_int_eq(kill(zygote, SIGCONT), 0);
+  sbx_zygote_status st = {0};
+  for (int i = 0; i < 500; i++) {
+    if (!sbx_zygote_query(z, &st, &error))
+      ck_abort_msg("sbx_zygote_query: %s", error->message);
+    if (st.spawned == 2 && st.live == 1)
+      break;
+    g_usleep(10000);
+  }
+  ck_assert_uint_eq(st.spawned, 2); /* the late worker did start */
+  ck_assert_uint_eq(st.live, 1);    /* and only the control is left */
+  ck_assert_int_eq(kill(kept, 0), 0);
+
+  ck_assert_int_eq(kill(kept, SIGKILL), 0);
+  sbx_worker_exit e = wait_worker(z, -1);
+  ck_assert_int_eq(e.pid, kept);
+  ck_assert(!sbx_zygote_wait(z, -1, 0, &e, &error));
+  ck_assert(g_error_matches(error, SBX_ERROR, SBX_ERROR_INVALID));
+  g_error_free(error);
+  sbx_zygote_stop(z);
+}
+END_TEST
+
 /* F2, the other way round: the host dies, and the zygote and its workers
  * follow (parent-death signal, then pid namespace teardown). */
 START_TEST(host_death_takes_the_zygote_and_its_workers) {
@@ -637,6 +686,7 @@ static Suite *zygote_suite(void) {
   tcase_add_test(tc, worker_starts_with_only_the_descriptors_it_was_given);
   tcase_add_test(tc, zygote_death_kills_every_worker_and_the_host_is_told);
   tcase_add_test(tc, host_death_takes_the_zygote_and_its_workers);
+  tcase_add_test(tc, a_spawn_answered_after_its_timeout_kills_that_worker);
   tcase_add_test(tc, zygote_refuses_to_start_from_a_threaded_host);
   tcase_add_test(tc, zygote_refuses_bad_spawn_requests);
   tcase_add_test(tc, zygote_reports_the_syscall_and_arguments_of_a_policy_kill);
