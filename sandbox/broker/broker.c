@@ -1,10 +1,11 @@
-/* The broker process: host-side handle, and the broker's own start-up
- * (descriptor hygiene, its sandbox, then the request loop); see broker.h.
+/* The broker process, host side: starting it (a fork that execs the
+ * embedded broker program, broker_process.h), its control channel, and
+ * stopping it; see broker.h.
  *
- * Trusts the host's configuration. The broker child keeps exactly the
- * descriptors it needs (stdio on /dev/null except stderr, the control
- * channel, the audit log), then confines itself before it reads a single
- * worker request.
+ * Trusts the host's configuration. The child keeps exactly the descriptors
+ * the broker needs (stdio on /dev/null except stderr, the control channel,
+ * the audit log, its configuration) and runs nothing but async-signal-safe
+ * calls until its exec.
  */
 #include "sandbox/broker/broker.h"
 
@@ -13,19 +14,18 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/broker/broker_process.h"
 #include "sandbox/broker/broker_sandbox.h"
 #include "sandbox/broker/protocol.h"
 #include "sandbox/linux/namespaces/fds.h"
 #include "sandbox/linux/namespaces/reap.h"
-
-/* Descriptor numbers inside the broker. */
-#define BROKER_CONTROL_FD 3
-#define BROKER_AUDIT_FD 4
 
 struct sbx_broker {
   pid_t pid;
@@ -34,18 +34,85 @@ struct sbx_broker {
   uint32_t last_id; /* of the last control request */
 };
 
-/* In the broker child: report a set-up failure to the waiting host and
- * leave without running atexit handlers inherited from it. */
-static void G_GNUC_NORETURN child_fail(int control, const char *what,
-                                       const GError *error) {
-  char msg[1024];
-  int n = g_snprintf(msg, sizeof(msg), "%s%s%s", what, error ? ": " : "",
-                     error ? error->message : "");
-  if (n > 0)
-    send(control, msg, (size_t)MIN(n, (int)sizeof(msg) - 1), MSG_NOSIGNAL);
-  _exit(1);
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+/* Defined by the file that embeds the broker program (embed_image.py). */
+const unsigned char *sbx_broker_program_bytes(size_t *len);
+
+static int sealed_file(const char *name, unsigned flags, const void *data,
+                       size_t len) {
+  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | flags);
+  if (fd < 0 && errno == EINVAL && (flags & MFD_EXEC))
+    fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); /* before 6.3 */
+  if (fd < 0)
+    return -1;
+  const char *p = data;
+  size_t left = len;
+  while (left) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      close(fd);
+      errno = err;
+      return -1;
+    }
+    p += n;
+    left -= (size_t)n;
+  }
+  if (fcntl(fd, F_ADD_SEALS,
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
 }
 
+/* A sealed memory file holding the embedded broker program, ready for
+ * execveat(fd, "", ..., AT_EMPTY_PATH), or -1 with errno set when the
+ * kernel refuses one. */
+static int program_image(void) {
+  size_t len = 0;
+  const unsigned char *bytes = sbx_broker_program_bytes(&len);
+  return sealed_file(SBX_BROKER_PROGRAM_NAME, MFD_EXEC, bytes, len);
+}
+
+/* The configuration in a sealed memory file, or -1 with *error set. */
+static int write_config(const sbx_broker_process_config *config,
+                        GError **error) {
+  GVariantBuilder lists;
+  g_variant_builder_init(&lists, G_VARIANT_TYPE("a(suiua(ssubb))"));
+  for (size_t i = 0; i < config->n_allowlists; i++) {
+    g_autoptr(GVariant) v = sbx_allowlist_to_variant(config->allowlists[i]);
+    g_variant_builder_add_value(&lists, v);
+  }
+  const sbx_bpf_program *prog = config->program;
+  GVariant *insns = g_variant_new_fixed_array(
+      G_VARIANT_TYPE_BYTE, prog ? prog->insns : NULL,
+      prog ? prog->len * sizeof(struct sock_filter) : 0, 1);
+  g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
+      "(u@a(suiua(ssubb))bbub@ay)", (guint32)config->parent,
+      g_variant_builder_end(&lists), (gboolean)config->have_audit,
+      (gboolean)config->audit_grants, (guint32)config->max_fds,
+      (gboolean)config->dangerously_unsandboxed, insns));
+  int fd = sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
+                       g_variant_get_size(all));
+  if (fd < 0) {
+    int err = errno;
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "writing the broker's configuration to a memory file: %s",
+                g_strerror(err));
+  }
+  return fd;
+}
+
+/* In the child, before exec: async-signal-safe (the host may run threads
+ * when a process sandboxes itself). */
 static void reset_signals(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -65,63 +132,68 @@ static void reset_signals(void) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static void G_GNUC_NORETURN broker_main(const sbx_broker_config *config,
-                                        const sbx_bpf_program *program,
-                                        int control, pid_t parent) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+/* What the child needs, all prepared before the fork. */
+typedef struct {
+  pid_t parent;
+  int devnull, control, audit, config, image; /* audit, image: -1 if none */
+  char **argv, **envp;
+} child_plan;
+
+/* The forked child: its descriptors as broker_process.h lays them out,
+ * then the embedded program. ASYNC-SIGNAL-SAFE up to the exec; only where
+ * the kernel refuses to execute the image does it go on as a fork. */
+static void G_GNUC_NORETURN run_child(const child_plan *p) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != p->parent)
     _exit(1);
   reset_signals();
-
-  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0)
-    child_fail(control, "broker: cannot open /dev/null", NULL);
-  sbx_fd_keep keep[5];
-  size_t n_keep = 0;
-  keep[n_keep++] = (sbx_fd_keep){devnull, 0, false};
-  keep[n_keep++] = (sbx_fd_keep){devnull, 1, false};
+  sbx_fd_keep keep[7];
+  size_t n = 0;
+  keep[n++] = (sbx_fd_keep){p->devnull, 0, false};
+  keep[n++] = (sbx_fd_keep){p->devnull, 1, false};
   if (fcntl(2, F_GETFD) >= 0)
-    keep[n_keep++] = (sbx_fd_keep){2, SBX_FD_SAME, false};
-  keep[n_keep++] = (sbx_fd_keep){control, BROKER_CONTROL_FD, true};
-  bool have_audit = config->audit_fd >= 0;
-  if (have_audit)
-    keep[n_keep++] = (sbx_fd_keep){config->audit_fd, BROKER_AUDIT_FD, true};
-  int rc = sbx_fd_keep_only_raw(keep, n_keep);
-  if (rc < 0) {
-    /* The control channel may be anywhere now; it is gone if rc says so. */
+    keep[n++] = (sbx_fd_keep){2, SBX_FD_SAME, false};
+  keep[n++] = (sbx_fd_keep){p->control, SBX_BROKER_CONTROL_FD, false};
+  if (p->audit >= 0)
+    keep[n++] = (sbx_fd_keep){p->audit, SBX_BROKER_AUDIT_FD, false};
+  keep[n++] = (sbx_fd_keep){p->config, SBX_BROKER_CONFIG_FD, false};
+  size_t image_i = n;
+  if (p->image >= 0)
+    keep[n++] = (sbx_fd_keep){p->image, SBX_BROKER_CONFIG_FD + 1, true};
+  if (sbx_fd_keep_only_raw(keep, n) < 0)
     _exit(1);
+  if (p->image >= 0) {
+    syscall(SYS_execveat, keep[image_i].fd, "", p->argv, p->envp,
+            AT_EMPTY_PATH);
+    close(keep[image_i].fd);
   }
-  control = BROKER_CONTROL_FD;
+  sbx_broker_process_main();
+}
 
-  if (config->max_fds > 0) {
-    struct rlimit lim = {config->max_fds, config->max_fds};
-    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
-      child_fail(control, "broker: setrlimit(RLIMIT_NOFILE)", NULL);
+/* The broker's environment: the variables that tune the runtime it shares
+ * with the host (sanitizers, GLib), nothing else of the host's. */
+static char **broker_environment(void) {
+  static const char *const kept[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "LSAN_OPTIONS", "G_SLICE", "G_DEBUG"};
+  GPtrArray *env = g_ptr_array_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(kept); i++) {
+    const char *v = g_getenv(kept[i]);
+    if (v)
+      g_ptr_array_add(env, g_strconcat(kept[i], "=", v, NULL));
   }
-  /* Before the sandbox: the sink may be reopened through /proc. */
-  sbx_audit audit;
-  sbx_audit_open(&audit, have_audit ? BROKER_AUDIT_FD : -1,
-                 config->audit_grants, 0);
-  sbx_broker_server *server = sbx_broker_server_new(&audit);
-  GError *error = NULL;
-  for (size_t i = 0; i < config->n_allowlists; i++)
-    if (!sbx_broker_server_add_type(server, config->allowlists[i], &error))
-      child_fail(control, "broker: set-up failed", error);
+  g_ptr_array_add(env, NULL);
+  return (char **)g_ptr_array_free(env, FALSE);
+}
 
-  /* Nobody may read the broker's memory or attach to it (S5). */
-  if (prctl(PR_SET_DUMPABLE, 0) != 0)
-    child_fail(control, "broker: prctl(PR_SET_DUMPABLE)", NULL);
-  if (!config->dangerously_unsandboxed &&
-      !sbx_broker_sandbox_self(config->allowlists, config->n_allowlists,
-                               program, &error))
-    child_fail(control, "broker: cannot sandbox itself", error);
-
-  sbx_broker_control_reply ready;
-  memset(&ready, 0, sizeof(ready));
-  ready.magic = SBX_BROKER_CONTROL_MAGIC;
-  if (send(control, &ready, sizeof(ready), MSG_NOSIGNAL) < 0)
-    _exit(1);
-  rc = sbx_broker_server_run(server, control);
-  _exit(rc == 0 ? 0 : 1);
+/* Said once per process: the broker then shares the host's layout. */
+static void warn_fork_only(int err) {
+  static gsize warned = 0;
+  if (g_once_init_enter(&warned)) {
+    g_printerr("sbx: the kernel refuses to execute the broker's program from "
+               "a memory file (%s; vm.memfd_noexec?): the broker runs as a "
+               "fork of the host and shares its memory layout\n",
+               g_strerror(err));
+    g_once_init_leave(&warned, 1);
+  }
 }
 
 /* Waits until fd has one of events (or an error) or deadline_ms (monotonic)
@@ -162,33 +234,61 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
       }
     }
   }
-  /* Compiled here, so the broker child only loads it. */
+  /* Compiled here, so the broker only loads it. */
   sbx_bpf_program program = {0};
   if (!config->dangerously_unsandboxed &&
       !sbx_broker_sandbox_compile(&program, error))
     return NULL;
-  int sv[2];
-  if (!make_pair(sv, "the broker's control channel", error)) {
-    sbx_bpf_program_clear(&program);
+  sbx_broker_process_config pc = {
+      .allowlists = config->allowlists,
+      .n_allowlists = config->n_allowlists,
+      .have_audit = config->audit_fd >= 0,
+      .audit_grants = config->audit_grants,
+      .max_fds = config->max_fds,
+      .dangerously_unsandboxed = config->dangerously_unsandboxed,
+      .program = config->dangerously_unsandboxed ? NULL : &program,
+      .parent = getpid(),
+  };
+  child_plan plan = {
+      .parent = pc.parent, .audit = config->audit_fd, .control = -1};
+  plan.config = write_config(&pc, error);
+  sbx_bpf_program_clear(&program);
+  if (plan.config < 0)
     return NULL;
-  }
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid != 0)
-    sbx_bpf_program_clear(&program);
-  if (pid < 0) {
-    int err = errno;
-    close(sv[0]);
-    close(sv[1]);
+  plan.image = program_image();
+  if (plan.image < 0)
+    warn_fork_only(errno);
+  plan.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  int sv[2] = {-1, -1};
+  if (plan.devnull < 0) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "fork of the broker: %s", g_strerror(err));
+                "opening /dev/null for the broker: %s", g_strerror(errno));
+  } else if (make_pair(sv, "the broker's control channel", error)) {
+    plan.control = sv[1];
+  }
+  char *argv[] = {(char *)SBX_BROKER_PROGRAM_NAME, NULL};
+  plan.argv = argv;
+  plan.envp = broker_environment();
+  pid_t pid = plan.control >= 0 ? fork() : -1;
+  if (pid == 0)
+    run_child(&plan);
+  int fork_err = errno;
+  g_strfreev(plan.envp);
+  close(plan.config);
+  if (plan.image >= 0)
+    close(plan.image);
+  if (plan.devnull >= 0)
+    close(plan.devnull);
+  if (sv[1] >= 0)
+    close(sv[1]);
+  if (pid < 0) {
+    if (sv[0] >= 0) {
+      close(sv[0]);
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                  "fork of the broker: %s", g_strerror(fork_err));
+    }
     return NULL;
   }
-  if (pid == 0) {
-    close(sv[0]);
-    broker_main(config, &program, sv[1], parent);
-  }
-  close(sv[1]);
 
   char buf[1024];
   ssize_t n = -1;

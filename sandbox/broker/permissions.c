@@ -340,6 +340,73 @@ gboolean sbx_allowlist_parse(sbx_allowlist *list, const char *text,
   return TRUE;
 }
 
+#define ALLOWLIST_VARIANT_TYPE "(suiua(ssubb))"
+
+GVariant *sbx_allowlist_to_variant(const sbx_allowlist *list) {
+  GVariantBuilder entries;
+  g_variant_builder_init(&entries, G_VARIANT_TYPE("a(ssubb)"));
+  for (guint i = 0; i < list->entries->len; i++) {
+    const sbx_allow_entry *e =
+        &g_array_index(list->entries, sbx_allow_entry, i);
+    g_variant_builder_add(&entries, "(ssubb)", e->path, e->written, e->rights,
+                          (gboolean)e->recursive, (gboolean)e->proc_self);
+  }
+  return g_variant_ref_sink(g_variant_new(
+      "(suiu@a(ssubb))", list->name, (guint32)list->umask,
+      (gint32)list->denied_errno, list->commands,
+      g_variant_builder_end(&entries)));
+}
+
+/* The entries were canonicalised when the host built the list; they are
+ * taken as they are (the host's file system, not this process's view of
+ * it, decided them), after a check of their shape. */
+sbx_allowlist *sbx_allowlist_from_variant(GVariant *v, GError **error) {
+  if (!g_variant_is_of_type(v, G_VARIANT_TYPE(ALLOWLIST_VARIANT_TYPE))) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "allowlist of type %s, expected %s",
+                g_variant_get_type_string(v), ALLOWLIST_VARIANT_TYPE);
+    return NULL;
+  }
+  const char *name;
+  guint32 umask, commands;
+  gint32 denied;
+  g_autoptr(GVariant) entries = NULL;
+  g_variant_get(v, "(&suiu@a(ssubb))", &name, &umask, &denied, &commands,
+                &entries);
+  sbx_allowlist *list = sbx_allowlist_new(name);
+  list->umask = umask & 0777;
+  list->commands = commands & SBX_BROKER_ALL_COMMANDS;
+  if (!sbx_allowlist_set_denied_errno(list, denied, error)) {
+    sbx_allowlist_free(list);
+    return NULL;
+  }
+  GVariantIter iter;
+  g_variant_iter_init(&iter, entries);
+  const char *path, *written;
+  guint32 rights;
+  gboolean recursive, proc_self;
+  while (g_variant_iter_next(&iter, "(&s&subb)", &path, &written, &rights,
+                             &recursive, &proc_self)) {
+    size_t len = strlen(path);
+    bool valid = proc_self ? (len == 0 || path[0] == '/')
+                           : sbx_path_validate(path, len, NULL) == 0;
+    if (!valid || rights == 0 || (rights & ~(unsigned)SBX_PERM_ALL)) {
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                  "allowlist '%s': entry %s is malformed", name, written);
+      sbx_allowlist_free(list);
+      return NULL;
+    }
+    sbx_allow_entry e = {.path = g_strdup(path),
+                         .len = len,
+                         .written = g_strdup(written),
+                         .rights = rights,
+                         .recursive = recursive,
+                         .proc_self = proc_self};
+    g_array_append_val(list->entries, e);
+  }
+  return list;
+}
+
 void sbx_allowlist_set_umask(sbx_allowlist *list, mode_t umask) {
   list->umask = umask & 0777;
 }

@@ -108,6 +108,13 @@ gboolean sbx_allowlist_add_rule(sbx_allowlist *list, const char *rule,
 gboolean sbx_allowlist_parse(sbx_allowlist *list, const char *text,
                              const char *source_name, GError **error);
 
+/* The list as a GVariant (floating reference sunk: the caller owns it),
+ * and back: for handing a list to a broker that was started by exec. The
+ * entries stay as they were canonicalised; from_variant checks only their
+ * shape and fails with SBX_BROKER_ERROR_INVALID on anything malformed. */
+GVariant *sbx_allowlist_to_variant(const sbx_allowlist *list);
+sbx_allowlist *sbx_allowlist_from_variant(GVariant *v, GError **error);
+
 /* Permission bits that are never granted on files and directories the
  * broker creates (mode & ~umask); setuid, setgid and sticky are always
  * cleared. */

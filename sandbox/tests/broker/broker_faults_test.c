@@ -910,6 +910,95 @@ START_TEST(a_stopped_broker_is_killed_by_stop_within_the_bound) {
 }
 END_TEST
 
+/* ---- how the broker starts ----------------------------------------------- */
+
+/* argv[0] of a process (readable for any process, undumpable or not). */
+static char *argv0_of(pid_t pid) {
+  g_autofree char *path = g_strdup_printf("/proc/%d/cmdline", (int)pid);
+  char *text = NULL;
+  return g_file_get_contents(path, &text, NULL, NULL) ? text : NULL;
+}
+
+/* Starts a broker, opens the good file through it, and says how the broker
+ * runs: 1 from the embedded program, 2 as a fork, 0 when it failed. */
+static int start_and_use(void *arg) {
+  const broker_test_tree *t = arg;
+  sbx_allowlist *list = broker_test_tree_allowlist(t, "worker");
+  const sbx_allowlist *lists[] = {list};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  sbx_broker *b = sbx_broker_start(&cfg, NULL);
+  if (!b)
+    return 10;
+  int ch = sbx_broker_connect(b, "worker", NULL);
+  if (ch < 0)
+    return 11;
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, ch);
+  int fd = sbx_broker_open(&c, t->good_file, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+    return 12;
+  close(fd);
+  g_autofree char *argv0 = argv0_of(sbx_broker_pid(b));
+  if (!argv0)
+    return 13;
+  int how = strcmp(argv0, "sbx-broker") == 0 ? 1 : 2;
+  close(ch);
+  sbx_broker_stop(b, NULL, NULL);
+  sbx_allowlist_free(list);
+  return how;
+}
+
+static bool write_text(const char *path, const char *text) {
+  return g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE,
+                                  0644, NULL);
+}
+
+/* In a pid namespace of its own (vm.memfd_noexec is per pid namespace),
+ * with memory files forbidden to execute. */
+static int start_where_memfd_cannot_exec(void *arg) {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0)
+    return 20;
+  char map[64];
+  g_snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+  if (!write_text("/proc/self/setgroups", "deny") ||
+      !write_text("/proc/self/uid_map", map))
+    return 21;
+  g_snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+  if (!write_text("/proc/self/gid_map", map))
+    return 22;
+  pid_t child = fork();
+  if (child < 0)
+    return 23;
+  if (child == 0) {
+    int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "2", 1) != 1)
+      _exit(24);
+    close(fd);
+    _exit(start_and_use(arg));
+  }
+  int st;
+  if (waitpid(child, &st, 0) != child || !WIFEXITED(st))
+    return 25;
+  return WEXITSTATUS(st);
+}
+
+START_TEST(the_broker_runs_the_embedded_program_or_a_fork_where_exec_is_refused) {
+  broker_test_tree t;
+  broker_test_tree_make(&t);
+  /* A program of its own, from a sealed memory file. */
+  ck_assert_int_eq(broker_test_run_in_child(start_and_use, &t), 1);
+  /* Only global root may set vm.memfd_noexec, even in its own namespace. */
+  if (geteuid() == 0) {
+    int how = broker_test_run_in_child(start_where_memfd_cannot_exec, &t);
+    ck_assert_msg(how == 2, "broker where memfd exec is refused: %d", how);
+  }
+  broker_test_tree_free(&t);
+}
+END_TEST
+
 int main(void) {
   umask(022);
   Suite *s = suite_create("broker_faults");
@@ -927,6 +1016,9 @@ int main(void) {
       control,
       a_stopped_broker_fails_control_calls_in_time_and_late_replies_are_skipped);
   tcase_add_test(control, a_stopped_broker_is_killed_by_stop_within_the_bound);
+  tcase_add_test(
+      control,
+      the_broker_runs_the_embedded_program_or_a_fork_where_exec_is_refused);
   suite_add_tcase(s, control);
   TCase *faults = tcase_create("faults");
   tcase_set_timeout(faults, 30);

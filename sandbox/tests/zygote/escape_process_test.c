@@ -445,8 +445,8 @@ static const int kReachAttacks[] = {A_PTRACE_ATTACH, A_PTRACE_SEIZE, A_VM_READV,
                                     A_VM_WRITEV, A_KCMP};
 
 START_TEST(worker_cannot_trace_or_reach_into_any_process) {
-  /* A real broker (a fork of this test, so it has the canary too) and a
-   * plain process standing in for one, which this test can always read. */
+  /* A real broker and a plain process standing in for one (a fork of this
+   * test, so it holds the canary), which this test can always read. */
   GError *error = NULL;
   sbx_allowlist *allow = sbx_allowlist_new("renderer");
   const sbx_allowlist *const lists[] = {allow};
@@ -499,15 +499,19 @@ START_TEST(worker_cannot_trace_or_reach_into_any_process) {
   close(release[1]);
   ck_assert_int_eq(escape_wait(sibling).reason, SBX_EXIT_NORMAL);
   stop_helper(broker_stand_in);
-  /* The broker is undumpable: only root can look at its canary. It still
+  /* The broker is undumpable: only root can look into it, and even root
+   * finds nothing of this test at the canary's address there: the broker
+   * is a program of its own, with a layout of its own (S37). It still
    * answers either way. */
   struct iovec local = {.iov_base = seen, .iov_len = sizeof canary};
   struct iovec remote = {.iov_base = canary, .iov_len = sizeof canary};
+  memset(seen, 0, sizeof seen);
+  errno = 0;
   ssize_t n =
       process_vm_readv(sbx_broker_pid(broker), &local, 1, &remote, 1, 0);
   if (geteuid() == 0) {
-    ck_assert_int_eq(n, (ssize_t)sizeof canary);
-    ck_assert_str_eq(seen, canary);
+    ck_assert_msg(n == -1 ? errno == EFAULT : strcmp(seen, canary) != 0,
+                  "the broker holds this test's canary at its address");
   } else {
     ck_assert_int_eq(n, -1);
     ck_assert_int_eq(errno, EPERM);

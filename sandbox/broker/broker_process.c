@@ -1,0 +1,148 @@
+/* The broker process: its configuration, read back, and its main; see
+ * broker_process.h.
+ *
+ * Trusts the configuration (the host wrote it); checks its shape anyway,
+ * since a malformed one must fail the start with a message, not crash.
+ */
+#include "sandbox/broker/broker_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/broker/audit.h"
+#include "sandbox/broker/broker_sandbox.h"
+#include "sandbox/broker/protocol.h"
+#include "sandbox/broker/server.h"
+
+/* The configuration the host wrote, with the objects it names. Lives as
+ * long as the broker: the resolvers borrow the allowlists. */
+typedef struct {
+  sbx_broker_process_config config;
+  GPtrArray *lists; /* sbx_allowlist *, owned */
+  sbx_bpf_program program;
+} loaded_config;
+
+static gboolean read_config(int fd, loaded_config *out, GError **error) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker's configuration file is unreadable or empty");
+    return FALSE;
+  }
+  g_autofree char *data = g_malloc((gsize)st.st_size);
+  if (pread(fd, data, (size_t)st.st_size, 0) != st.st_size) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "reading the broker's configuration: %s", g_strerror(errno));
+    return FALSE;
+  }
+  g_autoptr(GVariant) all = g_variant_ref_sink(
+      g_variant_new_from_data(G_VARIANT_TYPE(SBX_BROKER_CONFIG_TYPE), data,
+                              (gsize)st.st_size, FALSE, NULL, NULL));
+  if (!g_variant_is_normal_form(all)) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "the broker's configuration is malformed");
+    return FALSE;
+  }
+  guint32 parent, max_fds;
+  gboolean have_audit, audit_grants, unsandboxed;
+  g_autoptr(GVariant) lists = NULL;
+  g_autoptr(GVariant) insns = NULL;
+  g_variant_get(all, "(u@a(suiua(ssubb))bbub@ay)", &parent, &lists, &have_audit,
+                &audit_grants, &max_fds, &unsandboxed, &insns);
+  memset(out, 0, sizeof *out);
+  out->lists = g_ptr_array_new();
+  for (gsize i = 0; i < g_variant_n_children(lists); i++) {
+    g_autoptr(GVariant) v = g_variant_get_child_value(lists, i);
+    sbx_allowlist *list = sbx_allowlist_from_variant(v, error);
+    if (!list)
+      return FALSE;
+    g_ptr_array_add(out->lists, list);
+  }
+  gsize n_bytes = 0;
+  const void *bytes = g_variant_get_fixed_array(insns, &n_bytes, 1);
+  if (n_bytes % sizeof(struct sock_filter) != 0 ||
+      (!unsandboxed && n_bytes == 0)) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "the broker's seccomp program is malformed (%zu bytes)",
+                (size_t)n_bytes);
+    return FALSE;
+  }
+  out->program.len = n_bytes / sizeof(struct sock_filter);
+  out->program.insns = g_memdup2(bytes, n_bytes);
+  out->config = (sbx_broker_process_config){
+      .allowlists = (const sbx_allowlist *const *)out->lists->pdata,
+      .n_allowlists = out->lists->len,
+      .have_audit = have_audit,
+      .audit_grants = audit_grants,
+      .max_fds = max_fds,
+      .dangerously_unsandboxed = unsandboxed,
+      .program = &out->program,
+      .parent = (pid_t)parent,
+  };
+  return TRUE;
+}
+
+/* ---- main -----------------------------------------------------------------
+ */
+
+/* Reports a set-up failure to the waiting host and leaves. */
+static void G_GNUC_NORETURN fail(const char *what, const GError *error) {
+  char msg[1024];
+  int n = g_snprintf(msg, sizeof(msg), "%s%s%s", what, error ? ": " : "",
+                     error ? error->message : "");
+  if (n > 0)
+    send(SBX_BROKER_CONTROL_FD, msg, (size_t)MIN(n, (int)sizeof(msg) - 1),
+         MSG_NOSIGNAL);
+  _exit(1);
+}
+
+_Noreturn void sbx_broker_process_main(void) {
+  /* Started from a memory file, it would be called "memfd:sbx-broker". */
+  prctl(PR_SET_NAME, SBX_BROKER_PROGRAM_NAME);
+  GError *error = NULL;
+  loaded_config loaded;
+  if (!read_config(SBX_BROKER_CONFIG_FD, &loaded, &error))
+    fail("broker: configuration", error);
+  close(SBX_BROKER_CONFIG_FD);
+  const sbx_broker_process_config *config = &loaded.config;
+  /* The parent-death signal survives exec; the host may have died before
+   * it was set. */
+  if (getppid() != config->parent)
+    _exit(1);
+  if (config->max_fds > 0) {
+    struct rlimit lim = {config->max_fds, config->max_fds};
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+      fail("broker: setrlimit(RLIMIT_NOFILE)", NULL);
+  }
+  /* Before the sandbox: the sink may be reopened through /proc. */
+  sbx_audit audit;
+  sbx_audit_open(&audit, config->have_audit ? SBX_BROKER_AUDIT_FD : -1,
+                 config->audit_grants, 0);
+  sbx_broker_server *server = sbx_broker_server_new(&audit);
+  for (size_t i = 0; i < config->n_allowlists; i++)
+    if (!sbx_broker_server_add_type(server, config->allowlists[i], &error))
+      fail("broker: set-up failed", error);
+
+  /* Nobody may read the broker's memory or attach to it (S5). */
+  if (prctl(PR_SET_DUMPABLE, 0) != 0)
+    fail("broker: prctl(PR_SET_DUMPABLE)", NULL);
+  if (!config->dangerously_unsandboxed &&
+      !sbx_broker_sandbox_self(config->allowlists, config->n_allowlists,
+                               config->program, &error))
+    fail("broker: cannot sandbox itself", error);
+
+  sbx_broker_control_reply ready;
+  memset(&ready, 0, sizeof(ready));
+  ready.magic = SBX_BROKER_CONTROL_MAGIC;
+  if (send(SBX_BROKER_CONTROL_FD, &ready, sizeof(ready), MSG_NOSIGNAL) < 0)
+    _exit(1);
+  int rc = sbx_broker_server_run(server, SBX_BROKER_CONTROL_FD);
+  _exit(rc == 0 ? 0 : 1);
+}
