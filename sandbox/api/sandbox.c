@@ -7,8 +7,8 @@
  * once, in the host, before the first fork. This file is that order.
  *
  * What it trusts: the host's configuration and the files it names. What it
- * refuses: a host that already runs threads (the broker and the zygote are
- * forks that keep running host code), and any type whose profile, policy
+ * refuses: a host that already runs threads (the zygote is a fork that
+ * keeps running host code), and any type whose profile, policy
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
@@ -79,9 +79,9 @@ static gboolean check_config(const sbx_sandbox_config *config, GError **error) {
                     ? "sbx_sandbox_start: cannot count the host's threads "
                       "(/proc/self/stat unreadable)"
                     : "sbx_sandbox_start: the host already runs %ld threads; "
-                      "call it before creating any thread (the broker and "
-                      "the zygote are forks of the host, and a lock held by "
-                      "another thread would stay locked in them)",
+                      "call it before creating any thread (the zygote is a "
+                      "fork of the host, and a lock held by another thread "
+                      "would stay locked in it)",
                 threads);
     return FALSE;
   }

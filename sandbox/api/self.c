@@ -6,8 +6,9 @@
  * down once its set-up is done. The order is the security argument:
  *   1. prepare   profile loaded, policies compiled, Landlock ruleset built
  *                (nothing is installed yet; a bad file fails cleanly)
- *   2. broker    forked now, before any layer, so it keeps the process's
- *                file system view; the process keeps one channel to it
+ *   2. broker    started now (its own program, broker_process.h), before
+ *                any layer, so it has the process's file system view; the
+ *                process keeps one channel to it
  *   3. namespaces  user, net, ipc, uts, mount, cgroup as the profile says,
  *                then the empty root. Only a single-threaded process can
  *                enter a user namespace; pid is never entered here (it

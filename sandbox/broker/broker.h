@@ -9,8 +9,9 @@
  *
  * Life cycle (host side):
  *   1. Build one sbx_allowlist per worker type (permissions.h).
- *   2. sbx_broker_start() forks the broker. Do it while the host is still
- *      single-threaded: the child keeps running host code (no exec).
+ *   2. sbx_broker_start() starts the broker: a fork that execs the broker
+ *      program libsbx carries (broker_process.h), so the broker shares no
+ *      memory and no address-space layout with the host.
  *   3. sbx_broker_connect(broker, type) once per worker: a new channel, of
  *      which the host gets the worker's end to hand over (to the zygote's
  *      spawn request, or to itself for in-process use). The channel, not
@@ -53,7 +54,7 @@
 
 typedef struct {
   /* One per worker type; borrowed for the duration of sbx_broker_start
-   * (the broker works on its own copy, made by fork). */
+   * (the broker gets its own copy, written before the fork). */
   const sbx_allowlist *const *allowlists;
   size_t n_allowlists;
   /* Where audit lines go (audit.h), or -1. The broker keeps a duplicate;
@@ -74,7 +75,7 @@ typedef struct {
 
 typedef struct sbx_broker sbx_broker;
 
-/* Forks and starts the broker; returns once it is serving, or NULL with
+/* Starts the broker; returns once it is serving, or NULL with
  * *error saying what failed (in the host or in the broker's own set-up;
  * a broker not ready within SBX_BROKER_START_TIMEOUT_MS is killed). */
 sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error);

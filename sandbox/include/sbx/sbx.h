@@ -266,8 +266,9 @@ typedef struct {
 } sbx_self_config;
 
 /* Sandboxes the calling process for good, in this order: starts its broker
- * (a fork, before any layer), enters the profile's namespaces except pid
- * (single-threaded processes only, see keep_namespaces) and its empty
+ * (a program of its own, before any layer), enters the profile's
+ * namespaces except pid (single-threaded processes only, see
+ * keep_namespaces) and its empty
  * root, drops capabilities, sets no_new_privs and undumpable, applies the
  * rlimits, loads layer 1 and the profile's policies on every thread
  * (TSYNC), then Landlock on the calling thread. Threads that already run
