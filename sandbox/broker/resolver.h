@@ -70,9 +70,8 @@ bool sbx_resolver_holds_fd(const sbx_resolver *resolver, int fd);
 
 /* Opens `path`. O_CLOEXEC and O_NOCTTY are always set on the returned
  * descriptor; the create mode is masked with the allowlist's umask. */
-int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid,
-                      const char *path, int flags, mode_t mode,
-                      sbx_decision *decision);
+int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      int flags, mode_t mode, sbx_decision *decision);
 
 /* access()/faccessat2(): mode F_OK or R_OK|W_OK (X_OK is never granted);
  * at_flags AT_EACCESS and AT_SYMLINK_NOFOLLOW. */
@@ -80,9 +79,8 @@ int sbx_resolver_access(const sbx_resolver *resolver, pid_t pid,
                         const char *path, int mode, int at_flags,
                         sbx_decision *decision);
 
-int sbx_resolver_stat(const sbx_resolver *resolver, pid_t pid,
-                      const char *path, bool follow, struct stat *out,
-                      sbx_decision *decision);
+int sbx_resolver_stat(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      bool follow, struct stat *out, sbx_decision *decision);
 
 /* statx(): at_flags AT_SYMLINK_NOFOLLOW, AT_NO_AUTOMOUNT, AT_STATX_*. */
 int sbx_resolver_statx(const sbx_resolver *resolver, pid_t pid,

@@ -38,10 +38,10 @@ static const int forwarded_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
 /* Messages from init and the program to the launcher: fixed size, one
  * datagram each. */
 typedef enum {
-  MSG_LISTENER = 1,  /* SCM_RIGHTS carries the listener */
-  MSG_SETUP_FAILED,  /* step, errno */
-  MSG_EXEC_FAILED,   /* errno of execve */
-  MSG_EXITED,        /* the program's wait status */
+  MSG_LISTENER = 1, /* SCM_RIGHTS carries the listener */
+  MSG_SETUP_FAILED, /* step, errno */
+  MSG_EXEC_FAILED,  /* errno of execve */
+  MSG_EXITED,       /* the program's wait status */
 } msg_kind;
 
 typedef enum {
@@ -95,7 +95,9 @@ static _Noreturn void child_fail(int chan, setup_step step, int err) {
 
 /* A handler that does nothing: init takes signals with sigwaitinfo, and
  * a pid-1 process would otherwise have them discarded. ASYNC-SIGNAL-SAFE. */
-static void ignore_signal(int sig) { (void)sig; }
+static void ignore_signal(int sig) {
+  (void)sig;
+}
 
 /* The program: stack the extra layers, exec. ASYNC-SIGNAL-SAFE. */
 static _Noreturn void run_program(const child_args *a, int chan) {
@@ -303,8 +305,7 @@ static void reap(pid_t pid, int *status) {
   }
 }
 
-int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
-                   GError **error) {
+int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   int result = SBX_RUN_EXIT_SETUP;
   int sv[2] = {-1, -1};
   int sfd = -1;
@@ -455,8 +456,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_PROGRAM,
                 "cannot execute %s: %s", plan->program,
                 g_strerror(news.exec_errno));
-    result = news.exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND
-                                  : SBX_RUN_EXIT_NOEXEC;
+    result =
+        news.exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND : SBX_RUN_EXIT_NOEXEC;
   } else if (news.have_status) {
     result = exit_code(news.prog_status);
   } else {

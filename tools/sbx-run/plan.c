@@ -76,8 +76,7 @@ static char *find_program(const char *name, char **envp, GError **error) {
       continue;
     g_autofree char *cand = g_build_filename(*d, name, NULL);
     struct stat st;
-    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
-        access(cand, X_OK) == 0)
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
       return g_steal_pointer(&cand);
   }
   g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_NOT_FOUND,
@@ -102,8 +101,7 @@ static char *elf_interpreter(int fd) {
     if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > PATH_MAX)
       continue;
     g_autofree char *buf = g_malloc0(ph.p_filesz + 1);
-    if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) !=
-        (ssize_t)ph.p_filesz)
+    if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
       return NULL;
     buf[ph.p_filesz] = '\0';
     return g_path_is_absolute(buf) ? g_steal_pointer(&buf) : NULL;
@@ -199,8 +197,7 @@ static gboolean add_fixed(sbx_allowlist *list, const char *path,
 
 gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error) {
   for (size_t i = 0; i < G_N_ELEMENTS(fixed_entries); i++)
-    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights,
-                   error))
+    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights, error))
       return FALSE;
   return TRUE;
 }
@@ -215,20 +212,20 @@ static gboolean add_user_path(sbx_allowlist *list, const char *option,
   bool exists = stat(abs, &st) == 0;
   if (!exists && !write) {
     int err = errno;
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s",
-                option, given, g_strerror(err));
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, g_strerror(err));
     return FALSE;
   }
   bool dir = exists && S_ISDIR(st.st_mode);
   unsigned rights = write ? SBX_PERM_READ_WRITE_CREATE : SBX_PERM_READ_ONLY;
   rights |= SBX_PERM_INTERMEDIATE;
-  g_autofree char *entry =
-      dir && strcmp(abs, "/") != 0 ? g_strconcat(abs, "/", NULL)
-                                   : g_strdup(abs);
+  g_autofree char *entry = dir && strcmp(abs, "/") != 0
+                               ? g_strconcat(abs, "/", NULL)
+                               : g_strdup(abs);
   GError *local = NULL;
   if (!sbx_allowlist_add(list, entry, rights, &local)) {
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s",
-                option, given, local->message);
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, local->message);
     g_error_free(local);
     return FALSE;
   }
@@ -271,8 +268,8 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue;
     if (p->allow_exec || is_exec_file(e->path, exec_files))
       rights |= LANDLOCK_ACCESS_FS_EXECUTE;
-    if (!sbx_landlock_allow_path(b, e->path, rights,
-                                 SBX_LANDLOCK_PATH_OPTIONAL, error)) {
+    if (!sbx_landlock_allow_path(b, e->path, rights, SBX_LANDLOCK_PATH_OPTIONAL,
+                                 error)) {
       sbx_landlock_builder_free(b);
       return FALSE;
     }
@@ -362,9 +359,10 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
 /* A name with a '/' is a file; so is NAME.profile when no built-in has
  * that name and the current directory holds it (what sbx-learn writes). */
 static sbx_profile *load_profile(const char *name, GError **error) {
-  bool is_file = strchr(name, '/') != NULL ||
-                 (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
-                  g_file_test(name, G_FILE_TEST_IS_REGULAR));
+  bool is_file =
+      strchr(name, '/') != NULL ||
+      (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
+       g_file_test(name, G_FILE_TEST_IS_REGULAR));
   if (is_file)
     return sbx_profile_load(name, NULL, error);
   g_autofree char *user_dir =

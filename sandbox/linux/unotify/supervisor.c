@@ -73,7 +73,9 @@ typedef struct {
 
 /* ---- answers and decisions --------------------------------------------- */
 
-static uint64_t arg(const call *c, int i) { return c->n->data.args[i]; }
+static uint64_t arg(const call *c, int i) {
+  return c->n->data.args[i];
+}
 
 /* An int-sized argument: the kernel reads only the low 32 bits. */
 static int arg_int(const call *c, int i) {
@@ -121,7 +123,9 @@ static void answer_drop(call *c) {
   c->kind = ANSWER_DROP;
 }
 
-static bool gone(call *c) { return sbx_target_valid(&c->t) < 0; }
+static bool gone(call *c) {
+  return sbx_target_valid(&c->t) < 0;
+}
 
 /* The last check before acting for the target: true (and nothing will
  * be answered) when it is gone. */
@@ -159,8 +163,7 @@ static void deny(call *c, int err, const char *reason, sbx_unotify_hint hint,
 
 /* Records a resolver decision and answers with its result. */
 static void decided(call *c, int64_t rc, const sbx_decision *d,
-                    sbx_unotify_hint hint, const char *hint_path,
-                    bool parent) {
+                    sbx_unotify_hint hint, const char *hint_path, bool parent) {
   if (!d->granted) {
     deny(c, rc < 0 ? (int)-rc : EACCES, d->reason, hint, hint_path, parent);
     return;
@@ -318,8 +321,8 @@ static int open_object(call *c, const char *path, bool follow, unsigned need,
       return obj;
     if (!object_location(obj, where, sizeof(where))) {
       close(obj);
-      deny(c, EACCES, "descriptor names no file in the allowlist", hint,
-           NULL, false);
+      deny(c, EACCES, "descriptor names no file in the allowlist", hint, NULL,
+           false);
       return -EACCES;
     }
     struct stat a, b;
@@ -335,16 +338,16 @@ static int open_object(call *c, const char *path, bool follow, unsigned need,
     if (fstat(obj, &a) < 0 || fstat(fd, &b) < 0 || !same_object(&a, &b)) {
       close(obj);
       close(fd);
-      deny(c, EACCES, "descriptor's file moved during the check", hint,
-           where, false);
+      deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+           false);
       return -EACCES;
     }
     close(obj);
   } else {
     sbx_decision d;
     fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, path), path,
-                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW),
-                           0, &d);
+                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0,
+                           &d);
     if (fd < 0) {
       if (!d.granted)
         deny(c, -fd, d.reason, hint, path, false);
@@ -352,8 +355,7 @@ static int open_object(call *c, const char *path, bool follow, unsigned need,
     }
     if (!object_location(fd, where, sizeof(where))) {
       close(fd);
-      deny(c, EACCES, "object has no name in the allowlist", hint, path,
-           false);
+      deny(c, EACCES, "object has no name in the allowlist", hint, path, false);
       return -EACCES;
     }
   }
@@ -362,8 +364,8 @@ static int open_object(call *c, const char *path, bool follow, unsigned need,
     size_t plen = strlen(where);
     if (!sbx_allowlist_match(list, where, plen, 0, need, &m)) {
       close(fd);
-      deny(c, sbx_allowlist_denied_errno(list), "not in the allowlist",
-           hint, where, false);
+      deny(c, sbx_allowlist_denied_errno(list), "not in the allowlist", hint,
+           where, false);
       return -sbx_allowlist_denied_errno(list);
     }
   }
@@ -424,8 +426,8 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
     if (fd >= 0 && (fstat(fd, &st2) < 0 || !same_object(&st, &st2))) {
       close(fd);
       close(obj);
-      deny(c, EACCES, "descriptor's file moved during the check", hint,
-           where, false);
+      deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+           false);
       return;
     }
     close(obj);
@@ -496,8 +498,8 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
-                             c->path, rflags, mode, &d);
+  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path), c->path,
+                             rflags, mode, &d);
   if (fd >= 0 && opath) {
     char self[64];
     snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
@@ -578,9 +580,9 @@ static void stat_own(call *c, int fd, int kind, int at_flags, unsigned mask,
   size_t len;
   memset(&out, 0, sizeof(out));
   if (kind == STAT_STATX) {
-    rc = statx(AT_FDCWD, proc,
-               at_flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW), mask,
-               &out.stx);
+    rc =
+        statx(AT_FDCWD, proc, at_flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW),
+              mask, &out.stx);
     len = sizeof(out.stx);
   } else {
     rc = stat(proc, &out.st);
@@ -638,9 +640,8 @@ static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
   memset(&out, 0, sizeof(out));
   size_t len;
   if (kind == STAT_STATX) {
-    rc = sbx_resolver_statx(c->u->cfg.resolver, self_pid(c, c->path),
-                            c->path, at_flags & ~AT_EMPTY_PATH, mask,
-                            &out.stx, &d);
+    rc = sbx_resolver_statx(c->u->cfg.resolver, self_pid(c, c->path), c->path,
+                            at_flags & ~AT_EMPTY_PATH, mask, &out.stx, &d);
     len = sizeof(out.stx);
   } else {
     rc = sbx_resolver_stat(c->u->cfg.resolver, self_pid(c, c->path), c->path,
@@ -669,8 +670,7 @@ static void h_lstat(call *c) {
 }
 
 static void h_newfstatat(call *c) {
-  do_stat(c, STAT_PLAIN, arg_int(c, 0), arg(c, 1), arg_int(c, 3), 0,
-          arg(c, 2));
+  do_stat(c, STAT_PLAIN, arg_int(c, 0), arg(c, 1), arg_int(c, 3), 0, arg(c, 2));
 }
 
 static void h_statx(call *c) {
@@ -811,8 +811,8 @@ static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
   ssize_t n;
   sbx_decision d = {.granted = true};
   if (!readlink_self(c, out, size, &n))
-    n = sbx_resolver_readlink(c->u->cfg.resolver, self_pid(c, c->path),
-                              c->path, out, size, &d);
+    n = sbx_resolver_readlink(c->u->cfg.resolver, self_pid(c, c->path), c->path,
+                              out, size, &d);
   if (drop_if_gone(c))
     return;
   if (n < 0) {
@@ -860,8 +860,8 @@ static void do_mkdir(call *c, int dirfd, uint64_t path_addr, mode_t mode) {
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int rc = sbx_resolver_mkdir(c->u->cfg.resolver, self_pid(c, c->path),
-                              c->path, mode, &d);
+  int rc = sbx_resolver_mkdir(c->u->cfg.resolver, self_pid(c, c->path), c->path,
+                              mode, &d);
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
@@ -883,14 +883,18 @@ static void do_remove(call *c, int dirfd, uint64_t path_addr, bool dir) {
   sbx_decision d;
   int rc = dir ? sbx_resolver_rmdir(c->u->cfg.resolver, self_pid(c, c->path),
                                     c->path, &d)
-               : sbx_resolver_unlink(c->u->cfg.resolver,
-                                     self_pid(c, c->path), c->path, &d);
+               : sbx_resolver_unlink(c->u->cfg.resolver, self_pid(c, c->path),
+                                     c->path, &d);
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
-static void h_unlink(call *c) { do_remove(c, AT_FDCWD, arg(c, 0), false); }
+static void h_unlink(call *c) {
+  do_remove(c, AT_FDCWD, arg(c, 0), false);
+}
 
-static void h_rmdir(call *c) { do_remove(c, AT_FDCWD, arg(c, 0), true); }
+static void h_rmdir(call *c) {
+  do_remove(c, AT_FDCWD, arg(c, 0), true);
+}
 
 static void h_unlinkat(call *c) {
   int flags = arg_int(c, 2);
@@ -973,8 +977,8 @@ static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
   }
   if (drop_if_gone(c))
     return -1;
-  int fd = open_object(c, c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), need,
-                       hint);
+  int fd =
+      open_object(c, c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), need, hint);
   if (fd == PATH_GONE) {
     answer_drop(c);
     return -1;
@@ -1017,8 +1021,7 @@ static void h_fchmodat(call *c) {
 }
 
 static void h_fchmodat2(call *c) {
-  do_chmod(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2),
-           arg_int(c, 3));
+  do_chmod(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2), arg_int(c, 3));
 }
 
 static void h_utimensat(call *c) {
@@ -1059,8 +1062,8 @@ static void h_utimensat(call *c) {
       return;
     }
   } else {
-    fd = object_for(c, arg_int(c, 0), arg(c, 1), at_flags,
-                    SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE);
+    fd = object_for(c, arg_int(c, 0), arg(c, 1), at_flags, SBX_PERM_READ_WRITE,
+                    SBX_UNOTIFY_HINT_WRITE);
     if (fd < 0)
       return;
   }
@@ -1080,8 +1083,8 @@ static void h_truncate(call *c) {
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
-                             c->path, O_WRONLY | O_NONBLOCK, 0, &d);
+  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path), c->path,
+                             O_WRONLY | O_NONBLOCK, 0, &d);
   if (fd < 0) {
     decided(c, fd, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
     return;
@@ -1168,10 +1171,18 @@ static void do_xattr_read(call *c, bool list, bool follow) {
   answer_value(c, n);
 }
 
-static void h_getxattr(call *c) { do_xattr_read(c, false, true); }
-static void h_lgetxattr(call *c) { do_xattr_read(c, false, false); }
-static void h_listxattr(call *c) { do_xattr_read(c, true, true); }
-static void h_llistxattr(call *c) { do_xattr_read(c, true, false); }
+static void h_getxattr(call *c) {
+  do_xattr_read(c, false, true);
+}
+static void h_lgetxattr(call *c) {
+  do_xattr_read(c, false, false);
+}
+static void h_listxattr(call *c) {
+  do_xattr_read(c, true, true);
+}
+static void h_llistxattr(call *c) {
+  do_xattr_read(c, true, false);
+}
 
 /* ---- calls that are always refused, with the path named ---------------- */
 
@@ -1271,7 +1282,9 @@ static void do_exec(call *c, int dirfd, uint64_t path_addr, int at_flags) {
     c->ev.path = c->path;
 }
 
-static void h_execve(call *c) { do_exec(c, AT_FDCWD, arg(c, 0), 0); }
+static void h_execve(call *c) {
+  do_exec(c, AT_FDCWD, arg(c, 0), 0);
+}
 
 static void h_execveat(call *c) {
   do_exec(c, arg_int(c, 0), arg(c, 1), arg_int(c, 4));
@@ -1525,7 +1538,9 @@ void sbx_unotify_free(sbx_unotify *u) {
   g_free(u);
 }
 
-int sbx_unotify_listener(const sbx_unotify *u) { return u->ch.listener; }
+int sbx_unotify_listener(const sbx_unotify *u) {
+  return u->ch.listener;
+}
 
 int sbx_unotify_receive(sbx_unotify *u) {
   u->pending = false;

@@ -69,19 +69,19 @@ typedef enum {
 /* One decision, reported to the launcher (for its audit log and its
  * `sbx: denied` lines). Every pointer is valid during the callback only. */
 typedef struct {
-  pid_t pid;           /* the calling thread, as the supervisor sees it */
-  int nr;              /* system call number */
-  const char *syscall; /* its name ("syscall-N" when unknown) */
+  pid_t pid;             /* the calling thread, as the supervisor sees it */
+  int nr;                /* system call number */
+  const char *syscall;   /* its name ("syscall-N" when unknown) */
   const char *operation; /* "read", "write", "create", "stat", "exec",
                           * "mkdir", "unlink", "rename", "chmod", ... */
-  const char *path;    /* absolute, normalised; NULL when not a path call */
-  const char *path2;   /* the second path of rename, else NULL */
-  const char *detail;  /* non-path calls: "AF_INET", "TIOCSTI", ... */
-  uint64_t flags;      /* open flags, access mode, ... as passed */
-  bool allowed;        /* the rules allowed it (it may still have failed) */
-  bool served;         /* false: the target was gone and got no answer */
-  int error;           /* errno the call returned, 0 on success */
-  const char *reason;  /* why it was denied (static), NULL if allowed */
+  const char *path;      /* absolute, normalised; NULL when not a path call */
+  const char *path2;     /* the second path of rename, else NULL */
+  const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
+  uint64_t flags;        /* open flags, access mode, ... as passed */
+  bool allowed;          /* the rules allowed it (it may still have failed) */
+  bool served;           /* false: the target was gone and got no answer */
+  int error;             /* errno the call returned, 0 on success */
+  const char *reason;    /* why it was denied (static), NULL if allowed */
   sbx_unotify_hint hint;
   const char *hint_path; /* for HINT_READ / HINT_WRITE */
 } sbx_unotify_event;
