@@ -802,6 +802,29 @@ static int resolve_object(const sbx_resolver *r, pid_t pid, const char *path,
   return resolve(r, pid, path, &lk, &c, res, d);
 }
 
+/* A descriptor of our own for res->fd: the held roots are never handed
+ * out. */
+static int take_fd(resolved *res) {
+  if (res->owned) {
+    int fd = res->fd;
+    res->fd = -1;
+    return fd;
+  }
+  int fd = fcntl(res->fd, F_DUPFD_CLOEXEC, 0);
+  return fd < 0 ? -errno : fd;
+}
+
+int sbx_resolver_open_object(const sbx_resolver *r, pid_t pid, const char *path,
+                             unsigned need, bool follow, sbx_decision *d) {
+  if (need == 0 || (need & ~(unsigned)SBX_PERM_ALL))
+    return deny_with(d, "invalid rights", -EINVAL);
+  resolved res;
+  int rc = resolve_object(r, pid, path, need, follow, &res, d);
+  if (rc < 0)
+    return rc;
+  return take_fd(&res);
+}
+
 int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
                         int mode, int at_flags, sbx_decision *d) {
   if (mode & ~(R_OK | W_OK | X_OK))
@@ -888,6 +911,24 @@ static int resolve_parent(const sbx_resolver *r, pid_t pid, const char *path,
   lookup lk = {.n_alts = 1, .follow = false};
   lk.alts[0] = (alternative){SBX_PERM_CREATE, true, 0};
   return resolve(r, pid, path, &lk, c, res, d);
+}
+
+int sbx_resolver_open_parent(const sbx_resolver *r, pid_t pid, const char *path,
+                             char *name, size_t size, sbx_decision *d) {
+  cursor c;
+  resolved res;
+  int rc = resolve_parent(r, pid, path, &c, &res, d);
+  if (rc < 0)
+    return rc;
+  size_t len = strlen(res.name);
+  if (len + 1 > size) {
+    release(&res);
+    return deny_with(d, "name longer than the caller's buffer", -ENAMETOOLONG);
+  }
+  memcpy(name, res.name, len + 1);
+  rc = take_fd(&res);
+  release(&res);
+  return rc;
 }
 
 int sbx_resolver_mkdir(const sbx_resolver *r, pid_t pid, const char *path,
