@@ -212,6 +212,13 @@ int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
     return (int)n;
   if (n == 0)
     return (flags & SBX_TARGET_PATH_EMPTY_OK) ? SBX_TARGET_PATH_EMPTY : -ENOENT;
+  return sbx_target_absolute_path(t, dirfd, raw, (size_t)n, out);
+}
+
+int sbx_target_absolute_path(sbx_unotify_target *t, int dirfd, const char *raw,
+                             size_t n, char *out) {
+  if (n == 0)
+    return -ENOENT;
   char base[PATH_MAX];
   int blen = 1;
   base[0] = '/';
@@ -221,7 +228,6 @@ int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
     if (blen < 0)
       return sbx_target_valid(t) < 0 ? SBX_TARGET_GONE : blen;
   }
-  int len =
-      sbx_path_join_link(base, (size_t)blen, raw, (size_t)n, out, PATH_MAX);
+  int len = sbx_path_join_link(base, (size_t)blen, raw, n, out, PATH_MAX);
   return len < 0 ? len : 0;
 }

@@ -82,6 +82,13 @@ enum { SBX_TARGET_PATH_EMPTY_OK = 1u << 0 };
 int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
                          char *out, unsigned flags);
 
+/* Makes raw (n bytes, a path the target gave in some other form, such
+ * as a unix socket address) absolute and lexically normalised into out
+ * (PATH_MAX bytes), like sbx_target_read_path(). Returns 0,
+ * SBX_TARGET_GONE or -errno. */
+int sbx_target_absolute_path(sbx_unotify_target *t, int dirfd, const char *raw,
+                             size_t n, char *out);
+
 /* Writes "/proc/TID/fd/N" (the supervisor's way to the object behind the
  * target's fd N) into buf. Returns its length. */
 int sbx_target_fd_proc_path(const sbx_unotify_target *t, int fd, char *buf,
