@@ -393,12 +393,13 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   init_news news = {0};
   int init_status = 0;
   while (!init_done) {
-    struct pollfd fds[3] = {
+    struct pollfd fds[4] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
         {.fd = listening ? sbx_unotify_listener(u) : -1, .events = POLLIN},
+        {.fd = sbx_unotify_waiting_fd(u), .events = POLLIN},
     };
-    if (poll(fds, 3, -1) < 0) {
+    if (poll(fds, 4, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
@@ -409,6 +410,11 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
         fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
     } else if (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
       listening = false;
+    }
+    if (fds[3].revents & POLLIN) {
+      int rc = sbx_unotify_finish_waiting(u);
+      if (rc < 0)
+        fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
     }
     if (fds[1].revents & POLLIN) {
       int fd;

@@ -241,18 +241,27 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
   return false;
 }
 
+/* What a write grant lets the program do itself. Never make a socket
+ * file, a FIFO or a symbolic link: the program's own calls for those are
+ * refused, and a socket file is bound by the supervisor's helper (which
+ * Landlock restricts to the directory the allowlist granted), so the
+ * kernel refuses any such call that reached it. */
+#define SANDBOXED_WRITE_RIGHTS                                               \
+  (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
+   ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
+               LANDLOCK_ACCESS_FS_MAKE_SYM))
+
 /* The same rules as the allowlist, enforced by the kernel on the objects
  * the program itself opens or executes: a second line behind the
  * supervisor, and the only one for execve. */
 static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
                                GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
-  uint64_t scoped = LANDLOCK_SCOPE_SIGNAL;
-  uint64_t net = 0;
-  if (!p->net) {
-    scoped |= LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-    net = SBX_LANDLOCK_NET_ALL;
-  }
+  /* Abstract unix names are refused by the supervisor in every mode (the
+   * host's local services under --net); the scope says so again in the
+   * kernel. */
+  uint64_t scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+  uint64_t net = p->net ? 0 : SBX_LANDLOCK_NET_ALL;
   sbx_landlock_set_handled(b, SBX_LANDLOCK_FS_ALL, net, scoped);
   size_t n = sbx_allowlist_n_entries(p->allowlist);
   for (size_t i = 0; i < n; i++) {
@@ -261,7 +270,7 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue;
     uint64_t rights = 0;
     if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
-      rights = SBX_LANDLOCK_RIGHTS_READ_WRITE;
+      rights = SANDBOXED_WRITE_RIGHTS;
     else if (e->rights & SBX_PERM_READ)
       rights = SBX_LANDLOCK_RIGHTS_READ;
     if (!rights)
