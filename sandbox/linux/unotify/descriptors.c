@@ -144,7 +144,7 @@ static int writable_object(sbx_call *c, int fd, bool allow_unnamed) {
       !sbx_call_object_location(obj, where, sizeof(where))) {
     close(obj);
     deny(c, denied, "descriptor names no file in the allowlist",
-         SBX_UNOTIFY_HINT_NONE, NULL, false);
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return -1;
   }
   g_strlcpy(c->path, where, sizeof(c->path));
@@ -303,7 +303,7 @@ static void refuse_on_fd(sbx_call *c, const char *op, int err,
   c->ev.operation = op;
   if (!name_fd(c, arg_int(c, 0)))
     return;
-  deny(c, err, reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+  deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
 void sbx_handle_fchown(sbx_call *c) {
@@ -322,6 +322,6 @@ void sbx_handle_inode_ioctl(sbx_call *c, const char *name) {
     snprintf(c->detail, sizeof(c->detail), "ioctl %s", name);
     c->ev.detail = c->detail;
   }
-  deny(c, EPERM, "inode flags cannot change", SBX_UNOTIFY_HINT_NONE, NULL,
+  deny(c, EPERM, "inode flags cannot change", SBX_UNOTIFY_HINT_NEVER, NULL,
        false);
 }

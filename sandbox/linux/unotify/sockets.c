@@ -64,11 +64,11 @@
 #define SUN_PATH_SIZE sizeof(((struct sockaddr_un *)0)->sun_path)
 
 static const char abstract_reason[] =
-    "abstract unix socket names are not served (under --net they are the "
-    "host's local services)";
+    "abstract unix socket names are refused: they reach the host's local "
+    "services";
 static const char datagram_reason[] =
-    "unix datagram sockets can send to any socket file with an address "
-    "the filter cannot see";
+    "unix datagram sockets are refused: sendto() could reach any socket "
+    "file";
 
 /* ---- the program's identity --------------------------------------------- */
 
@@ -168,7 +168,13 @@ void sbx_handle_socket(sbx_call *c) {
   name_family(c, family);
   c->ev.flags = (uint32_t)type;
   if (family == AF_UNIX && !connected_type(type)) {
-    deny(c, EACCES, datagram_reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+    int t = type & 0xf;
+    if (t == SOCK_DGRAM || t == SOCK_RAW)
+      snprintf(c->detail, sizeof(c->detail), "AF_UNIX %s",
+               t == SOCK_DGRAM ? "SOCK_DGRAM" : "SOCK_RAW");
+    else
+      snprintf(c->detail, sizeof(c->detail), "AF_UNIX type %d", t);
+    deny(c, EACCES, datagram_reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return;
   }
   if (!c->cfg->allow_sockets) {
@@ -189,7 +195,7 @@ void sbx_handle_socketpair(sbx_call *c) {
            family_name(family, tmp, sizeof(tmp)), type & 0xf);
   c->ev.detail = c->detail;
   if (family == AF_UNIX && !connected_type(type)) {
-    deny(c, EACCES, datagram_reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+    deny(c, EACCES, datagram_reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return;
   }
   /* A connected pair with flags the filter does not list (the kernel
@@ -289,7 +295,7 @@ static void refuse_abstract(sbx_call *c, const struct sockaddr_storage *ss,
   }
   c->detail[1 + n] = '\0';
   c->ev.detail = c->detail;
-  deny(c, EPERM, abstract_reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+  deny(c, EPERM, abstract_reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
 /* The unix address's path, absolute (relative paths are the program's
@@ -381,7 +387,7 @@ static int socket_file(sbx_call *c) {
         !sbx_call_object_location(held, c->path, sizeof(c->path))) {
       close(held);
       deny(c, denied, "descriptor names no file in the allowlist",
-           SBX_UNOTIFY_HINT_NONE, NULL, false);
+           SBX_UNOTIFY_HINT_NEVER, NULL, false);
       return -1;
     }
   }
@@ -411,7 +417,7 @@ static int socket_file(sbx_call *c) {
     close(fd);
     if (S_ISSOCK(st.st_mode))
       deny(c, denied, "a socket file with several hard links",
-           SBX_UNOTIFY_HINT_NONE, NULL, false);
+           SBX_UNOTIFY_HINT_NEVER, NULL, false);
     else
       answer_failed(c, ECONNREFUSED); /* what the kernel says */
     return -1;
@@ -568,7 +574,7 @@ static void bind_path(sbx_call *c, int sock, const struct sockaddr_storage *ss,
   if (sbx_call_own_fd_path(c->path) >= 0) {
     close(sock);
     deny(c, EPERM, "a descriptor's name cannot be created",
-         SBX_UNOTIFY_HINT_NONE, NULL, false);
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return;
   }
   char name[NAME_MAX + 1];
@@ -600,7 +606,7 @@ static void bind_path(sbx_call *c, int sock, const struct sockaddr_storage *ss,
     deny(c, EACCES,
          "socket files are made only where Landlock (Linux 5.13) can "
          "check their directory",
-         SBX_UNOTIFY_HINT_NONE, NULL, false);
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return;
   }
   c->ev.allowed = true;

@@ -1140,7 +1140,7 @@ static void refuse_path(sbx_call *c, const char *op, int dirfd, int i, int err,
   }
   if (rc == 0)
     c->ev.path = c->path;
-  deny(c, err, reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+  deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
 /* Calls refused outright; the path is read only to name it. */

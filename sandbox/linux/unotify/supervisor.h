@@ -87,6 +87,7 @@ typedef enum {
   SBX_UNOTIFY_HINT_WRITE, /* write access to hint_path (create: its dir) */
   SBX_UNOTIFY_HINT_EXEC,  /* executing other programs */
   SBX_UNOTIFY_HINT_NET,   /* sockets */
+  SBX_UNOTIFY_HINT_NEVER, /* no option allows it; the reason says why */
 } sbx_unotify_hint;
 
 /* One decision, reported to the launcher (for its audit log and its
