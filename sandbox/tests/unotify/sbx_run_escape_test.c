@@ -534,7 +534,7 @@ START_TEST(a_descriptor_swapped_during_connects_never_connects_a_unix_one) {
   int port = tcp_listener(&tcp, 128, true);
   unix_listener(&canary, canary_path, true);
   g_autofree char *p = g_strdup_printf("%d", port);
-  const char *control[] = {"fd-race", p, canary_path, "3000", NULL};
+  const char *control[] = {"fd-race", p, canary_path, "5000", NULL};
   result r = probe_out(control);
   ck_assert_msg(r.status == 1, "%s", r.out);
   assert_lacks(r.out, "canary=0\n");

@@ -503,13 +503,14 @@ static struct sockaddr_storage swap_tcp, swap_canary;
 static void *fd_swapper(void *unused) {
   (void)unused;
   while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
-    int u = atomic_load(&swap_unix), i = atomic_load(&swap_inet);
+    int u = atomic_load(&swap_unix);
     if (u >= 0)
       dup2(u, swap_fd);
     memcpy(&swap_addr, &swap_canary, sizeof(swap_addr));
     __asm__ volatile("" ::: "memory");
     for (volatile int spin = 0; spin < 100; spin++) {
     }
+    int i = atomic_load(&swap_inet);
     if (i >= 0)
       dup2(i, swap_fd);
     memcpy(&swap_addr, &swap_tcp, sizeof(swap_addr));
@@ -537,6 +538,9 @@ static int cmd_fd_race(const char *port, const char *canary,
     dup2(in, swap_fd);
     atomic_store(&swap_inet, in);
     atomic_store(&swap_unix, un);
+    /* Give the swapper time to be anywhere in its cycle. */
+    for (volatile int spin = 0; spin < 3000; spin++) {
+    }
     /* One length that suits both addresses. */
     if (connect(swap_fd, (struct sockaddr *)&swap_addr,
                 sizeof(struct sockaddr_un)) == 0)
