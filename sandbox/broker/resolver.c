@@ -29,20 +29,19 @@
 #define K_FASYNC 020000
 #define K_O_PATH 010000000
 
-#define KNOWN_OPEN_FLAGS                                                  \
-  (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |        \
-   O_NONBLOCK | O_DSYNC | K_O_SYNC_BIT | O_DIRECT | K_O_LARGEFILE |       \
-   O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | K_O_TMPFILE_BIT |   \
-   K_O_PATH | K_FASYNC)
+#define KNOWN_OPEN_FLAGS                                                       \
+  (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | \
+   O_DSYNC | K_O_SYNC_BIT | O_DIRECT | K_O_LARGEFILE | O_DIRECTORY |           \
+   O_NOFOLLOW | O_NOATIME | O_CLOEXEC | K_O_TMPFILE_BIT | K_O_PATH | K_FASYNC)
 
 /* Flags handed to openat2 as the worker gave them. */
-#define PASSED_OPEN_FLAGS                                                 \
-  (O_ACCMODE | O_CREAT | O_EXCL | O_APPEND | O_NONBLOCK | O_DSYNC |       \
-   K_O_SYNC_BIT | O_DIRECT | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |       \
+#define PASSED_OPEN_FLAGS                                           \
+  (O_ACCMODE | O_CREAT | O_EXCL | O_APPEND | O_NONBLOCK | O_DSYNC | \
+   K_O_SYNC_BIT | O_DIRECT | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
    K_O_TMPFILE_BIT)
 
-#define MAX_HOPS 40         /* symlink substitutions per request */
-#define MAX_WALK_STEPS 256  /* readlinkat() calls per request (B7) */
+#define MAX_HOPS 40        /* symlink substitutions per request */
+#define MAX_WALK_STEPS 256 /* readlinkat() calls per request (B7) */
 #define BENEATH (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
 
 struct sbx_resolver {
@@ -137,8 +136,8 @@ static void grant(sbx_decision *d) {
 static int open_dir_exact(const char *path) {
   /* The canonical path has no symlinks; if one appeared since the list
    * was loaded, the root is absent rather than somewhere else. */
-  return (int)sys_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC,
-                          0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  return (int)sys_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                          RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 /* Set-up failure: says which directory could not be opened and why. */
@@ -170,7 +169,8 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
       dir = g_strdup(e->path);
     } else {
       const char *slash = strrchr(e->path, '/');
-      dir = g_strndup(e->path, slash == e->path ? 1 : (size_t)(slash - e->path));
+      dir =
+          g_strndup(e->path, slash == e->path ? 1 : (size_t)(slash - e->path));
     }
     /* Entries sharing a root share its descriptor. */
     for (size_t j = 0; j < i; j++) {
@@ -178,8 +178,9 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
       if (o->proc_self || r->root_fds[j] < 0)
         continue;
       const char *oslash = strrchr(o->path, '/');
-      size_t olen = o->recursive ? o->len
-                                 : (oslash == o->path ? 1 : (size_t)(oslash - o->path));
+      size_t olen = o->recursive
+                        ? o->len
+                        : (oslash == o->path ? 1 : (size_t)(oslash - o->path));
       if (olen == strlen(dir) && memcmp(o->path, dir, olen) == 0) {
         r->root_fds[i] = r->root_fds[j];
         break;
@@ -378,8 +379,8 @@ static int substitute_symlink(const sbx_resolver *r, cursor *c, int dirfd,
     if (dirfd == AT_FDCWD && !walk_may_follow(r, c, j))
       return -EACCES;
     size_t dirlen = i > 1 ? i - 1 : 1;
-    int len = sbx_path_join_link(c->buf, dirlen, target, (size_t)n, out,
-                                 sizeof(out));
+    int len =
+        sbx_path_join_link(c->buf, dirlen, target, (size_t)n, out, sizeof(out));
     if (len < 0)
       return len;
     size_t rest = c->len - j;
@@ -429,8 +430,7 @@ static bool proc_top_link(const cursor *c) {
  * intermediate directory) leads to: `walk_err` means a symlink was in the
  * way, EAGAIN a race to retry; any other error is the file system's
  * answer. On success the descriptor is the result. */
-static step opened_dir(int fd, int err, int walk_err, resolved *out,
-                       int *rc) {
+static step opened_dir(int fd, int err, int walk_err, resolved *out, int *rc) {
   if (fd < 0) {
     if (err == walk_err || (walk_err == ELOOP && err == ENOTDIR))
       return STEP_WALK_PATH;
@@ -447,9 +447,9 @@ static step opened_dir(int fd, int err, int walk_err, resolved *out,
 
 /* Opens beneath the root of entry `idx`. */
 static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
-                       const alternative *alt, const lookup *lk,
-                       resolved *out, int *rc, const char **why,
-                       int *walk_fd, size_t *walk_start) {
+                       const alternative *alt, const lookup *lk, resolved *out,
+                       int *rc, const char **why, int *walk_fd,
+                       size_t *walk_start) {
   const sbx_allow_entry *e = sbx_allowlist_entry(r->list, idx);
   int rootfd;
   bool root_owned = false;
@@ -465,9 +465,9 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
     size_t plen = c->proc_prefix - 6;
     memcpy(pidname, c->buf + 6, plen);
     pidname[plen] = '\0';
-    rootfd = (int)sys_openat2(r->proc_fd, pidname,
-                              O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                              BENEATH | RESOLVE_NO_SYMLINKS);
+    rootfd =
+        (int)sys_openat2(r->proc_fd, pidname, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                         0, BENEATH | RESOLVE_NO_SYMLINKS);
     if (rootfd < 0) {
       *rc = -errno;
       return STEP_DONE;
@@ -508,8 +508,8 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
     }
     unsigned long long how = beneath(c);
     *slash = '\0';
-    int pfd = (int)sys_openat2(rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
-                               0, how);
+    int pfd =
+        (int)sys_openat2(rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, how);
     int err = errno;
     *slash = '/';
     out->name = slash + 1;
@@ -568,8 +568,8 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
 
 /* A directory above an INTERMEDIATE entry: reached from "/" without
  * following any symlink, and only ever for stat-level operations. */
-static step open_intermediate(const sbx_resolver *r, cursor *c,
-                              resolved *out, int *rc) {
+static step open_intermediate(const sbx_resolver *r, cursor *c, resolved *out,
+                              int *rc) {
   const char *rel = c->len == 1 ? "." : c->buf + 1;
   int fd = (int)sys_openat2(r->slash_fd, rel,
                             O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC, 0,
@@ -625,8 +625,9 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
       int sub = substitute_symlink(r, c, AT_FDCWD, 1, lk->follow);
       if (sub > 0)
         continue;
-      return deny(r, d, sub == -ELOOP ? "too many symlinks to walk"
-                                      : "not in the allowlist");
+      return deny(
+          r, d,
+          sub == -ELOOP ? "too many symlinks to walk" : "not in the allowlist");
     }
     rc = 0;
     why = NULL;
@@ -714,7 +715,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   if (acc == O_RDONLY && trunc)
     return deny(r, d, "O_RDONLY|O_TRUNC");
 
-  unsigned need = acc == O_RDONLY ? SBX_PERM_READ
+  unsigned need = acc == O_RDONLY   ? SBX_PERM_READ
                   : acc == O_WRONLY ? SBX_PERM_WRITE
                                     : SBX_PERM_READ | SBX_PERM_WRITE;
   if (trunc)
@@ -740,8 +741,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
     variants[0] = OPEN_CREATE;
     lk.n_alts = 1;
     if (flags & O_EXCL) {
-      lk.alts[lk.n_alts] =
-          (alternative){need | SBX_PERM_TEMPORARY, true, 0, 0};
+      lk.alts[lk.n_alts] = (alternative){need | SBX_PERM_TEMPORARY, true, 0, 0};
       variants[lk.n_alts++] = OPEN_TEMPORARY;
     } else {
       lk.alts[lk.n_alts] = (alternative){need, false, base, 0};
@@ -757,8 +757,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   resolved res;
   int rc = resolve(r, pid, path, &lk, &c, &res, d);
   if (rc < 0) {
-    if (rc == -ENOENT && d->granted &&
-        variants[res.alt] == OPEN_NOCREATE)
+    if (rc == -ENOENT && d->granted && variants[res.alt] == OPEN_NOCREATE)
       return deny(r, d, "O_CREAT without the create right");
     return rc;
   }
@@ -772,8 +771,8 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
     fd = (int)sys_openat2(res.fd, ".", tflags, cmode, BENEATH);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
       /* No O_TMPFILE on this file system: create, check, unlink. */
-      int cflags = (base & ~O_DIRECTORY) | O_CREAT | O_EXCL | O_NOFOLLOW |
-                   O_CLOEXEC;
+      int cflags =
+          (base & ~O_DIRECTORY) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
       fd = (int)sys_openat2(res.fd, res.name, cflags, cmode, BENEATH);
       if (fd >= 0) {
         struct stat a, b;
@@ -809,8 +808,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
     close(fd);
     return deny(r, d, "write to a file with several hard links");
   }
-  if (trunc && S_ISREG(st.st_mode) && st.st_size != 0 &&
-      ftruncate(fd, 0) < 0) {
+  if (trunc && S_ISREG(st.st_mode) && st.st_size != 0 && ftruncate(fd, 0) < 0) {
     rc = -errno;
     close(fd);
     return rc;
@@ -835,6 +833,29 @@ static int resolve_object(const sbx_resolver *r, pid_t pid, const char *path,
   return resolve(r, pid, path, &lk, &c, res, d);
 }
 
+/* A descriptor of our own for res->fd: the held roots are never handed
+ * out. */
+static int take_fd(resolved *res) {
+  if (res->owned) {
+    int fd = res->fd;
+    res->fd = -1;
+    return fd;
+  }
+  int fd = fcntl(res->fd, F_DUPFD_CLOEXEC, 0);
+  return fd < 0 ? -errno : fd;
+}
+
+int sbx_resolver_open_object(const sbx_resolver *r, pid_t pid, const char *path,
+                             unsigned need, bool follow, sbx_decision *d) {
+  if (need == 0 || (need & ~(unsigned)SBX_PERM_ALL))
+    return deny_with(d, "invalid rights", -EINVAL);
+  resolved res;
+  int rc = resolve_object(r, pid, path, need, follow, &res, d);
+  if (rc < 0)
+    return rc;
+  return take_fd(&res);
+}
+
 int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
                         int mode, int at_flags, sbx_decision *d) {
   if (mode & ~(R_OK | W_OK | X_OK))
@@ -849,14 +870,13 @@ int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
   if (mode & W_OK)
     need |= SBX_PERM_WRITE;
   resolved res;
-  int rc = resolve_object(r, pid, path, need,
-                          !(at_flags & AT_SYMLINK_NOFOLLOW), &res, d);
+  int rc = resolve_object(r, pid, path, need, !(at_flags & AT_SYMLINK_NOFOLLOW),
+                          &res, d);
   if (rc < 0)
     return rc;
   rc = 0;
-  if (mode != F_OK &&
-      syscall(SYS_faccessat2, res.fd, "", mode,
-              AT_EMPTY_PATH | (at_flags & AT_EACCESS)) < 0)
+  if (mode != F_OK && syscall(SYS_faccessat2, res.fd, "", mode,
+                              AT_EMPTY_PATH | (at_flags & AT_EACCESS)) < 0)
     rc = -errno;
   release(&res);
   return rc;
@@ -892,8 +912,8 @@ int sbx_resolver_statx(const sbx_resolver *r, pid_t pid, const char *path,
   if (rc < 0)
     return rc;
   rc = 0;
-  if (statx(res.fd, "", AT_EMPTY_PATH | (at_flags & ~AT_SYMLINK_NOFOLLOW),
-            mask, out) < 0)
+  if (statx(res.fd, "", AT_EMPTY_PATH | (at_flags & ~AT_SYMLINK_NOFOLLOW), mask,
+            out) < 0)
     rc = -errno;
   release(&res);
   return rc;
@@ -922,6 +942,24 @@ static int resolve_parent(const sbx_resolver *r, pid_t pid, const char *path,
   lookup lk = {.n_alts = 1, .follow = false};
   lk.alts[0] = (alternative){SBX_PERM_CREATE, true, 0};
   return resolve(r, pid, path, &lk, c, res, d);
+}
+
+int sbx_resolver_open_parent(const sbx_resolver *r, pid_t pid, const char *path,
+                             char *name, size_t size, sbx_decision *d) {
+  cursor c;
+  resolved res;
+  int rc = resolve_parent(r, pid, path, &c, &res, d);
+  if (rc < 0)
+    return rc;
+  size_t len = strlen(res.name);
+  if (len + 1 > size) {
+    release(&res);
+    return deny_with(d, "name longer than the caller's buffer", -ENAMETOOLONG);
+  }
+  memcpy(name, res.name, len + 1);
+  rc = take_fd(&res);
+  release(&res);
+  return rc;
 }
 
 int sbx_resolver_mkdir(const sbx_resolver *r, pid_t pid, const char *path,

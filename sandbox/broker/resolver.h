@@ -70,9 +70,8 @@ bool sbx_resolver_holds_fd(const sbx_resolver *resolver, int fd);
 
 /* Opens `path`. O_CLOEXEC and O_NOCTTY are always set on the returned
  * descriptor; the create mode is masked with the allowlist's umask. */
-int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid,
-                      const char *path, int flags, mode_t mode,
-                      sbx_decision *decision);
+int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      int flags, mode_t mode, sbx_decision *decision);
 
 /* access()/faccessat2(): mode F_OK or R_OK|W_OK (X_OK is never granted);
  * at_flags AT_EACCESS and AT_SYMLINK_NOFOLLOW. */
@@ -80,9 +79,8 @@ int sbx_resolver_access(const sbx_resolver *resolver, pid_t pid,
                         const char *path, int mode, int at_flags,
                         sbx_decision *decision);
 
-int sbx_resolver_stat(const sbx_resolver *resolver, pid_t pid,
-                      const char *path, bool follow, struct stat *out,
-                      sbx_decision *decision);
+int sbx_resolver_stat(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      bool follow, struct stat *out, sbx_decision *decision);
 
 /* statx(): at_flags AT_SYMLINK_NOFOLLOW, AT_NO_AUTOMOUNT, AT_STATX_*. */
 int sbx_resolver_statx(const sbx_resolver *resolver, pid_t pid,
@@ -101,6 +99,27 @@ int sbx_resolver_unlink(const sbx_resolver *resolver, pid_t pid,
                         const char *path, sbx_decision *decision);
 int sbx_resolver_rmdir(const sbx_resolver *resolver, pid_t pid,
                        const char *path, sbx_decision *decision);
+
+/* An O_PATH descriptor (close-on-exec) of the object at `path`, reached
+ * beneath an entry that grants `need` (SBX_PERM_*). For callers that act
+ * on an object they hold another way - a descriptor of a sandboxed
+ * program, a socket file to connect to - and must prove that the
+ * allowlist grants `need` on it: compare the two objects' st_dev and
+ * st_ino. Any file type is returned. */
+int sbx_resolver_open_object(const sbx_resolver *resolver, pid_t pid,
+                             const char *path, unsigned need, bool follow,
+                             sbx_decision *decision);
+
+/* The directory `path` would be created in, as an O_PATH descriptor
+ * (close-on-exec) reached beneath an entry with the CREATE right for
+ * `path`; its last component is copied to `name` (`size` bytes, at least
+ * NAME_MAX + 1). For creations the resolver does not perform itself, such
+ * as binding a unix socket: the caller creates `name` relative to the
+ * descriptor, or has the kernel check that the object it creates lands
+ * beneath it. */
+int sbx_resolver_open_parent(const sbx_resolver *resolver, pid_t pid,
+                             const char *path, char *name, size_t size,
+                             sbx_decision *decision);
 
 /* Both paths need the CREATE right. flags: 0, RENAME_NOREPLACE or
  * RENAME_EXCHANGE. */

@@ -100,7 +100,9 @@ static unsigned path_use(int nr) {
     case __NR_symlinkat:
     case __NR_mknod:
     case __NR_mknodat:
+    case __NR_bind: /* a unix socket file */
       return SBX_LEARN_CREATE;
+    case __NR_connect: /* to a unix socket file: the write right */
     case __NR_chmod:
     case __NR_fchmodat:
     case __NR_fchmodat2:

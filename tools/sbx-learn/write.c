@@ -474,9 +474,10 @@ static void add_create_rules(rule_set *rs) {
         covered(rs->granted, p, SBX_PERM_CREATE) ||
         covered(rs->granted, p, SBX_PERM_READ_WRITE))
       continue;
-    /* O_CREAT on a device or a FIFO (a shell's > /dev/null) writes. */
+    /* O_CREAT on a device or a FIFO (a shell's > /dev/null) writes; a
+     * socket file was made by bind(). */
     if (lstat(p, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
-        !S_ISLNK(st.st_mode))
+        !S_ISLNK(st.st_mode) && !S_ISSOCK(st.st_mode))
       continue;
     g_autofree char *dir = g_path_get_dirname(p);
     if (!may_cover(dir)) {

@@ -38,10 +38,10 @@ static const int forwarded_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
 /* Messages from init and the program to the launcher: fixed size, one
  * datagram each. */
 typedef enum {
-  MSG_LISTENER = 1,  /* SCM_RIGHTS carries the listener */
-  MSG_SETUP_FAILED,  /* step, errno */
-  MSG_EXEC_FAILED,   /* errno of execve */
-  MSG_EXITED,        /* the program's wait status */
+  MSG_LISTENER = 1, /* SCM_RIGHTS carries the listener */
+  MSG_SETUP_FAILED, /* step, errno */
+  MSG_EXEC_FAILED,  /* errno of execve */
+  MSG_EXITED,       /* the program's wait status */
 } msg_kind;
 
 typedef enum {
@@ -95,7 +95,9 @@ static _Noreturn void child_fail(int chan, setup_step step, int err) {
 
 /* A handler that does nothing: init takes signals with sigwaitinfo, and
  * a pid-1 process would otherwise have them discarded. ASYNC-SIGNAL-SAFE. */
-static void ignore_signal(int sig) { (void)sig; }
+static void ignore_signal(int sig) {
+  (void)sig;
+}
 
 /* The program: stack the extra layers, exec. ASYNC-SIGNAL-SAFE. */
 static _Noreturn void run_program(const child_args *a, int chan) {
@@ -303,8 +305,7 @@ static void reap(pid_t pid, int *status) {
   }
 }
 
-int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
-                   GError **error) {
+int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   int result = SBX_RUN_EXIT_SETUP;
   int sv[2] = {-1, -1};
   int sfd = -1;
@@ -392,12 +393,13 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
   init_news news = {0};
   int init_status = 0;
   while (!init_done) {
-    struct pollfd fds[3] = {
+    struct pollfd fds[4] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
         {.fd = listening ? sbx_unotify_listener(u) : -1, .events = POLLIN},
+        {.fd = sbx_unotify_waiting_fd(u), .events = POLLIN},
     };
-    if (poll(fds, 3, -1) < 0) {
+    if (poll(fds, 4, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
@@ -408,6 +410,11 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
         fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
     } else if (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
       listening = false;
+    }
+    if (fds[3].revents & POLLIN) {
+      int rc = sbx_unotify_finish_waiting(u);
+      if (rc < 0)
+        fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
     }
     if (fds[1].revents & POLLIN) {
       int fd;
@@ -455,8 +462,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_PROGRAM,
                 "cannot execute %s: %s", plan->program,
                 g_strerror(news.exec_errno));
-    result = news.exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND
-                                  : SBX_RUN_EXIT_NOEXEC;
+    result =
+        news.exec_errno == ENOENT ? SBX_RUN_EXIT_NOTFOUND : SBX_RUN_EXIT_NOEXEC;
   } else if (news.have_status) {
     result = exit_code(news.prog_status);
   } else {

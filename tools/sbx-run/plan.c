@@ -76,8 +76,7 @@ static char *find_program(const char *name, char **envp, GError **error) {
       continue;
     g_autofree char *cand = g_build_filename(*d, name, NULL);
     struct stat st;
-    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
-        access(cand, X_OK) == 0)
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
       return g_steal_pointer(&cand);
   }
   g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_NOT_FOUND,
@@ -102,8 +101,7 @@ static char *elf_interpreter(int fd) {
     if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > PATH_MAX)
       continue;
     g_autofree char *buf = g_malloc0(ph.p_filesz + 1);
-    if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) !=
-        (ssize_t)ph.p_filesz)
+    if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
       return NULL;
     buf[ph.p_filesz] = '\0';
     return g_path_is_absolute(buf) ? g_steal_pointer(&buf) : NULL;
@@ -199,8 +197,7 @@ static gboolean add_fixed(sbx_allowlist *list, const char *path,
 
 gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error) {
   for (size_t i = 0; i < G_N_ELEMENTS(fixed_entries); i++)
-    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights,
-                   error))
+    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights, error))
       return FALSE;
   return TRUE;
 }
@@ -215,20 +212,20 @@ static gboolean add_user_path(sbx_allowlist *list, const char *option,
   bool exists = stat(abs, &st) == 0;
   if (!exists && !write) {
     int err = errno;
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s",
-                option, given, g_strerror(err));
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, g_strerror(err));
     return FALSE;
   }
   bool dir = exists && S_ISDIR(st.st_mode);
   unsigned rights = write ? SBX_PERM_READ_WRITE_CREATE : SBX_PERM_READ_ONLY;
   rights |= SBX_PERM_INTERMEDIATE;
-  g_autofree char *entry =
-      dir && strcmp(abs, "/") != 0 ? g_strconcat(abs, "/", NULL)
-                                   : g_strdup(abs);
+  g_autofree char *entry = dir && strcmp(abs, "/") != 0
+                               ? g_strconcat(abs, "/", NULL)
+                               : g_strdup(abs);
   GError *local = NULL;
   if (!sbx_allowlist_add(list, entry, rights, &local)) {
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s",
-                option, given, local->message);
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, local->message);
     g_error_free(local);
     return FALSE;
   }
@@ -244,18 +241,27 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
   return false;
 }
 
+/* What a write grant lets the program do itself. Never make a socket
+ * file, a FIFO or a symbolic link: the program's own calls for those are
+ * refused, and a socket file is bound by the supervisor's helper (which
+ * Landlock restricts to the directory the allowlist granted), so the
+ * kernel refuses any such call that reached it. */
+#define SANDBOXED_WRITE_RIGHTS                                               \
+  (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
+   ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
+               LANDLOCK_ACCESS_FS_MAKE_SYM))
+
 /* The same rules as the allowlist, enforced by the kernel on the objects
  * the program itself opens or executes: a second line behind the
  * supervisor, and the only one for execve. */
 static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
                                GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
-  uint64_t scoped = LANDLOCK_SCOPE_SIGNAL;
-  uint64_t net = 0;
-  if (!p->net) {
-    scoped |= LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-    net = SBX_LANDLOCK_NET_ALL;
-  }
+  /* Abstract unix names are refused by the supervisor in every mode (the
+   * host's local services under --net); the scope says so again in the
+   * kernel. */
+  uint64_t scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+  uint64_t net = p->net ? 0 : SBX_LANDLOCK_NET_ALL;
   sbx_landlock_set_handled(b, SBX_LANDLOCK_FS_ALL, net, scoped);
   size_t n = sbx_allowlist_n_entries(p->allowlist);
   for (size_t i = 0; i < n; i++) {
@@ -264,15 +270,15 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue;
     uint64_t rights = 0;
     if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
-      rights = SBX_LANDLOCK_RIGHTS_READ_WRITE;
+      rights = SANDBOXED_WRITE_RIGHTS;
     else if (e->rights & SBX_PERM_READ)
       rights = SBX_LANDLOCK_RIGHTS_READ;
     if (!rights)
       continue;
     if (p->allow_exec || is_exec_file(e->path, exec_files))
       rights |= LANDLOCK_ACCESS_FS_EXECUTE;
-    if (!sbx_landlock_allow_path(b, e->path, rights,
-                                 SBX_LANDLOCK_PATH_OPTIONAL, error)) {
+    if (!sbx_landlock_allow_path(b, e->path, rights, SBX_LANDLOCK_PATH_OPTIONAL,
+                                 error)) {
       sbx_landlock_builder_free(b);
       return FALSE;
     }
@@ -362,9 +368,10 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
 /* A name with a '/' is a file; so is NAME.profile when no built-in has
  * that name and the current directory holds it (what sbx-learn writes). */
 static sbx_profile *load_profile(const char *name, GError **error) {
-  bool is_file = strchr(name, '/') != NULL ||
-                 (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
-                  g_file_test(name, G_FILE_TEST_IS_REGULAR));
+  bool is_file =
+      strchr(name, '/') != NULL ||
+      (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
+       g_file_test(name, G_FILE_TEST_IS_REGULAR));
   if (is_file)
     return sbx_profile_load(name, NULL, error);
   g_autofree char *user_dir =

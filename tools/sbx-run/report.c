@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 struct sbx_run_report {
   int audit_fd; /* -1: none */
   int stderr_fd;
@@ -89,6 +88,13 @@ char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
       break;
     case SBX_UNOTIFY_HINT_NET:
       g_string_append(s, " (allow with --net)");
+      break;
+    case SBX_UNOTIFY_HINT_NEVER:
+      if (ev->reason) {
+        g_string_append(s, " (");
+        append_escaped(s, ev->reason);
+        g_string_append_c(s, ')');
+      }
       break;
     case SBX_UNOTIFY_HINT_NONE:
       break;
@@ -171,8 +177,7 @@ static void append_member_name(GString *s, const char *name) {
   g_string_append_c(s, ':');
 }
 
-static void add_string_member(GString *s, const char *name,
-                              const char *value) {
+static void add_string_member(GString *s, const char *name, const char *value) {
   append_member_name(s, name);
   if (value)
     append_json_string(s, value);

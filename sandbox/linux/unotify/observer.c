@@ -9,8 +9,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "sandbox/linux/unotify/notify.h"
@@ -140,6 +143,31 @@ static bool observe_path(sbx_unotify_target *t, const struct seccomp_notif *n,
   return rc == 0;
 }
 
+/* connect() and bind() name a file when their address is a unix path:
+ * filled like observe_path() (relative to the working directory). */
+static bool observe_socket_path(sbx_unotify_target *t,
+                                const struct seccomp_notif *n, char *path,
+                                bool *gone) {
+  struct sockaddr_un sa;
+  size_t off = offsetof(struct sockaddr_un, sun_path);
+  uint64_t len = (uint32_t)n->data.args[2];
+  if (len <= off + 1 || len > sizeof(sa))
+    return false;
+  memset(&sa, 0, sizeof(sa));
+  int rc = sbx_target_read(t, n->data.args[1], &sa, (size_t)len);
+  if (rc == -ENOENT)
+    *gone = true;
+  if (rc < 0 || sa.sun_family != AF_UNIX || sa.sun_path[0] == '\0')
+    return false;
+  char raw[sizeof(sa.sun_path) + 1];
+  memcpy(raw, sa.sun_path, len - off);
+  raw[len - off] = '\0';
+  rc = sbx_target_absolute_path(t, AT_FDCWD, raw, strlen(raw), path);
+  if (rc == SBX_TARGET_GONE)
+    *gone = true;
+  return rc == 0;
+}
+
 int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
   int rc = sbx_unotify_recv(o->ch.listener, &o->ch.buf);
   if (rc == -ENOENT)
@@ -175,6 +203,15 @@ int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
       ob.has_open_flags = true;
       ob.open_flags = O_CREAT | O_WRONLY | O_TRUNC;
     }
+    sbx_target_release(&t);
+    if (!gone && o->fn)
+      o->fn(&ob, o->user_data);
+  } else if (n.data.nr == __NR_connect || n.data.nr == __NR_bind) {
+    g_autofree char *path = g_malloc(PATH_MAX);
+    sbx_unotify_target t;
+    sbx_target_init(&t, o->ch.listener, n.id, (pid_t)n.pid);
+    if (observe_socket_path(&t, &n, path, &gone))
+      ob.path = path;
     sbx_target_release(&t);
     if (!gone && o->fn)
       o->fn(&ob, o->user_data);

@@ -3,7 +3,8 @@
  *
  * Why it exists: sbx-learn writes a policy and a profile from one run of
  * a program. It needs each system call's number and register arguments
- * and, for calls that name a file, the path as the program meant it. A
+ * and, for calls that name a file, the path as the program meant it (for
+ * connect and bind, a unix socket address's path). A
  * filter returning SECCOMP_RET_USER_NOTIF for (nearly) every call brings
  * each one here; the observer reads the path out of the program's memory
  * (target.h: made absolute against its working directory or dirfd,

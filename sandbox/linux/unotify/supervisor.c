@@ -11,9 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,12 +26,23 @@
 #include <unistd.h>
 
 #include "sandbox/broker/path.h"
+#include "sandbox/linux/unotify/call.h"
 #include "sandbox/linux/unotify/notify.h"
 #include "sandbox/linux/unotify/target.h"
 #include "sandbox/policy/syscalls.h"
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
+#endif
+/* Linux 6.13 and 6.17 (sandbox/policy/syscalls_supplement.txt). */
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#ifndef __NR_file_setattr
+#define __NR_file_setattr 469
 #endif
 
 #define K_O_PATH 010000000
@@ -40,100 +54,14 @@ struct sbx_unotify {
   bool pending;
   bool first_exec_seen;
   sbx_unotify_stats stats;
+  int wait_epoll;     /* the sockets of waiting calls */
+  GPtrArray *waiting; /* of sbx_call, ANSWER_WAIT */
 };
 
-typedef enum {
-  ANSWER_VALUE,    /* value, or -error */
-  ANSWER_FD,       /* install fd (ours, closed afterwards) and return it */
-  ANSWER_CONTINUE, /* the kernel runs the call as made */
-  ANSWER_DROP,     /* the target is gone: no answer */
-} answer_kind;
+/* ---- decisions ---------------------------------------------------------- */
 
-typedef struct {
-  sbx_unotify *u;
-  const struct seccomp_notif *n;
-  sbx_unotify_target t;
-  sbx_unotify_event ev;
-  bool report; /* emit ev (fd-based re-runs of fstat are not decisions) */
-  answer_kind kind;
-  int64_t value;
-  int error;
-  int fd;
-  unsigned fd_flags;
-  char path[PATH_MAX];
-  char path2[PATH_MAX];
-  char hint_path[PATH_MAX];
-  char detail[64];
-  char name[32];
-} call;
-
-#define PATH_GONE SBX_TARGET_GONE
-#define PATH_EMPTY SBX_TARGET_PATH_EMPTY
-#define PATH_EMPTY_OK SBX_TARGET_PATH_EMPTY_OK
-
-/* ---- answers and decisions --------------------------------------------- */
-
-static uint64_t arg(const call *c, int i) { return c->n->data.args[i]; }
-
-/* An int-sized argument: the kernel reads only the low 32 bits. */
-static int arg_int(const call *c, int i) {
-  return (int)(uint32_t)c->n->data.args[i];
-}
-
-static void answer_value(call *c, int64_t v) {
-  c->kind = ANSWER_VALUE;
-  c->value = v;
-  c->error = 0;
-  c->ev.error = 0;
-}
-
-static void answer_error(call *c, int err) {
-  c->kind = ANSWER_VALUE;
-  c->value = 0;
-  c->error = err;
-  c->ev.error = err;
-}
-
-/* Not a denial: the rules allow the call, which fails with err. */
-static void answer_failed(call *c, int err) {
-  c->ev.allowed = true;
-  answer_error(c, err);
-}
-
-static void answer_result(call *c, int64_t rc) {
-  if (rc < 0)
-    answer_error(c, (int)-rc);
-  else
-    answer_value(c, rc);
-}
-
-static void answer_fd(call *c, int fd, bool cloexec) {
-  c->kind = ANSWER_FD;
-  c->fd = fd;
-  c->fd_flags = cloexec ? O_CLOEXEC : 0;
-  c->ev.error = 0;
-}
-
-static void answer_drop(call *c) {
-  if (c->kind == ANSWER_FD && c->fd >= 0)
-    close(c->fd);
-  c->fd = -1;
-  c->kind = ANSWER_DROP;
-}
-
-static bool gone(call *c) { return sbx_target_valid(&c->t) < 0; }
-
-/* The last check before acting for the target: true (and nothing will
- * be answered) when it is gone. */
-static bool drop_if_gone(call *c) {
-  if (!gone(c))
-    return false;
-  answer_drop(c);
-  return true;
-}
-
-static void set_hint(call *c, sbx_unotify_hint hint, const char *path,
-                     bool parent) {
+void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
+                       bool parent) {
   c->ev.hint = hint;
   c->ev.hint_path = NULL;
   if (!path)
@@ -149,30 +77,10 @@ static void set_hint(call *c, sbx_unotify_hint hint, const char *path,
   c->ev.hint_path = c->hint_path;
 }
 
-static void deny(call *c, int err, const char *reason, sbx_unotify_hint hint,
-                 const char *hint_path, bool parent) {
-  c->ev.allowed = false;
-  c->ev.reason = reason;
-  set_hint(c, hint, hint_path, parent);
-  answer_error(c, err);
-}
-
-/* Records a resolver decision and answers with its result. */
-static void decided(call *c, int64_t rc, const sbx_decision *d,
-                    sbx_unotify_hint hint, const char *hint_path,
-                    bool parent) {
-  if (!d->granted) {
-    deny(c, rc < 0 ? (int)-rc : EACCES, d->reason, hint, hint_path, parent);
-    return;
-  }
-  c->ev.allowed = true;
-  answer_result(c, rc);
-}
-
 /* ---- paths -------------------------------------------------------------- */
 
 /* The path argument, absolute and normalised, in out (PATH_MAX bytes). */
-static int read_path(call *c, int dirfd, uint64_t addr, char *out,
+static int read_path(sbx_call *c, int dirfd, uint64_t addr, char *out,
                      unsigned flags) {
   return sbx_target_read_path(&c->t, dirfd, addr, out, flags);
 }
@@ -180,7 +88,7 @@ static int read_path(call *c, int dirfd, uint64_t addr, char *out,
 /* read_path() for a handler: answers the call itself (dropped when the
  * target is gone, else with the path's errno) and returns -1 when the
  * path is unusable; else 0 or PATH_EMPTY. */
-static int take_path(call *c, int dirfd, uint64_t addr, char *out,
+static int take_path(sbx_call *c, int dirfd, uint64_t addr, char *out,
                      unsigned flags) {
   int rc = read_path(c, dirfd, addr, out, flags);
   if (rc == PATH_GONE) {
@@ -195,7 +103,7 @@ static int take_path(call *c, int dirfd, uint64_t addr, char *out,
 }
 
 /* The pid /proc/self means, looked up only for paths below /proc. */
-static pid_t self_pid(call *c, const char *path) {
+pid_t sbx_call_self_pid(sbx_call *c, const char *path) {
   if (strncmp(path, "/proc/", 6) != 0)
     return 0;
   return sbx_target_tgid(&c->t);
@@ -220,7 +128,7 @@ static bool parse_fd_number(const char *s, int *fd) {
  * /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr.
  * (The kernel reaches the same object through a magic link, which the
  * resolver never follows.) */
-static int own_fd_path(const char *path) {
+int sbx_call_own_fd_path(const char *path) {
   static const char *const prefixes[] = {"/proc/self/fd/",
                                          "/proc/thread-self/fd/", "/dev/fd/"};
   int fd;
@@ -240,7 +148,7 @@ static int own_fd_path(const char *path) {
 
 /* The access mode (O_RDONLY/O_WRONLY/O_RDWR) of the target's fd, from
  * /proc/TID/fdinfo/N; -errno if it cannot be read. */
-static int target_fd_access(call *c, int fd) {
+static int target_fd_access(sbx_call *c, int fd) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)c->t.tid, fd);
   int f = open(path, O_RDONLY | O_CLOEXEC);
@@ -267,7 +175,7 @@ static bool access_within(int want, int have) {
 
 /* Where the object behind our own descriptor fd lives now, as the kernel
  * names it; false for pipes, sockets, anonymous and deleted files. */
-static bool object_location(int fd, char *out, size_t size) {
+bool sbx_call_object_location(int fd, char *out, size_t size) {
   char link[64];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   ssize_t n = readlink(link, out, size - 1);
@@ -283,12 +191,8 @@ static bool object_location(int fd, char *out, size_t size) {
   return sbx_path_validate(out, (size_t)n, NULL) == 0;
 }
 
-static bool same_object(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 /* An O_PATH descriptor of ours for the object behind the target's fd. */
-static int grab_target_fd(call *c, int fd) {
+static int grab_target_fd(sbx_call *c, int fd) {
   char proc[64];
   sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
   int obj = open(proc, O_PATH | O_CLOEXEC);
@@ -306,26 +210,26 @@ static int grab_target_fd(call *c, int fd) {
  * object behind the target's own fd. The object's current location must
  * carry `need` (for the resolver's own checks O_RDONLY only asks READ).
  * Returns the fd, PATH_GONE, or -errno with the denial recorded. */
-static int open_object(call *c, const char *path, bool follow, unsigned need,
-                       sbx_unotify_hint hint) {
+static int open_object(sbx_call *c, const char *path, bool follow,
+                       unsigned need, sbx_unotify_hint hint) {
   const sbx_allowlist *list = sbx_resolver_allowlist(c->u->cfg.resolver);
-  int own = own_fd_path(path);
+  int own = sbx_call_own_fd_path(path);
   int fd;
   char where[PATH_MAX];
   if (own >= 0) {
     int obj = grab_target_fd(c, own);
     if (obj < 0)
       return obj;
-    if (!object_location(obj, where, sizeof(where))) {
+    if (!sbx_call_object_location(obj, where, sizeof(where))) {
       close(obj);
-      deny(c, EACCES, "descriptor names no file in the allowlist", hint,
-           NULL, false);
+      deny(c, EACCES, "descriptor names no file in the allowlist", hint, NULL,
+           false);
       return -EACCES;
     }
     struct stat a, b;
     sbx_decision d;
-    fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, where), where,
-                           O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, &d);
+    fd = sbx_resolver_open(c->u->cfg.resolver, sbx_call_self_pid(c, where),
+                           where, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, &d);
     if (fd < 0) {
       close(obj);
       if (!d.granted)
@@ -335,35 +239,39 @@ static int open_object(call *c, const char *path, bool follow, unsigned need,
     if (fstat(obj, &a) < 0 || fstat(fd, &b) < 0 || !same_object(&a, &b)) {
       close(obj);
       close(fd);
-      deny(c, EACCES, "descriptor's file moved during the check", hint,
-           where, false);
+      deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+           false);
       return -EACCES;
     }
     close(obj);
   } else {
     sbx_decision d;
-    fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, path), path,
-                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW),
-                           0, &d);
+    fd = sbx_resolver_open(c->u->cfg.resolver, sbx_call_self_pid(c, path), path,
+                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0,
+                           &d);
     if (fd < 0) {
       if (!d.granted)
         deny(c, -fd, d.reason, hint, path, false);
       return fd;
     }
-    if (!object_location(fd, where, sizeof(where))) {
+    if (!sbx_call_object_location(fd, where, sizeof(where))) {
       close(fd);
-      deny(c, EACCES, "object has no name in the allowlist", hint, path,
-           false);
+      deny(c, EACCES, "object has no name in the allowlist", hint, path, false);
       return -EACCES;
     }
   }
   if ((need & ~(unsigned)SBX_PERM_READ_ONLY) != 0) {
     sbx_match m;
     size_t plen = strlen(where);
-    if (!sbx_allowlist_match(list, where, plen, 0, need, &m)) {
+    struct stat st;
+    const char *why = NULL;
+    if (!sbx_allowlist_match(list, where, plen, 0, need, &m))
+      why = "not in the allowlist";
+    else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+      why = "a file with several hard links"; /* S25 */
+    if (why) {
       close(fd);
-      deny(c, sbx_allowlist_denied_errno(list), "not in the allowlist",
-           hint, where, false);
+      deny(c, sbx_allowlist_denied_errno(list), why, hint, where, false);
       return -sbx_allowlist_denied_errno(list);
     }
   }
@@ -389,7 +297,7 @@ static sbx_unotify_hint open_hint(int flags, bool *parent) {
 }
 
 /* Reopening one of the target's own descriptors by name. */
-static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
+static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
   int obj = grab_target_fd(c, own);
   if (obj == PATH_GONE) {
     answer_drop(c);
@@ -408,7 +316,7 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
   }
   char where[PATH_MAX];
   bool named = (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
-               object_location(obj, where, sizeof(where));
+               sbx_call_object_location(obj, where, sizeof(where));
   bool parent = false;
   sbx_unotify_hint hint = open_hint(flags, &parent);
   if (named) {
@@ -418,14 +326,14 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
     int ropen = flags & ~K_O_PATH;
     if (flags & K_O_PATH)
       ropen = O_RDONLY | (flags & (O_DIRECTORY | O_CLOEXEC));
-    int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, where), where,
-                               ropen & ~(O_CREAT | O_EXCL), mode, &d);
+    int fd = sbx_resolver_open(c->u->cfg.resolver, sbx_call_self_pid(c, where),
+                               where, ropen & ~(O_CREAT | O_EXCL), mode, &d);
     struct stat st2;
     if (fd >= 0 && (fstat(fd, &st2) < 0 || !same_object(&st, &st2))) {
       close(fd);
       close(obj);
-      deny(c, EACCES, "descriptor's file moved during the check", hint,
-           where, false);
+      deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+           false);
       return;
     }
     close(obj);
@@ -473,7 +381,7 @@ static void reopen_own_fd(call *c, int own, int flags, mode_t mode) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
+static void do_open(sbx_call *c, int dirfd, uint64_t path_addr, int flags,
                     mode_t mode) {
   c->ev.operation = open_operation(flags);
   c->ev.flags = (uint32_t)flags;
@@ -481,7 +389,7 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
   if (rc < 0)
     return;
   c->ev.path = c->path;
-  int own = own_fd_path(c->path);
+  int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     reopen_own_fd(c, own, flags, mode);
     return;
@@ -496,7 +404,7 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
+  int fd = sbx_resolver_open(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
                              c->path, rflags, mode, &d);
   if (fd >= 0 && opath) {
     char self[64];
@@ -516,20 +424,20 @@ static void do_open(call *c, int dirfd, uint64_t path_addr, int flags,
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-static void h_open(call *c) {
+static void h_open(sbx_call *c) {
   do_open(c, AT_FDCWD, arg(c, 0), arg_int(c, 1), (mode_t)arg_int(c, 2));
 }
 
-static void h_openat(call *c) {
+static void h_openat(sbx_call *c) {
   do_open(c, arg_int(c, 0), arg(c, 1), arg_int(c, 2), (mode_t)arg_int(c, 3));
 }
 
-static void h_creat(call *c) {
+static void h_creat(sbx_call *c) {
   do_open(c, AT_FDCWD, arg(c, 0), O_CREAT | O_WRONLY | O_TRUNC,
           (mode_t)arg_int(c, 1));
 }
 
-static void h_openat2(call *c) {
+static void h_openat2(sbx_call *c) {
   struct open_how how;
   size_t size = (size_t)arg(c, 3);
   c->ev.operation = "open";
@@ -566,7 +474,7 @@ static void h_openat2(call *c) {
 enum { STAT_PLAIN, STAT_STATX };
 
 /* stat/statx of the object behind the target's fd (or cwd). */
-static void stat_own(call *c, int fd, int kind, int at_flags, unsigned mask,
+static void stat_own(sbx_call *c, int fd, int kind, int at_flags, unsigned mask,
                      uint64_t buf) {
   char proc[64];
   sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
@@ -578,9 +486,9 @@ static void stat_own(call *c, int fd, int kind, int at_flags, unsigned mask,
   size_t len;
   memset(&out, 0, sizeof(out));
   if (kind == STAT_STATX) {
-    rc = statx(AT_FDCWD, proc,
-               at_flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW), mask,
-               &out.stx);
+    rc =
+        statx(AT_FDCWD, proc, at_flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW),
+              mask, &out.stx);
     len = sizeof(out.stx);
   } else {
     rc = stat(proc, &out.st);
@@ -601,7 +509,7 @@ static void stat_own(call *c, int fd, int kind, int at_flags, unsigned mask,
   answer_result(c, rc);
 }
 
-static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
+static void do_stat(sbx_call *c, int kind, int dirfd, uint64_t path_addr,
                     int at_flags, unsigned mask, uint64_t buf) {
   c->ev.operation = "stat";
   c->ev.flags = (uint32_t)at_flags;
@@ -616,14 +524,25 @@ static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
                      (at_flags & AT_EMPTY_PATH) ? PATH_EMPTY_OK : 0);
   if (rc < 0)
     return;
-  if (rc == PATH_EMPTY) {
+  if (rc == PATH_EMPTY && dirfd != AT_FDCWD) {
     /* fstat(): the program holds the descriptor; not a decision. */
     c->report = false;
     stat_own(c, dirfd, kind, at_flags, mask, buf);
     return;
   }
+  if (rc == PATH_EMPTY) {
+    /* "" at AT_FDCWD asks about the working directory, which may lie
+     * outside the grants (S39): decided like stat(".") on its path. */
+    int len = sbx_target_fd_path(&c->t, AT_FDCWD, c->path, sizeof(c->path));
+    if (len < 0) {
+      if (!drop_if_gone(c))
+        answer_failed(c, -len);
+      return;
+    }
+    at_flags &= ~AT_EMPTY_PATH;
+  }
   c->ev.path = c->path;
-  int own = own_fd_path(c->path);
+  int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     c->ev.allowed = true;
     stat_own(c, own, kind, at_flags, mask, buf);
@@ -638,13 +557,13 @@ static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
   memset(&out, 0, sizeof(out));
   size_t len;
   if (kind == STAT_STATX) {
-    rc = sbx_resolver_statx(c->u->cfg.resolver, self_pid(c, c->path),
-                            c->path, at_flags & ~AT_EMPTY_PATH, mask,
-                            &out.stx, &d);
+    rc = sbx_resolver_statx(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                            c->path, at_flags & ~AT_EMPTY_PATH, mask, &out.stx,
+                            &d);
     len = sizeof(out.stx);
   } else {
-    rc = sbx_resolver_stat(c->u->cfg.resolver, self_pid(c, c->path), c->path,
-                           follow, &out.st, &d);
+    rc = sbx_resolver_stat(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                           c->path, follow, &out.st, &d);
     len = sizeof(out.st);
   }
   if (rc < 0) {
@@ -659,28 +578,27 @@ static void do_stat(call *c, int kind, int dirfd, uint64_t path_addr,
   decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
 }
 
-static void h_stat(call *c) {
+static void h_stat(sbx_call *c) {
   do_stat(c, STAT_PLAIN, AT_FDCWD, arg(c, 0), 0, 0, arg(c, 1));
 }
 
-static void h_lstat(call *c) {
+static void h_lstat(sbx_call *c) {
   do_stat(c, STAT_PLAIN, AT_FDCWD, arg(c, 0), AT_SYMLINK_NOFOLLOW, 0,
           arg(c, 1));
 }
 
-static void h_newfstatat(call *c) {
-  do_stat(c, STAT_PLAIN, arg_int(c, 0), arg(c, 1), arg_int(c, 3), 0,
-          arg(c, 2));
+static void h_newfstatat(sbx_call *c) {
+  do_stat(c, STAT_PLAIN, arg_int(c, 0), arg(c, 1), arg_int(c, 3), 0, arg(c, 2));
 }
 
-static void h_statx(call *c) {
+static void h_statx(sbx_call *c) {
   do_stat(c, STAT_STATX, arg_int(c, 0), arg(c, 1), arg_int(c, 2),
           (unsigned)arg_int(c, 3), arg(c, 4));
 }
 
 /* ---- access ------------------------------------------------------------- */
 
-static void do_access(call *c, int dirfd, uint64_t path_addr, int mode,
+static void do_access(sbx_call *c, int dirfd, uint64_t path_addr, int mode,
                       int at_flags) {
   c->ev.operation = "stat";
   c->ev.flags = (uint32_t)mode;
@@ -712,7 +630,7 @@ static void do_access(call *c, int dirfd, uint64_t path_addr, int mode,
     c->ev.operation = "read";
   sbx_unotify_hint hint =
       (mode & W_OK) ? SBX_UNOTIFY_HINT_WRITE : SBX_UNOTIFY_HINT_READ;
-  int own = own_fd_path(c->path);
+  int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     /* The program's own descriptor exists; what it may do with it is
      * what the descriptor allows. */
@@ -741,37 +659,38 @@ static void do_access(call *c, int dirfd, uint64_t path_addr, int mode,
       return;
     }
     struct stat st;
-    rc = sbx_resolver_stat(c->u->cfg.resolver, self_pid(c, c->path), c->path,
-                           !(at_flags & AT_SYMLINK_NOFOLLOW), &st, &d);
+    rc = sbx_resolver_stat(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                           c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), &st, &d);
     if (rc == 0 && !(st.st_mode & 0111))
       rc = -EACCES;
     if (rc == 0 && (mode & (R_OK | W_OK)))
-      rc = sbx_resolver_access(c->u->cfg.resolver, self_pid(c, c->path),
-                               c->path, mode & ~X_OK, at_flags, &d);
+      rc =
+          sbx_resolver_access(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                              c->path, mode & ~X_OK, at_flags, &d);
     decided(c, rc, &d, hint, c->path, false);
     return;
   }
-  rc = sbx_resolver_access(c->u->cfg.resolver, self_pid(c, c->path), c->path,
-                           mode, at_flags, &d);
+  rc = sbx_resolver_access(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                           c->path, mode, at_flags, &d);
   decided(c, rc, &d, hint, c->path, false);
 }
 
-static void h_access(call *c) {
+static void h_access(sbx_call *c) {
   do_access(c, AT_FDCWD, arg(c, 0), arg_int(c, 1), 0);
 }
 
-static void h_faccessat(call *c) {
+static void h_faccessat(sbx_call *c) {
   do_access(c, arg_int(c, 0), arg(c, 1), arg_int(c, 2), 0);
 }
 
-static void h_faccessat2(call *c) {
+static void h_faccessat2(sbx_call *c) {
   do_access(c, arg_int(c, 0), arg(c, 1), arg_int(c, 2), arg_int(c, 3));
 }
 
 /* ---- readlink ----------------------------------------------------------- */
 
 /* readlink of /proc/self/{exe,cwd,fd/N}: the program asks about itself. */
-static bool readlink_self(call *c, char *out, size_t size, ssize_t *len) {
+static bool readlink_self(sbx_call *c, char *out, size_t size, ssize_t *len) {
   char proc[64];
   const char *p = c->path;
   if (strncmp(p, "/proc/self/", 11) == 0)
@@ -795,8 +714,8 @@ static bool readlink_self(call *c, char *out, size_t size, ssize_t *len) {
   return true;
 }
 
-static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
-                        int64_t bufsiz) {
+static void do_readlink(sbx_call *c, int dirfd, uint64_t path_addr,
+                        uint64_t buf, int64_t bufsiz) {
   c->ev.operation = "stat";
   if (bufsiz <= 0) {
     answer_failed(c, EINVAL);
@@ -811,7 +730,7 @@ static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
   ssize_t n;
   sbx_decision d = {.granted = true};
   if (!readlink_self(c, out, size, &n))
-    n = sbx_resolver_readlink(c->u->cfg.resolver, self_pid(c, c->path),
+    n = sbx_resolver_readlink(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
                               c->path, out, size, &d);
   if (drop_if_gone(c))
     return;
@@ -827,11 +746,11 @@ static void do_readlink(call *c, int dirfd, uint64_t path_addr, uint64_t buf,
   decided(c, rc < 0 ? rc : n, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
 }
 
-static void h_readlink(call *c) {
+static void h_readlink(sbx_call *c) {
   do_readlink(c, AT_FDCWD, arg(c, 0), arg(c, 1), (int64_t)arg_int(c, 2));
 }
 
-static void h_readlinkat(call *c) {
+static void h_readlinkat(sbx_call *c) {
   do_readlink(c, arg_int(c, 0), arg(c, 1), arg(c, 2), (int64_t)arg_int(c, 3));
 }
 
@@ -839,11 +758,11 @@ static void h_readlinkat(call *c) {
 
 /* Reads one path for a call that changes a directory; false when it
  * already answered. */
-static bool path_for_change(call *c, int dirfd, uint64_t addr, char *out) {
+static bool path_for_change(sbx_call *c, int dirfd, uint64_t addr, char *out) {
   int rc = take_path(c, dirfd, addr, out, 0);
   if (rc < 0)
     return false;
-  if (own_fd_path(out) >= 0) {
+  if (sbx_call_own_fd_path(out) >= 0) {
     deny(c, EPERM, "a descriptor's name cannot be created or removed",
          SBX_UNOTIFY_HINT_NONE, NULL, false);
     return false;
@@ -851,7 +770,7 @@ static bool path_for_change(call *c, int dirfd, uint64_t addr, char *out) {
   return true;
 }
 
-static void do_mkdir(call *c, int dirfd, uint64_t path_addr, mode_t mode) {
+static void do_mkdir(sbx_call *c, int dirfd, uint64_t path_addr, mode_t mode) {
   c->ev.operation = "mkdir";
   c->ev.flags = mode;
   if (!path_for_change(c, dirfd, path_addr, c->path))
@@ -860,20 +779,20 @@ static void do_mkdir(call *c, int dirfd, uint64_t path_addr, mode_t mode) {
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int rc = sbx_resolver_mkdir(c->u->cfg.resolver, self_pid(c, c->path),
+  int rc = sbx_resolver_mkdir(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
                               c->path, mode, &d);
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
-static void h_mkdir(call *c) {
+static void h_mkdir(sbx_call *c) {
   do_mkdir(c, AT_FDCWD, arg(c, 0), (mode_t)arg_int(c, 1));
 }
 
-static void h_mkdirat(call *c) {
+static void h_mkdirat(sbx_call *c) {
   do_mkdir(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2));
 }
 
-static void do_remove(call *c, int dirfd, uint64_t path_addr, bool dir) {
+static void do_remove(sbx_call *c, int dirfd, uint64_t path_addr, bool dir) {
   c->ev.operation = dir ? "rmdir" : "unlink";
   if (!path_for_change(c, dirfd, path_addr, c->path))
     return;
@@ -881,18 +800,23 @@ static void do_remove(call *c, int dirfd, uint64_t path_addr, bool dir) {
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int rc = dir ? sbx_resolver_rmdir(c->u->cfg.resolver, self_pid(c, c->path),
-                                    c->path, &d)
-               : sbx_resolver_unlink(c->u->cfg.resolver,
-                                     self_pid(c, c->path), c->path, &d);
+  int rc =
+      dir ? sbx_resolver_rmdir(c->u->cfg.resolver,
+                               sbx_call_self_pid(c, c->path), c->path, &d)
+          : sbx_resolver_unlink(c->u->cfg.resolver,
+                                sbx_call_self_pid(c, c->path), c->path, &d);
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
-static void h_unlink(call *c) { do_remove(c, AT_FDCWD, arg(c, 0), false); }
+static void h_unlink(sbx_call *c) {
+  do_remove(c, AT_FDCWD, arg(c, 0), false);
+}
 
-static void h_rmdir(call *c) { do_remove(c, AT_FDCWD, arg(c, 0), true); }
+static void h_rmdir(sbx_call *c) {
+  do_remove(c, AT_FDCWD, arg(c, 0), true);
+}
 
-static void h_unlinkat(call *c) {
+static void h_unlinkat(sbx_call *c) {
   int flags = arg_int(c, 2);
   if (flags & ~AT_REMOVEDIR) {
     c->ev.operation = "unlink";
@@ -902,7 +826,7 @@ static void h_unlinkat(call *c) {
   do_remove(c, arg_int(c, 0), arg(c, 1), (flags & AT_REMOVEDIR) != 0);
 }
 
-static void do_rename(call *c, int olddirfd, uint64_t oldp, int newdirfd,
+static void do_rename(sbx_call *c, int olddirfd, uint64_t oldp, int newdirfd,
                       uint64_t newp, unsigned flags) {
   c->ev.operation = "rename";
   c->ev.flags = flags;
@@ -915,8 +839,9 @@ static void do_rename(call *c, int olddirfd, uint64_t oldp, int newdirfd,
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int rc = sbx_resolver_rename(c->u->cfg.resolver, self_pid(c, c->path),
-                               c->path, c->path2, flags, &d);
+  int rc =
+      sbx_resolver_rename(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
+                          c->path, c->path2, flags, &d);
   if (!d.granted) {
     /* Name the side that lacks the right in the hint. */
     sbx_match m;
@@ -930,29 +855,41 @@ static void do_rename(call *c, int olddirfd, uint64_t oldp, int newdirfd,
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
-static void h_rename(call *c) {
+static void h_rename(sbx_call *c) {
   do_rename(c, AT_FDCWD, arg(c, 0), AT_FDCWD, arg(c, 1), 0);
 }
 
-static void h_renameat(call *c) {
+static void h_renameat(sbx_call *c) {
   do_rename(c, arg_int(c, 0), arg(c, 1), arg_int(c, 2), arg(c, 3), 0);
 }
 
-static void h_renameat2(call *c) {
+static void h_renameat2(sbx_call *c) {
   do_rename(c, arg_int(c, 0), arg(c, 1), arg_int(c, 2), arg(c, 3),
             (unsigned)arg_int(c, 4));
 }
 
 /* ---- metadata: chmod, utimensat, truncate ------------------------------- */
 
+#define ON_DESCRIPTOR (-2)
+
 /* Reads the path for an operation on an existing object and opens the
- * object (open_object). Returns our fd, or -1 when it already answered. */
-static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
-                      unsigned need, sbx_unotify_hint hint) {
+ * object (open_object). Returns our fd, or -1 when it already answered.
+ * With `own` set, a call on one of the target's descriptors (an empty
+ * path with AT_EMPTY_PATH, or /proc/self/fd/N followed) returns
+ * ON_DESCRIPTOR and the descriptor in *own, for descriptors.c. */
+static int object_for(sbx_call *c, int dirfd, uint64_t path_addr, int at_flags,
+                      unsigned need, sbx_unotify_hint hint, int *own) {
   int rc = take_path(c, dirfd, path_addr, c->path,
                      (at_flags & AT_EMPTY_PATH) ? PATH_EMPTY_OK : 0);
   if (rc < 0)
     return -1;
+  if (own) {
+    *own = rc == PATH_EMPTY ? dirfd : -1;
+    if (rc != PATH_EMPTY && !(at_flags & AT_SYMLINK_NOFOLLOW))
+      *own = sbx_call_own_fd_path(c->path);
+    if (*own >= 0)
+      return ON_DESCRIPTOR;
+  }
   if (rc == PATH_EMPTY) {
     /* The call is on dirfd itself: name it like /proc/self/fd/N. */
     if (dirfd == AT_FDCWD)
@@ -973,8 +910,8 @@ static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
   }
   if (drop_if_gone(c))
     return -1;
-  int fd = open_object(c, c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), need,
-                       hint);
+  int fd =
+      open_object(c, c->path, !(at_flags & AT_SYMLINK_NOFOLLOW), need, hint);
   if (fd == PATH_GONE) {
     answer_drop(c);
     return -1;
@@ -988,7 +925,7 @@ static int object_for(call *c, int dirfd, uint64_t path_addr, int at_flags,
   return fd;
 }
 
-static void do_chmod(call *c, int dirfd, uint64_t path_addr, mode_t mode,
+static void do_chmod(sbx_call *c, int dirfd, uint64_t path_addr, mode_t mode,
                      int at_flags) {
   c->ev.operation = "chmod";
   c->ev.flags = mode;
@@ -996,8 +933,13 @@ static void do_chmod(call *c, int dirfd, uint64_t path_addr, mode_t mode,
     answer_failed(c, EINVAL);
     return;
   }
+  int own;
   int fd = object_for(c, dirfd, path_addr, at_flags, SBX_PERM_READ_WRITE,
-                      SBX_UNOTIFY_HINT_WRITE);
+                      SBX_UNOTIFY_HINT_WRITE, &own);
+  if (fd == ON_DESCRIPTOR) {
+    sbx_fd_chmod(c, own, mode);
+    return;
+  }
   if (fd < 0)
     return;
   /* setuid and setgid bits never survive: a file the program made must
@@ -1008,26 +950,34 @@ static void do_chmod(call *c, int dirfd, uint64_t path_addr, mode_t mode,
   answer_result(c, rc);
 }
 
-static void h_chmod(call *c) {
+static void h_chmod(sbx_call *c) {
   do_chmod(c, AT_FDCWD, arg(c, 0), (mode_t)arg_int(c, 1), 0);
 }
 
-static void h_fchmodat(call *c) {
+static void h_fchmodat(sbx_call *c) {
   do_chmod(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2), 0);
 }
 
-static void h_fchmodat2(call *c) {
-  do_chmod(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2),
-           arg_int(c, 3));
+static void h_fchmodat2(sbx_call *c) {
+  do_chmod(c, arg_int(c, 0), arg(c, 1), (mode_t)arg_int(c, 2), arg_int(c, 3));
 }
 
-static void h_utimensat(call *c) {
+static void h_utimensat(sbx_call *c) {
   c->ev.operation = "utime";
+  int dirfd = arg_int(c, 0);
   int at_flags = arg_int(c, 3);
   if (at_flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
     answer_failed(c, EINVAL);
     return;
   }
+  /* utimensat(fd, NULL, ...) is futimens(fd): flags must be 0, and
+   * AT_FDCWD names no file. */
+  if (arg(c, 1) == 0 && (at_flags || dirfd == AT_FDCWD)) {
+    answer_failed(c, at_flags ? EINVAL : EFAULT);
+    return;
+  }
+  /* The times are read once, before anything else; only this copy is
+   * applied. */
   struct timespec times[2];
   bool have_times = arg(c, 2) != 0;
   if (have_times) {
@@ -1041,36 +991,26 @@ static void h_utimensat(call *c) {
       return;
     }
   }
-  int fd;
   if (arg(c, 1) == 0) {
-    /* utimensat(fd, NULL, ...) is futimens(fd): on the fd's object. */
-    snprintf(c->path, sizeof(c->path), "/proc/self/fd/%d", arg_int(c, 0));
-    c->ev.path = c->path;
-    fd = open_object(c, c->path, true, SBX_PERM_READ_WRITE,
-                     SBX_UNOTIFY_HINT_WRITE);
-    if (fd == PATH_GONE) {
-      answer_drop(c);
-      return;
-    }
-    if (fd < 0) {
-      if (c->ev.reason == NULL) {
-        answer_failed(c, -fd);
-      }
-      return;
-    }
-  } else {
-    fd = object_for(c, arg_int(c, 0), arg(c, 1), at_flags,
-                    SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE);
-    if (fd < 0)
-      return;
+    sbx_fd_utimens(c, dirfd, have_times ? times : NULL, false);
+    return;
   }
+  int own;
+  int fd = object_for(c, dirfd, arg(c, 1), at_flags, SBX_PERM_READ_WRITE,
+                      SBX_UNOTIFY_HINT_WRITE, &own);
+  if (fd == ON_DESCRIPTOR) {
+    sbx_fd_utimens(c, own, have_times ? times : NULL, true);
+    return;
+  }
+  if (fd < 0)
+    return;
   int rc = futimens(fd, have_times ? times : NULL) < 0 ? -errno : 0;
   close(fd);
   c->ev.allowed = true;
   answer_result(c, rc);
 }
 
-static void h_truncate(call *c) {
+static void h_truncate(sbx_call *c) {
   c->ev.operation = "write";
   int64_t length = (int64_t)arg(c, 1);
   int rc = take_path(c, AT_FDCWD, arg(c, 0), c->path, 0);
@@ -1080,10 +1020,16 @@ static void h_truncate(call *c) {
   if (drop_if_gone(c))
     return;
   sbx_decision d;
-  int fd = sbx_resolver_open(c->u->cfg.resolver, self_pid(c, c->path),
+  int fd = sbx_resolver_open(c->u->cfg.resolver, sbx_call_self_pid(c, c->path),
                              c->path, O_WRONLY | O_NONBLOCK, 0, &d);
   if (fd < 0) {
     decided(c, fd, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    return;
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 &&
+      sbx_call_beyond_fsize(c, length, (int64_t)st.st_size)) {
+    close(fd);
     return;
   }
   rc = ftruncate(fd, length) < 0 ? -errno : 0;
@@ -1093,10 +1039,10 @@ static void h_truncate(call *c) {
 
 /* ---- statfs and extended attributes ------------------------------------- */
 
-static void h_statfs(call *c) {
+static void h_statfs(sbx_call *c) {
   c->ev.operation = "stat";
   int fd = object_for(c, AT_FDCWD, arg(c, 0), 0, SBX_PERM_READ_ONLY,
-                      SBX_UNOTIFY_HINT_READ);
+                      SBX_UNOTIFY_HINT_READ, NULL);
   if (fd < 0)
     return;
   struct statfs st;
@@ -1114,7 +1060,7 @@ static void h_statfs(call *c) {
 }
 
 /* getxattr/lgetxattr (list == false) and listxattr/llistxattr. */
-static void do_xattr_read(call *c, bool list, bool follow) {
+static void do_xattr_read(sbx_call *c, bool list, bool follow) {
   c->ev.operation = "read";
   char name[XATTR_NAME_MAX + 1];
   uint64_t value = list ? arg(c, 1) : arg(c, 2);
@@ -1133,7 +1079,7 @@ static void do_xattr_read(call *c, bool list, bool follow) {
     c->ev.detail = c->detail;
   }
   int fd = object_for(c, AT_FDCWD, arg(c, 0), follow ? 0 : AT_SYMLINK_NOFOLLOW,
-                      SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ);
+                      SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ, NULL);
   if (fd < 0) {
     /* A symlink cannot be opened; it carries no attributes sbx serves. */
     if (!follow && c->kind == ANSWER_VALUE && c->error == ELOOP) {
@@ -1168,15 +1114,23 @@ static void do_xattr_read(call *c, bool list, bool follow) {
   answer_value(c, n);
 }
 
-static void h_getxattr(call *c) { do_xattr_read(c, false, true); }
-static void h_lgetxattr(call *c) { do_xattr_read(c, false, false); }
-static void h_listxattr(call *c) { do_xattr_read(c, true, true); }
-static void h_llistxattr(call *c) { do_xattr_read(c, true, false); }
+static void h_getxattr(sbx_call *c) {
+  do_xattr_read(c, false, true);
+}
+static void h_lgetxattr(sbx_call *c) {
+  do_xattr_read(c, false, false);
+}
+static void h_listxattr(sbx_call *c) {
+  do_xattr_read(c, true, true);
+}
+static void h_llistxattr(sbx_call *c) {
+  do_xattr_read(c, true, false);
+}
 
 /* ---- calls that are always refused, with the path named ---------------- */
 
 /* Reads the path argument at index i (for the message) and refuses. */
-static void refuse_path(call *c, const char *op, int dirfd, int i, int err,
+static void refuse_path(sbx_call *c, const char *op, int dirfd, int i, int err,
                         const char *reason) {
   c->ev.operation = op;
   int rc = read_path(c, dirfd, arg(c, i), c->path, PATH_EMPTY_OK);
@@ -1186,7 +1140,7 @@ static void refuse_path(call *c, const char *op, int dirfd, int i, int err,
   }
   if (rc == 0)
     c->ev.path = c->path;
-  deny(c, err, reason, SBX_UNOTIFY_HINT_NONE, NULL, false);
+  deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
 /* Calls refused outright; the path is read only to name it. */
@@ -1222,9 +1176,14 @@ static const refusal refusals[] = {
     {__NR_futimesat, "utime", 0, 1, EPERM, "use utimensat"},
     {__NR_inotify_add_watch, "watch", -1, 1, EACCES,
      "file watches are not served"},
+    {__NR_setxattrat, "setxattr", 0, 1, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_removexattrat, "setxattr", 0, 1, ENOTSUP,
+     "extended attributes cannot change"},
+    {__NR_file_setattr, "chattr", 0, 1, EPERM, "inode flags cannot change"},
 };
 
-static void h_refuse_path(call *c) {
+static void h_refuse_path(sbx_call *c) {
   for (size_t i = 0; i < G_N_ELEMENTS(refusals); i++) {
     const refusal *r = &refusals[i];
     if (r->nr != c->n->data.nr)
@@ -1236,9 +1195,52 @@ static void h_refuse_path(call *c) {
   }
 }
 
+/* ---- the working directory ---------------------------------------------- */
+
+/* chdir() is the one path call the supervisor cannot perform for the
+ * program (nothing sets another process's working directory), so once the
+ * resolver grants stat on the directory the kernel runs the call as made
+ * and reads the path again. Refusing everything the resolver does not
+ * grant keeps chdir's answer from telling which names exist outside the
+ * grants (S39). A path swapped after the check can still land the
+ * program in another directory; that reveals only whether it exists (and
+ * its name, through getcwd), because the working directory grants
+ * nothing: relative paths and "" at AT_FDCWD are decided on the absolute
+ * path it has (docs/sbx-run.md, Limits). */
+static void h_chdir(sbx_call *c) {
+  c->ev.operation = "chdir";
+  int rc = take_path(c, AT_FDCWD, arg(c, 0), c->path, 0);
+  if (rc < 0)
+    return;
+  c->ev.path = c->path;
+  int denied =
+      sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
+  if (sbx_call_own_fd_path(c->path) >= 0) {
+    deny(c, denied, "a descriptor's name: use fchdir", SBX_UNOTIFY_HINT_NONE,
+         NULL, false);
+    return;
+  }
+  struct stat st;
+  sbx_decision d;
+  rc = sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                         c->path, true, &st, &d);
+  if (rc < 0) {
+    decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    answer_failed(c, ENOTDIR);
+    return;
+  }
+  if (drop_if_gone(c))
+    return;
+  c->ev.allowed = true;
+  c->kind = ANSWER_CONTINUE;
+}
+
 /* ---- exec --------------------------------------------------------------- */
 
-static void do_exec(call *c, int dirfd, uint64_t path_addr, int at_flags) {
+static void do_exec(sbx_call *c, int dirfd, uint64_t path_addr, int at_flags) {
   c->ev.operation = "exec";
   if (c->u->cfg.allow_first_exec && !c->u->first_exec_seen) {
     /* The launcher's own exec: nothing of the program has run yet, so no
@@ -1255,7 +1257,7 @@ static void do_exec(call *c, int dirfd, uint64_t path_addr, int at_flags) {
   } else {
     c->ev.allowed = false;
     c->ev.reason = "executing programs is not allowed";
-    set_hint(c, SBX_UNOTIFY_HINT_EXEC, NULL, false);
+    sbx_call_set_hint(c, SBX_UNOTIFY_HINT_EXEC, NULL, false);
     answer_error(c, EACCES);
   }
   /* The path only names the event; it is read after the decision. */
@@ -1271,70 +1273,12 @@ static void do_exec(call *c, int dirfd, uint64_t path_addr, int at_flags) {
     c->ev.path = c->path;
 }
 
-static void h_execve(call *c) { do_exec(c, AT_FDCWD, arg(c, 0), 0); }
+static void h_execve(sbx_call *c) {
+  do_exec(c, AT_FDCWD, arg(c, 0), 0);
+}
 
-static void h_execveat(call *c) {
+static void h_execveat(sbx_call *c) {
   do_exec(c, arg_int(c, 0), arg(c, 1), arg_int(c, 4));
-}
-
-/* ---- sockets ------------------------------------------------------------ */
-
-static const char *family_name(int family, char *buf, size_t size) {
-  switch (family) {
-    case AF_UNIX:
-      return "AF_UNIX";
-    case AF_INET:
-      return "AF_INET";
-    case AF_INET6:
-      return "AF_INET6";
-    case AF_NETLINK:
-      return "AF_NETLINK";
-    case AF_PACKET:
-      return "AF_PACKET";
-    case AF_VSOCK:
-      return "AF_VSOCK";
-    case AF_ALG:
-      return "AF_ALG";
-    case AF_BLUETOOTH:
-      return "AF_BLUETOOTH";
-    default:
-      snprintf(buf, size, "family %d", family);
-      return buf;
-  }
-}
-
-/* Decided on register arguments alone, so CONTINUE is sound here. */
-static void h_socket(call *c) {
-  c->ev.operation = "socket";
-  char tmp[32];
-  g_strlcpy(c->detail, family_name(arg_int(c, 0), tmp, sizeof(tmp)),
-            sizeof(c->detail));
-  c->ev.detail = c->detail;
-  c->ev.flags = (uint32_t)arg_int(c, 1);
-  if (c->u->cfg.allow_sockets) {
-    c->ev.allowed = true;
-    c->kind = ANSWER_CONTINUE;
-    return;
-  }
-  deny(c, EACCES, "no network (and no new sockets) without --net",
-       SBX_UNOTIFY_HINT_NET, NULL, false);
-}
-
-static void h_socketpair(call *c) {
-  c->ev.operation = "socketpair";
-  char tmp[32];
-  snprintf(c->detail, sizeof(c->detail), "%s type %d",
-           family_name(arg_int(c, 0), tmp, sizeof(tmp)), arg_int(c, 1) & 0xf);
-  c->ev.detail = c->detail;
-  if (c->u->cfg.allow_sockets) {
-    c->ev.allowed = true;
-    c->kind = ANSWER_CONTINUE;
-    return;
-  }
-  /* Stream and seqpacket pairs are allowed by the filter itself; a
-   * datagram socket could be pointed at any address with sendto(). */
-  deny(c, EACCES, "datagram socket pairs need --net", SBX_UNOTIFY_HINT_NET,
-       NULL, false);
 }
 
 /* ---- everything else ---------------------------------------------------- */
@@ -1398,23 +1342,40 @@ static bool refused_with_eperm(int nr) {
   }
 }
 
-static const char *ioctl_name(unsigned long cmd) {
-  switch ((unsigned)cmd) {
-    case TIOCSTI:
-      return "TIOCSTI";
-    case TIOCLINUX:
-      return "TIOCLINUX";
-    default:
-      return NULL;
-  }
+/* Refused ioctls, named in the message. Compared on the low 32 bits, as
+ * the kernel reads the command (S4). */
+typedef struct {
+  unsigned cmd;
+  const char *name;
+  bool inode; /* changes a file's inode attributes (S26a) */
+} ioctl_info;
+
+static const ioctl_info ioctls[] = {
+    {TIOCSTI, "TIOCSTI", false},
+    {TIOCLINUX, "TIOCLINUX", false},
+    {FS_IOC_SETFLAGS, "FS_IOC_SETFLAGS", true},
+    {FS_IOC32_SETFLAGS, "FS_IOC32_SETFLAGS", true},
+    {FS_IOC_SETVERSION, "FS_IOC_SETVERSION", true},
+    {FS_IOC32_SETVERSION, "FS_IOC32_SETVERSION", true},
+    {FS_IOC_FSSETXATTR, "FS_IOC_FSSETXATTR", true},
+    {FS_IOC_SETFSLABEL, "FS_IOC_SETFSLABEL", true},
+    {FS_IOC_SET_ENCRYPTION_POLICY, "FS_IOC_SET_ENCRYPTION_POLICY", true},
+    {FS_IOC_ENABLE_VERITY, "FS_IOC_ENABLE_VERITY", true},
+};
+
+static const ioctl_info *find_ioctl(unsigned cmd) {
+  for (size_t i = 0; i < G_N_ELEMENTS(ioctls); i++)
+    if (ioctls[i].cmd == cmd)
+      return &ioctls[i];
+  return NULL;
 }
 
-static void h_refuse(call *c) {
+static void h_refuse(sbx_call *c) {
   c->ev.operation = "syscall";
   if (c->n->data.nr == __NR_ioctl) {
-    const char *name = ioctl_name((unsigned)arg_int(c, 1));
-    if (name)
-      snprintf(c->detail, sizeof(c->detail), "ioctl %s", name);
+    const ioctl_info *info = find_ioctl((unsigned)arg_int(c, 1));
+    if (info)
+      snprintf(c->detail, sizeof(c->detail), "ioctl %s", info->name);
     else
       snprintf(c->detail, sizeof(c->detail), "ioctl 0x%x",
                (unsigned)arg_int(c, 1));
@@ -1425,9 +1386,18 @@ static void h_refuse(call *c) {
        false);
 }
 
+/* The filter lets every ioctl through but the ones in the table above. */
+static void h_ioctl(sbx_call *c) {
+  const ioctl_info *info = find_ioctl((unsigned)arg_int(c, 1));
+  if (info && info->inode)
+    sbx_handle_inode_ioctl(c, info->name);
+  else
+    h_refuse(c);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
-typedef void (*handler_fn)(call *c);
+typedef void (*handler_fn)(sbx_call *c);
 
 typedef struct {
   int nr;
@@ -1487,8 +1457,21 @@ static const handler handlers[] = {
     {__NR_inotify_add_watch, h_refuse_path},
     {__NR_execve, h_execve},
     {__NR_execveat, h_execveat},
-    {__NR_socket, h_socket},
-    {__NR_socketpair, h_socketpair},
+    {__NR_chdir, h_chdir},
+    {__NR_fchmod, sbx_handle_fchmod},
+    {__NR_fchown, sbx_handle_fchown},
+    {__NR_fsetxattr, sbx_handle_fsetxattr},
+    {__NR_fremovexattr, sbx_handle_fsetxattr},
+    {__NR_setxattrat, h_refuse_path},
+    {__NR_removexattrat, h_refuse_path},
+    {__NR_file_setattr, h_refuse_path},
+    {__NR_ftruncate, sbx_handle_ftruncate},
+    {__NR_fallocate, sbx_handle_fallocate},
+    {__NR_ioctl, h_ioctl},
+    {__NR_socket, sbx_handle_socket},
+    {__NR_socketpair, sbx_handle_socketpair},
+    {__NR_connect, sbx_handle_connect},
+    {__NR_bind, sbx_handle_bind},
 };
 
 static handler_fn find_handler(int nr) {
@@ -1500,6 +1483,10 @@ static handler_fn find_handler(int nr) {
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* At most this many calls wait at once (connects in progress); one more
+ * is answered EAGAIN, as the kernel does when it runs out of resources. */
+#define MAX_WAITING 64
+
 sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
                              GError **error) {
   if (!config || !config->resolver) {
@@ -1509,23 +1496,52 @@ sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
       close(listener);
     return NULL;
   }
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    int err = errno;
+    g_set_error(error, SBX_UNOTIFY_ERROR, SBX_UNOTIFY_ERROR_FAILED,
+                "epoll_create1: %s", g_strerror(err));
+    if (listener >= 0)
+      close(listener);
+    return NULL;
+  }
   sbx_unotify *u = g_new0(sbx_unotify, 1);
   u->cfg = *config;
+  u->wait_epoll = ep;
+  u->waiting = g_ptr_array_new();
   if (!sbx_unotify_channel_open(&u->ch, listener, error)) {
+    close(ep);
+    g_ptr_array_free(u->waiting, TRUE);
     g_free(u);
     return NULL;
   }
   return u;
 }
 
+static void free_call(sbx_call *c) {
+  if (c->wait_fd >= 0)
+    close(c->wait_fd);
+  g_free(c);
+}
+
 void sbx_unotify_free(sbx_unotify *u) {
   if (!u)
     return;
+  for (guint i = 0; i < u->waiting->len; i++)
+    free_call(g_ptr_array_index(u->waiting, i));
+  g_ptr_array_free(u->waiting, TRUE);
+  close(u->wait_epoll);
   sbx_unotify_channel_close(&u->ch);
   g_free(u);
 }
 
-int sbx_unotify_listener(const sbx_unotify *u) { return u->ch.listener; }
+int sbx_unotify_listener(const sbx_unotify *u) {
+  return u->ch.listener;
+}
+
+int sbx_unotify_waiting_fd(const sbx_unotify *u) {
+  return u->wait_epoll;
+}
 
 int sbx_unotify_receive(sbx_unotify *u) {
   u->pending = false;
@@ -1545,60 +1561,44 @@ const struct seccomp_notif *sbx_unotify_pending(const sbx_unotify *u) {
   return u->pending ? u->ch.buf.req : NULL;
 }
 
-static void emit(sbx_unotify *u, call *c) {
+static void emit(sbx_unotify *u, sbx_call *c) {
   if (!c->ev.allowed)
     u->stats.denied++;
   if (c->report && u->cfg.on_event)
     u->cfg.on_event(&c->ev, u->cfg.user_data);
 }
 
-int sbx_unotify_answer(sbx_unotify *u) {
-  if (!u->pending)
-    return -EINVAL;
-  u->pending = false;
-  /* Copied: the buffer is reused for the reply's bookkeeping. */
-  struct seccomp_notif n = *u->ch.buf.req;
-  call *c = g_new0(call, 1);
-  c->u = u;
-  c->n = &n;
-  c->report = true;
-  c->fd = -1;
-  c->kind = ANSWER_VALUE;
-  c->error = ENOSYS;
-  sbx_target_init(&c->t, u->ch.listener, n.id, (pid_t)n.pid);
-  c->ev.pid = (pid_t)n.pid;
-  c->ev.nr = n.data.nr;
-  const char *name = sbx_syscall_name(n.data.nr);
-  if (!name) {
-    snprintf(c->name, sizeof(c->name), "syscall-%d", n.data.nr);
-    name = c->name;
-  }
-  c->ev.syscall = name;
-  c->ev.allowed = true;
-  c->ev.served = true;
-
-  find_handler(n.data.nr)(c);
-  sbx_target_release(&c->t);
-
+/* Sends the answer the handler recorded. 0, -ENOENT (target gone), or
+ * another -errno. */
+static int send_answer(sbx_unotify *u, sbx_call *c) {
   int rc = 0;
+  uint64_t id = c->n->id;
   switch (c->kind) {
     case ANSWER_VALUE:
-      rc = sbx_unotify_reply(u->ch.listener, &u->ch.buf, n.id, c->value,
-                             c->error);
+      rc =
+          sbx_unotify_reply(u->ch.listener, &u->ch.buf, id, c->value, c->error);
       break;
     case ANSWER_FD:
-      rc = sbx_unotify_send_fd(u->ch.listener, n.id, c->fd, c->fd_flags);
+      rc = sbx_unotify_send_fd(u->ch.listener, id, c->fd, c->fd_flags);
       if (rc >= 0)
         rc = 0;
       close(c->fd);
+      c->fd = -1;
       break;
     case ANSWER_CONTINUE:
-      rc = sbx_unotify_continue(u->ch.listener, &u->ch.buf, n.id);
+      rc = sbx_unotify_continue(u->ch.listener, &u->ch.buf, id);
       break;
+    case ANSWER_WAIT:
     case ANSWER_DROP:
       rc = -ENOENT;
       break;
   }
+  return rc;
+}
+
+/* Answers c, reports it and frees it. */
+static int finish_call(sbx_unotify *u, sbx_call *c) {
+  int rc = send_answer(u, c);
   if (rc == -ENOENT) {
     c->ev.served = false;
     u->stats.dropped++;
@@ -1606,8 +1606,97 @@ int sbx_unotify_answer(sbx_unotify *u) {
     u->stats.answered++;
   }
   emit(u, c);
-  g_free(c);
+  free_call(c);
   return rc;
+}
+
+static void stop_waiting(sbx_unotify *u, sbx_call *c) {
+  epoll_ctl(u->wait_epoll, EPOLL_CTL_DEL, c->wait_fd, NULL);
+  g_ptr_array_remove_fast(u->waiting, c);
+}
+
+/* Waiting calls whose target went away (killed, or the call interrupted
+ * by a signal: a restarted connect is a new notification). */
+static void forget_gone(sbx_unotify *u) {
+  for (guint i = u->waiting->len; i-- > 0;) {
+    sbx_call *c = g_ptr_array_index(u->waiting, i);
+    if (!gone(c))
+      continue;
+    stop_waiting(u, c);
+    c->kind = ANSWER_DROP;
+    finish_call(u, c);
+  }
+}
+
+/* Keeps c until its socket is ready (sbx_unotify_finish_waiting). */
+static int start_waiting(sbx_unotify *u, sbx_call *c) {
+  forget_gone(u);
+  struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
+  if (u->waiting->len >= MAX_WAITING ||
+      epoll_ctl(u->wait_epoll, EPOLL_CTL_ADD, c->wait_fd, &ev) < 0) {
+    answer_error(c, EAGAIN);
+    return finish_call(u, c);
+  }
+  g_ptr_array_add(u->waiting, c);
+  return 0;
+}
+
+int sbx_unotify_finish_waiting(sbx_unotify *u) {
+  struct epoll_event evs[16];
+  int n = epoll_wait(u->wait_epoll, evs, G_N_ELEMENTS(evs), 0);
+  if (n < 0)
+    return errno == EINTR ? 0 : -errno;
+  int result = 0;
+  for (int i = 0; i < n; i++) {
+    sbx_call *c = evs[i].data.ptr;
+    if (gone(c)) {
+      c->kind = ANSWER_DROP;
+    } else {
+      sbx_socket_finish(c);
+      if (c->kind == ANSWER_WAIT)
+        continue;
+    }
+    stop_waiting(u, c);
+    int rc = finish_call(u, c);
+    if (rc < 0 && rc != -ENOENT)
+      result = rc;
+  }
+  forget_gone(u);
+  return result;
+}
+
+int sbx_unotify_answer(sbx_unotify *u) {
+  if (!u->pending)
+    return -EINVAL;
+  u->pending = false;
+  sbx_call *c = g_new0(sbx_call, 1);
+  /* Copied: the buffer is reused for the reply's bookkeeping. */
+  c->notif = *u->ch.buf.req;
+  c->n = &c->notif;
+  c->u = u;
+  c->cfg = &u->cfg;
+  c->report = true;
+  c->fd = -1;
+  c->wait_fd = -1;
+  c->kind = ANSWER_VALUE;
+  c->error = ENOSYS;
+  sbx_target_init(&c->t, u->ch.listener, c->n->id, (pid_t)c->n->pid);
+  c->ev.pid = (pid_t)c->n->pid;
+  c->ev.nr = c->n->data.nr;
+  const char *name = sbx_syscall_name(c->n->data.nr);
+  if (!name) {
+    snprintf(c->name, sizeof(c->name), "syscall-%d", c->n->data.nr);
+    name = c->name;
+  }
+  c->ev.syscall = name;
+  c->ev.allowed = true;
+  c->ev.served = true;
+
+  find_handler(c->n->data.nr)(c);
+  sbx_target_release(&c->t);
+  if (c->kind == ANSWER_WAIT)
+    return start_waiting(u, c);
+  return finish_call(u, c);
 }
 
 int sbx_unotify_handle_one(sbx_unotify *u) {

@@ -74,8 +74,8 @@ static int read_some(sbx_unotify_target *t, uint64_t addr, void *buf,
   return 0;
 }
 
-ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr,
-                               char *buf, size_t size) {
+ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr, char *buf,
+                               size_t size) {
   int rc = open_mem_at(t, addr);
   if (rc < 0)
     return rc;
@@ -179,8 +179,7 @@ int sbx_target_fd_proc_path(const sbx_unotify_target *t, int fd, char *buf,
   return snprintf(buf, size, "/proc/%d/fd/%d", (int)t->tid, fd);
 }
 
-int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf,
-                       size_t size) {
+int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf, size_t size) {
   if (fd < 0 && fd != AT_FDCWD)
     return -EBADF;
   char link[64];
@@ -212,8 +211,14 @@ int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
   if (n < 0)
     return (int)n;
   if (n == 0)
-    return (flags & SBX_TARGET_PATH_EMPTY_OK) ? SBX_TARGET_PATH_EMPTY
-                                              : -ENOENT;
+    return (flags & SBX_TARGET_PATH_EMPTY_OK) ? SBX_TARGET_PATH_EMPTY : -ENOENT;
+  return sbx_target_absolute_path(t, dirfd, raw, (size_t)n, out);
+}
+
+int sbx_target_absolute_path(sbx_unotify_target *t, int dirfd, const char *raw,
+                             size_t n, char *out) {
+  if (n == 0)
+    return -ENOENT;
   char base[PATH_MAX];
   int blen = 1;
   base[0] = '/';
@@ -223,7 +228,6 @@ int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
     if (blen < 0)
       return sbx_target_valid(t) < 0 ? SBX_TARGET_GONE : blen;
   }
-  int len = sbx_path_join_link(base, (size_t)blen, raw, (size_t)n, out,
-                               PATH_MAX);
+  int len = sbx_path_join_link(base, (size_t)blen, raw, n, out, PATH_MAX);
   return len < 0 ? len : 0;
 }

@@ -49,8 +49,8 @@ int sbx_target_valid(const sbx_unotify_target *t);
 /* Copies the NUL-terminated string at addr into buf. Returns its length,
  * -EFAULT (NULL or unreadable), -ENAMETOOLONG (no NUL in size bytes) or
  * -ENOENT (target gone). */
-ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr,
-                               char *buf, size_t size);
+ssize_t sbx_target_read_string(sbx_unotify_target *t, uint64_t addr, char *buf,
+                               size_t size);
 
 /* Copies exactly len bytes. 0, -EFAULT or -ENOENT. */
 int sbx_target_read(sbx_unotify_target *t, uint64_t addr, void *buf,
@@ -66,12 +66,12 @@ pid_t sbx_target_tgid(sbx_unotify_target *t);
 /* The path the kernel shows for the target's fd (AT_FDCWD: its working
  * directory). Returns its length, -EBADF (not open), -ENOTDIR (a pipe,
  * socket or anonymous inode), -ENOENT (deleted, or target gone). */
-int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf,
-                       size_t size);
+int sbx_target_fd_path(sbx_unotify_target *t, int fd, char *buf, size_t size);
 
 /* sbx_target_read_path() results besides 0 and -errno. */
 #define SBX_TARGET_GONE (-100000) /* the target went away while we read */
-#define SBX_TARGET_PATH_EMPTY 1   /* "" with AT_EMPTY_PATH: the call is on dirfd */
+#define SBX_TARGET_PATH_EMPTY \
+  1 /* "" with AT_EMPTY_PATH: the call is on dirfd */
 enum { SBX_TARGET_PATH_EMPTY_OK = 1u << 0 };
 
 /* Copies the path argument at addr and makes it absolute (relative to
@@ -81,6 +81,13 @@ enum { SBX_TARGET_PATH_EMPTY_OK = 1u << 0 };
  * SBX_TARGET_GONE or -errno (-ENOENT for "" without the flag). */
 int sbx_target_read_path(sbx_unotify_target *t, int dirfd, uint64_t addr,
                          char *out, unsigned flags);
+
+/* Makes raw (n bytes, a path the target gave in some other form, such
+ * as a unix socket address) absolute and lexically normalised into out
+ * (PATH_MAX bytes), like sbx_target_read_path(). Returns 0,
+ * SBX_TARGET_GONE or -errno. */
+int sbx_target_absolute_path(sbx_unotify_target *t, int dirfd, const char *raw,
+                             size_t n, char *out);
 
 /* Writes "/proc/TID/fd/N" (the supervisor's way to the object behind the
  * target's fd N) into buf. Returns its length. */

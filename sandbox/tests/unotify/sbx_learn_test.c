@@ -211,6 +211,32 @@ START_TEST(a_program_that_made_a_network_socket_keeps_the_network) {
 }
 END_TEST
 
+/* A unix socket file bound and connected to while learning is granted by
+ * its path (connect needs the write right on it, bind the create right
+ * in its directory), so the program reaches it again. */
+START_TEST(a_unix_socket_used_while_learning_is_granted_by_its_path) {
+  g_autofree char *dir = make_dir("sockets");
+  g_autofree char *sock = path_in("sockets/s.sock");
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("unix");
+  const char *cmd[] = {probe, "bind", sock, NULL};
+  g_autofree char *out = learn(name, cmd);
+  assert_contains(out, "exchange=ok");
+  ck_assert_int_eq(unlink(sock), 0);
+
+  const char *net[] = {"--net", NULL};
+  result r = sbx_run(net, cmd);
+  ck_assert_int_eq(r.status, 1);
+  g_autofree char *line = g_strdup_printf("sbx: denied bind %s", sock);
+  assert_contains(r.err, line);
+  result_clear(&r);
+
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *learned_net[] = {"--net", "--profile", profile, NULL};
+  expect(sbx_run(learned_net, cmd), 0, "exchange=ok", NULL);
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -439,6 +465,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_add_test(
       runs, a_program_that_made_no_socket_is_refused_one_by_its_learned_policy);
   tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
+  tcase_add_test(runs,
+                 a_unix_socket_used_while_learning_is_granted_by_its_path);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");

@@ -9,22 +9,31 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 static int usage(void) {
@@ -34,9 +43,25 @@ static int usage(void) {
           "       sbx_run_probe socket-inet | socketpair-dgram\n"
           "       sbx_run_probe connect-abstract NAME\n"
           "       sbx_run_probe creds | session | tiocsti | selfkill SIG\n"
-          "       sbx_run_probe wait | env NAME\n");
+          "       sbx_run_probe wait | env NAME\n"
+          "  (TARGET: a PATH opened read-only, fd:N, a descriptor given, or "
+          "memfd)\n"
+          "       sbx_run_probe fchmod TARGET MODE | fchmodat-empty PATH MODE\n"
+          "       sbx_run_probe futimens PATH SECONDS\n"
+          "       sbx_run_probe fallocate TARGET LEN | ftruncate TARGET LEN\n"
+          "       sbx_run_probe fsetxattr PATH NAME VALUE\n"
+          "       sbx_run_probe fremovexattr PATH NAME\n"
+          "       sbx_run_probe fchown PATH | setflags PATH\n"
+          "       sbx_run_probe stat-cwd | chdir PATH\n"
+          "       sbx_run_probe connect PATH | connect-tcp PORT\n"
+          "       sbx_run_probe connect-race ALLOWED CANARY N\n"
+          "       sbx_run_probe fd-race PORT CANARY N\n"
+          "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
+          "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n");
   return 2;
 }
+
+static int more_commands(int argc, char **argv);
 
 /* ---- S30: a thread flips the path while the main thread opens it ------ */
 
@@ -163,8 +188,9 @@ static int cmd_connect_abstract(const char *name) {
   if (len + 1 > sizeof(sa.sun_path))
     return 2;
   memcpy(sa.sun_path + 1, name, len);
-  int rc = connect(fd, (struct sockaddr *)&sa,
-                   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
+  int rc =
+      connect(fd, (struct sockaddr *)&sa,
+              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
   close(fd);
   return report_errno("connect", rc);
 }
@@ -191,11 +217,11 @@ static int cmd_creds(void) {
       amb |= 1ull << cap;
   }
   int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
-  printf("effective=%llx\npermitted=%llx\ninheritable=%llx\nbounding=%llx\n"
-         "ambient=%llx\nno_new_privs=%d\nuid=%d\n",
-         (unsigned long long)eff, (unsigned long long)prm,
-         (unsigned long long)inh, (unsigned long long)bnd,
-         (unsigned long long)amb, nnp, (int)getuid());
+  printf(
+      "effective=%llx\npermitted=%llx\ninheritable=%llx\nbounding=%llx\n"
+      "ambient=%llx\nno_new_privs=%d\nuid=%d\n",
+      (unsigned long long)eff, (unsigned long long)prm, (unsigned long long)inh,
+      (unsigned long long)bnd, (unsigned long long)amb, nnp, (int)getuid());
   return eff == 0 && prm == 0 && inh == 0 && bnd == 0 && amb == 0 && nnp == 1
              ? 0
              : 1;
@@ -219,8 +245,8 @@ static int cmd_tiocsti(void) {
   char c = 'x';
   int rc = (int)syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI, &c);
   printf("tiocsti=%s\n", rc == 0 ? "ok" : strerror(errno));
-  int rc2 = (int)syscall(SYS_ioctl, 0,
-                         (unsigned long)TIOCSTI | (1ul << 32), &c);
+  int rc2 =
+      (int)syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1ul << 32), &c);
   printf("tiocsti_junk=%s\n", rc2 == 0 ? "ok" : strerror(errno));
   struct winsize ws;
   int rc3 = ioctl(0, TIOCGWINSZ, &ws);
@@ -254,6 +280,416 @@ static int cmd_env(const char *name) {
   return v ? 0 : 1;
 }
 
+/* ---- changes through a descriptor (S26a) -------------------------------- */
+
+/* PATH opened read-only, or "fd:N": a descriptor the probe was given. */
+static int open_target(const char *spec, int flags) {
+  if (strncmp(spec, "fd:", 3) == 0)
+    return atoi(spec + 3);
+  if (strcmp(spec, "memfd") == 0) {
+    int fd = memfd_create("probe", MFD_CLOEXEC);
+    if (fd < 0) {
+      printf("memfd=%s\nerrno=%d\n", strerror(errno), errno);
+      exit(1);
+    }
+    return fd;
+  }
+  int fd = open(spec, flags | O_CLOEXEC);
+  if (fd < 0) {
+    printf("open=%s\nerrno=%d\n", strerror(errno), errno);
+    exit(1);
+  }
+  return fd;
+}
+
+static int cmd_fchmod(const char *spec, const char *mode) {
+  int fd = open_target(spec, O_RDONLY);
+  return report_errno("fchmod", fchmod(fd, (mode_t)strtol(mode, NULL, 8)));
+}
+
+static int cmd_fchmodat_empty(const char *path, const char *mode) {
+  int fd = open_target(path, O_RDONLY);
+  /* fchmodat2 (Linux 6.6), the call that takes AT_EMPTY_PATH. */
+  long rc = syscall(452, fd, "", (mode_t)strtol(mode, NULL, 8), AT_EMPTY_PATH);
+  return report_errno("fchmodat2", (int)rc);
+}
+
+static int cmd_futimens(const char *path, const char *seconds) {
+  int fd = open_target(path, O_RDONLY);
+  struct timespec ts[2] = {{atol(seconds), 0}, {atol(seconds), 0}};
+  return report_errno("futimens", futimens(fd, ts));
+}
+
+static int cmd_fallocate(const char *spec, const char *len) {
+  int fd = open_target(spec, O_RDONLY);
+  return report_errno("fallocate", fallocate(fd, 0, 0, atol(len)));
+}
+
+static int cmd_ftruncate(const char *spec, const char *len) {
+  int fd = open_target(spec, O_RDONLY);
+  return report_errno("ftruncate", ftruncate(fd, atol(len)));
+}
+
+static int cmd_fsetxattr(const char *path, const char *name,
+                         const char *value) {
+  int fd = open_target(path, O_RDONLY);
+  return report_errno("fsetxattr",
+                      fsetxattr(fd, name, value, strlen(value), 0));
+}
+
+static int cmd_fremovexattr(const char *path, const char *name) {
+  int fd = open_target(path, O_RDONLY);
+  return report_errno("fremovexattr", fremovexattr(fd, name));
+}
+
+static int cmd_fchown(const char *path) {
+  int fd = open_target(path, O_RDONLY);
+  return report_errno("fchown", fchown(fd, (uid_t)-1, getegid()));
+}
+
+/* Sets FS_NODUMP_FL (no privilege needed), with a clean command and with
+ * junk in the upper half of the 32-bit command (S4). */
+static int cmd_setflags(const char *path) {
+  int fd = open_target(path, O_RDONLY);
+  int flags = 0;
+  if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+    return report_errno("getflags", -1);
+  flags |= FS_NODUMP_FL;
+  long junk = syscall(SYS_ioctl, fd,
+                      (unsigned long)FS_IOC_SETFLAGS | (1ul << 32), &flags);
+  printf("setflags_junk=%s\n", junk == 0 ? "ok" : strerror(errno));
+  int failed = report_errno("setflags", ioctl(fd, FS_IOC_SETFLAGS, &flags));
+  return failed && junk != 0 ? 1 : 0;
+}
+
+/* ---- the working directory (S39) ---------------------------------------- */
+
+static int cmd_stat_cwd(void) {
+  struct stat st;
+  int a = (int)syscall(SYS_newfstatat, AT_FDCWD, "", &st, AT_EMPTY_PATH);
+  printf("newfstatat=%s\n", a == 0 ? "ok" : strerror(errno));
+  struct statx stx;
+  int b = (int)syscall(SYS_statx, AT_FDCWD, "", AT_EMPTY_PATH,
+                       STATX_BASIC_STATS, &stx);
+  printf("statx=%s\n", b == 0 ? "ok" : strerror(errno));
+  if (a == 0)
+    printf("ino=%llu\n", (unsigned long long)st.st_ino);
+  return a == 0 || b == 0 ? 0 : 1;
+}
+
+static int cmd_chdir(const char *path) {
+  return report_errno("chdir", chdir(path));
+}
+
+/* ---- unix and network sockets (S32a) ------------------------------------ */
+
+static socklen_t unix_addr(struct sockaddr_un *sa, const char *path) {
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+}
+
+/* Sends 'x', expects one byte back. */
+static int exchange(int fd) {
+  char c = 'x';
+  if (write(fd, &c, 1) != 1)
+    return report_errno("exchange", -1);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 1)
+    return report_errno("exchange", -1);
+  printf("exchange=ok\nreply=%c\n", c);
+  return 0;
+}
+
+static int cmd_connect(const char *path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return report_errno("socket", -1);
+  struct sockaddr_un sa;
+  socklen_t len = unix_addr(&sa, path);
+  if (report_errno("connect", connect(fd, (struct sockaddr *)&sa, len)))
+    return 1;
+  return exchange(fd);
+}
+
+static socklen_t tcp_addr(struct sockaddr_in *sa, const char *port) {
+  memset(sa, 0, sizeof(*sa));
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons((uint16_t)atoi(port));
+  sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return sizeof(*sa);
+}
+
+static int cmd_connect_tcp(const char *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return report_errno("socket", -1);
+  struct sockaddr_in sa;
+  socklen_t len = tcp_addr(&sa, port);
+  if (report_errno("connect", connect(fd, (struct sockaddr *)&sa, len)))
+    return 1;
+  return exchange(fd);
+}
+
+/* Whether the stream socket fd is connected to the socket bound at path. */
+static bool peer_is(int fd, const char *path) {
+  struct sockaddr_un peer;
+  socklen_t len = sizeof(peer);
+  memset(&peer, 0, sizeof(peer));
+  if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+    return false;
+  return strcmp(peer.sun_path, path) == 0;
+}
+
+/* A thread flips the address between an allowed and a canary socket path
+ * while the main thread connects (S30, for addresses). */
+static struct sockaddr_un flip_addr;
+static struct sockaddr_un flip_a, flip_b;
+
+static void *addr_flipper(void *unused) {
+  (void)unused;
+  while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
+    /* The barriers keep the compiler from dropping the first copy as
+     * overwritten by the second. */
+    memcpy(&flip_addr, &flip_b, sizeof(flip_addr));
+    __asm__ volatile("" ::: "memory");
+    for (volatile int spin = 0; spin < 200; spin++) {
+    }
+    memcpy(&flip_addr, &flip_a, sizeof(flip_addr));
+    __asm__ volatile("" ::: "memory");
+    for (volatile int spin = 0; spin < 200; spin++) {
+    }
+  }
+  return NULL;
+}
+
+static int cmd_connect_race(const char *allowed, const char *canary,
+                            const char *count) {
+  unix_addr(&flip_a, allowed);
+  unix_addr(&flip_b, canary);
+  memcpy(&flip_addr, &flip_a, sizeof(flip_addr));
+  pthread_t t;
+  if (pthread_create(&t, NULL, addr_flipper, NULL) != 0)
+    return 2;
+  long n = atol(count), ok = 0, refused = 0, hit = 0;
+  for (long i = 0; i < n; i++) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      return report_errno("socket", -1);
+    if (connect(fd, (struct sockaddr *)&flip_addr, sizeof(flip_addr)) == 0) {
+      ok++;
+      hit += peer_is(fd, canary);
+    } else {
+      refused++;
+    }
+    close(fd);
+  }
+  atomic_store(&race_stop, 1);
+  pthread_join(t, NULL);
+  printf("connected=%ld\nrefused=%ld\ncanary=%ld\n", ok, refused, hit);
+  return hit == 0 ? 0 : 1;
+}
+
+/* A thread swaps descriptor N between a TCP socket and an unconnected
+ * unix socket, and the address between a TCP one and the canary path,
+ * while the main thread connects N: a supervisor that let the kernel look
+ * N up again after deciding on a TCP socket would connect the unix one. */
+static atomic_int swap_inet = -1, swap_unix = -1;
+static const int swap_fd = 900;
+static struct sockaddr_storage swap_addr;
+static struct sockaddr_storage swap_tcp, swap_canary;
+
+static void *fd_swapper(void *unused) {
+  (void)unused;
+  while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
+    int u = atomic_load(&swap_unix);
+    if (u >= 0)
+      dup2(u, swap_fd);
+    memcpy(&swap_addr, &swap_canary, sizeof(swap_addr));
+    __asm__ volatile("" ::: "memory");
+    for (volatile int spin = 0; spin < 100; spin++) {
+    }
+    int i = atomic_load(&swap_inet);
+    if (i >= 0)
+      dup2(i, swap_fd);
+    memcpy(&swap_addr, &swap_tcp, sizeof(swap_addr));
+    __asm__ volatile("" ::: "memory");
+    for (volatile int spin = 0; spin < 100; spin++) {
+    }
+  }
+  return NULL;
+}
+
+static int cmd_fd_race(const char *port, const char *canary,
+                       const char *count) {
+  tcp_addr((struct sockaddr_in *)&swap_tcp, port);
+  unix_addr((struct sockaddr_un *)&swap_canary, canary);
+  memcpy(&swap_addr, &swap_tcp, sizeof(swap_addr));
+  pthread_t t;
+  if (pthread_create(&t, NULL, fd_swapper, NULL) != 0)
+    return 2;
+  long n = atol(count), tcp = 0, hit = 0, failed = 0;
+  for (long i = 0; i < n; i++) {
+    int in = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int un = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (in < 0 || un < 0)
+      return report_errno("socket", -1);
+    dup2(in, swap_fd);
+    atomic_store(&swap_inet, in);
+    atomic_store(&swap_unix, un);
+    /* Give the swapper time to be anywhere in its cycle. */
+    for (volatile int spin = 0; spin < 3000; spin++) {
+    }
+    /* One length that suits both addresses. */
+    if (connect(swap_fd, (struct sockaddr *)&swap_addr,
+                sizeof(struct sockaddr_un)) == 0)
+      tcp++;
+    else
+      failed++;
+    atomic_store(&swap_inet, -1);
+    atomic_store(&swap_unix, -1);
+    hit += peer_is(un, canary);
+    close(in);
+    close(un);
+  }
+  atomic_store(&race_stop, 1);
+  pthread_join(t, NULL);
+  close(swap_fd);
+  printf("connected=%ld\nfailed=%ld\ncanary=%ld\n", tcp, failed, hit);
+  return hit == 0 ? 0 : 1;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *slow_statfile;
+static double slow_max_stat;
+
+static void *stat_loop(void *unused) {
+  (void)unused;
+  while (!atomic_load_explicit(&race_stop, memory_order_relaxed)) {
+    struct stat st;
+    double t0 = now();
+    stat(slow_statfile, &st);
+    double dt = now() - t0;
+    if (dt > slow_max_stat)
+      slow_max_stat = dt;
+    usleep(1000);
+  }
+  return NULL;
+}
+
+/* A blocking connect that the listener keeps waiting (its accept queue is
+ * full): it must not hold up the supervisor, which keeps serving the
+ * other thread's stat calls. MARKER is made just before the connect. */
+static int cmd_connect_tcp_slow(const char *port, const char *marker,
+                                const char *statfile) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return report_errno("socket", -1);
+  slow_statfile = statfile;
+  pthread_t t;
+  if (pthread_create(&t, NULL, stat_loop, NULL) != 0)
+    return 2;
+  struct sockaddr_in sa;
+  socklen_t len = tcp_addr(&sa, port);
+  int m = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (m >= 0)
+    close(m);
+  double t0 = now();
+  int rc = connect(fd, (struct sockaddr *)&sa, len);
+  double elapsed = now() - t0;
+  atomic_store(&race_stop, 1);
+  pthread_join(t, NULL);
+  printf("elapsed_ms=%d\nmax_stat_ms=%d\n", (int)(elapsed * 1000),
+         (int)(slow_max_stat * 1000));
+  return report_errno("connect", rc);
+}
+
+static int cmd_socket_unix_dgram(void) {
+  int d = socket(AF_UNIX, SOCK_DGRAM, 0);
+  printf("dgram=%s\n", d >= 0 ? "ok" : strerror(errno));
+  int r = socket(AF_UNIX, SOCK_RAW, 0);
+  printf("raw=%s\n", r >= 0 ? "ok" : strerror(errno));
+  return d >= 0 || r >= 0 ? 0 : 1;
+}
+
+/* Binds PATH (after chdir CHDIR, for relative names), listens, connects
+ * to it and exchanges a byte with itself. */
+static int cmd_bind(const char *path, const char *dir) {
+  if (dir && chdir(dir) < 0)
+    return report_errno("chdir", -1);
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return report_errno("socket", -1);
+  struct sockaddr_un sa;
+  socklen_t len = unix_addr(&sa, path);
+  if (report_errno("bind", bind(s, (struct sockaddr *)&sa, len)))
+    return 1;
+  if (listen(s, 4) < 0)
+    return report_errno("listen", -1);
+  struct sockaddr_un name;
+  socklen_t nlen = sizeof(name);
+  memset(&name, 0, sizeof(name));
+  if (getsockname(s, (struct sockaddr *)&name, &nlen) == 0)
+    printf("name=%s\n", name.sun_path);
+  int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (report_errno("connect", connect(c, (struct sockaddr *)&sa, len)))
+    return 1;
+  int a = accept(s, NULL, NULL);
+  if (a < 0)
+    return report_errno("accept", -1);
+  char ch = 'y';
+  if (write(a, &ch, 1) != 1)
+    return report_errno("write", -1);
+  return exchange(c);
+}
+
+static int more_commands(int argc, char **argv) {
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "fchmod") == 0 && argc == 4)
+    return cmd_fchmod(argv[2], argv[3]);
+  if (strcmp(cmd, "fchmodat-empty") == 0 && argc == 4)
+    return cmd_fchmodat_empty(argv[2], argv[3]);
+  if (strcmp(cmd, "futimens") == 0 && argc == 4)
+    return cmd_futimens(argv[2], argv[3]);
+  if (strcmp(cmd, "fallocate") == 0 && argc == 4)
+    return cmd_fallocate(argv[2], argv[3]);
+  if (strcmp(cmd, "ftruncate") == 0 && argc == 4)
+    return cmd_ftruncate(argv[2], argv[3]);
+  if (strcmp(cmd, "fsetxattr") == 0 && argc == 5)
+    return cmd_fsetxattr(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "fremovexattr") == 0 && argc == 4)
+    return cmd_fremovexattr(argv[2], argv[3]);
+  if (strcmp(cmd, "fchown") == 0 && argc == 3)
+    return cmd_fchown(argv[2]);
+  if (strcmp(cmd, "setflags") == 0 && argc == 3)
+    return cmd_setflags(argv[2]);
+  if (strcmp(cmd, "stat-cwd") == 0)
+    return cmd_stat_cwd();
+  if (strcmp(cmd, "chdir") == 0 && argc == 3)
+    return cmd_chdir(argv[2]);
+  if (strcmp(cmd, "connect") == 0 && argc == 3)
+    return cmd_connect(argv[2]);
+  if (strcmp(cmd, "connect-tcp") == 0 && argc == 3)
+    return cmd_connect_tcp(argv[2]);
+  if (strcmp(cmd, "connect-race") == 0 && argc == 5)
+    return cmd_connect_race(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "fd-race") == 0 && argc == 5)
+    return cmd_fd_race(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "connect-tcp-slow") == 0 && argc == 5)
+    return cmd_connect_tcp_slow(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "socket-unix-dgram") == 0)
+    return cmd_socket_unix_dgram();
+  if (strcmp(cmd, "bind") == 0 && (argc == 3 || argc == 4))
+    return cmd_bind(argv[2], argc == 4 ? argv[3] : NULL);
+  return usage();
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return usage();
@@ -284,5 +720,5 @@ int main(int argc, char **argv) {
     return cmd_wait();
   if (strcmp(cmd, "env") == 0 && argc == 3)
     return cmd_env(argv[2]);
-  return usage();
+  return more_commands(argc, argv);
 }

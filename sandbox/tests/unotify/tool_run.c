@@ -76,22 +76,25 @@ char *make_file(const char *name, const char *text) {
   return p;
 }
 
-/* Runs argv (NULL-terminated) with stdin from stdin_fd (-1: /dev/null),
- * collecting stdout and stderr. */
-result run_fd(const char *const *argv, int stdin_fd) {
+result run_at(const char *const *argv, const char *cwd, int stdin_fd,
+              int stdout_fd) {
   g_autofree char *out_path = path_in(".stdout");
   g_autofree char *err_path = path_in(".stderr");
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = stdout_fd >= 0
+                  ? stdout_fd
+                  : open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || out < 0 || err < 0)
       _exit(99);
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
+    if (cwd && chdir(cwd) < 0)
+      _exit(97);
     execv(argv[0], (char *const *)argv);
     _exit(98);
   }
@@ -99,17 +102,27 @@ result run_fd(const char *const *argv, int stdin_fd) {
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
   result r = {0};
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  ck_assert(g_file_get_contents(out_path, &r.out, NULL, NULL));
+  if (stdout_fd >= 0)
+    r.out = g_strdup("");
+  else
+    ck_assert(g_file_get_contents(out_path, &r.out, NULL, NULL));
   ck_assert(g_file_get_contents(err_path, &r.err, NULL, NULL));
   return r;
+}
+
+/* Runs argv (NULL-terminated) with stdin from stdin_fd (-1: /dev/null),
+ * collecting stdout and stderr. */
+result run_fd(const char *const *argv, int stdin_fd) {
+  return run_at(argv, NULL, stdin_fd, -1);
 }
 
 result run(const char *const *argv) {
   return run_fd(argv, -1);
 }
 
-result tool_run(const char *tool, const char *const *opts,
-                const char *const *cmd) {
+static result tool_run_at(const char *tool, const char *cwd, int stdin_fd,
+                          int stdout_fd, const char *const *opts,
+                          const char *const *cmd) {
   g_autofree char *bin = tool_path(tool);
   GPtrArray *a = g_ptr_array_new();
   g_ptr_array_add(a, bin);
@@ -119,13 +132,23 @@ result tool_run(const char *tool, const char *const *opts,
   for (const char *const *c = cmd; *c; c++)
     g_ptr_array_add(a, (char *)*c);
   g_ptr_array_add(a, NULL);
-  result r = run((const char *const *)a->pdata);
+  result r = run_at((const char *const *)a->pdata, cwd, stdin_fd, stdout_fd);
   g_ptr_array_free(a, TRUE);
   return r;
 }
 
+result tool_run(const char *tool, const char *const *opts,
+                const char *const *cmd) {
+  return tool_run_at(tool, NULL, -1, -1, opts, cmd);
+}
+
 result sbx_run(const char *const *opts, const char *const *cmd) {
   return tool_run("sbx-run", opts, cmd);
+}
+
+result sbx_run_at(const char *cwd, int stdin_fd, int stdout_fd,
+                  const char *const *opts, const char *const *cmd) {
+  return tool_run_at("sbx-run", cwd, stdin_fd, stdout_fd, opts, cmd);
 }
 
 void assert_contains(const char *haystack, const char *needle) {

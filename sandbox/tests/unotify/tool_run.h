@@ -32,12 +32,19 @@ char *make_file(const char *name, const char *text);
 /* Runs argv (NULL-terminated) with stdin from stdin_fd (-1: /dev/null). */
 result run_fd(const char *const *argv, int stdin_fd);
 result run(const char *const *argv);
+/* The same in working directory cwd (NULL: this one), with stdout to
+ * stdout_fd (-1: collected into the result). */
+result run_at(const char *const *argv, const char *cwd, int stdin_fd,
+              int stdout_fd);
 
 /* TOOL OPTS... -- CMD... with TOOL from the build directory; both lists
  * NULL-terminated, opts may be NULL. */
 result tool_run(const char *tool, const char *const *opts,
                 const char *const *cmd);
 result sbx_run(const char *const *opts, const char *const *cmd);
+/* sbx_run() by way of run_at(). */
+result sbx_run_at(const char *cwd, int stdin_fd, int stdout_fd,
+                  const char *const *opts, const char *const *cmd);
 
 /* Asserts r's exit status (printing its stderr if wrong) and that its
  * stdout holds out_has and its stderr err_has (either may be NULL), then

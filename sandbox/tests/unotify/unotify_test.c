@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ static const char target_policy[] =
     "openat: user-notify\n"
     "newfstatat: user-notify\n"
     "mkdirat: user-notify\n"
+    "fchmod: user-notify\n"
+    "connect: user-notify\n"
     "acct: user-notify\n";
 
 typedef struct {
@@ -141,9 +144,8 @@ static target start_target(fixture *f, target_fn fn, void *arg) {
 }
 
 static sbx_unotify *supervise(fixture *f, int listener) {
-  sbx_unotify_config cfg = {.resolver = f->resolver,
-                            .on_event = on_event,
-                            .user_data = f};
+  sbx_unotify_config cfg = {
+      .resolver = f->resolver, .on_event = on_event, .user_data = f};
   GError *error = NULL;
   sbx_unotify *u = sbx_unotify_new(listener, &cfg, &error);
   ck_assert_msg(u != NULL, "%s", error ? error->message : "");
@@ -156,8 +158,7 @@ static int serve_until_exit(sbx_unotify *u, pid_t pid) {
     int status;
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status)
-                               : 128 + WTERMSIG(status);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     struct pollfd p = {.fd = sbx_unotify_listener(u), .events = POLLIN};
     if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
       ck_assert_int_eq(sbx_unotify_handle_one(u), 0);
@@ -201,6 +202,22 @@ static int target_acct(fixture *f, void *arg) {
   (void)f;
   (void)arg;
   return syscall(SYS_acct, NULL) < 0 && errno == EPERM ? 0 : 1;
+}
+
+/* fchmod of a descriptor inherited from the test (arg: the number). */
+static int target_fchmod(fixture *f, void *arg) {
+  (void)f;
+  if (fchmod(*(int *)arg, 0600) < 0)
+    return errno == EACCES ? 13 : 14;
+  return 0;
+}
+
+static int target_connect(fixture *f, void *arg) {
+  (void)arg;
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s.sock", f->dir);
+  return connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? 1 : 0;
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -294,6 +311,74 @@ START_TEST(supervisor_writes_stat_results_into_the_target) {
 }
 END_TEST
 
+/* S26a: a descriptor the target inherited is decided on its file. */
+START_TEST(supervisor_decides_fchmod_on_the_file_behind_the_descriptor) {
+  fixture f;
+  fixture_init(&f);
+  g_autofree char *allowed = g_build_filename(f.dir, "a", NULL);
+  g_autofree char *forbidden = g_build_filename(f.forbidden, "b", NULL);
+  ck_assert(g_file_set_contents(allowed, "x", -1, NULL));
+  ck_assert(g_file_set_contents(forbidden, "x", -1, NULL));
+  ck_assert_int_eq(chmod(allowed, 0644), 0);
+  ck_assert_int_eq(chmod(forbidden, 0644), 0);
+
+  int fd = open(allowed, O_RDONLY);
+  target t = start_target(&f, target_fchmod, &fd);
+  sbx_unotify *u = supervise(&f, t.listener);
+  ck_assert_int_eq(serve_until_exit(u, t.pid), 0);
+  sbx_unotify_free(u);
+  close(fd);
+  struct stat st;
+  ck_assert_int_eq(stat(allowed, &st), 0);
+  ck_assert_uint_eq(st.st_mode & 07777, 0600);
+
+  fd = open(forbidden, O_RDONLY);
+  t = start_target(&f, target_fchmod, &fd);
+  u = supervise(&f, t.listener);
+  ck_assert_int_eq(serve_until_exit(u, t.pid), 13);
+  sbx_unotify_free(u);
+  close(fd);
+  ck_assert_int_eq(stat(forbidden, &st), 0);
+  ck_assert_uint_eq(st.st_mode & 07777, 0644);
+  fixture_clear(&f);
+}
+END_TEST
+
+/* S31 for calls decided on a descriptor: a target killed after its
+ * notification was received is not served (pidfd_getfd finds no
+ * process), and the supervisor goes on. */
+START_TEST(supervisor_drops_descriptor_calls_of_a_target_that_died) {
+  fixture f;
+  fixture_init(&f);
+  g_autofree char *file = g_build_filename(f.dir, "a", NULL);
+  ck_assert(g_file_set_contents(file, "x", -1, NULL));
+  ck_assert_int_eq(chmod(file, 0644), 0);
+  int fd = open(file, O_RDONLY);
+  target_fn fns[] = {target_fchmod, target_connect};
+  int nrs[] = {__NR_fchmod, __NR_connect};
+  for (size_t i = 0; i < G_N_ELEMENTS(fns); i++) {
+    target t = start_target(&f, fns[i], &fd);
+    sbx_unotify *u = supervise(&f, t.listener);
+    ck_assert_int_eq(sbx_unotify_receive(u), 1);
+    ck_assert_int_eq(sbx_unotify_pending(u)->data.nr, nrs[i]);
+    ck_assert_int_eq(kill(t.pid, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(waitpid(t.pid, &status, 0), t.pid);
+    ck_assert_int_eq(sbx_unotify_answer(u), -ENOENT);
+    sbx_unotify_stats st;
+    sbx_unotify_get_stats(u, &st);
+    ck_assert_uint_eq(st.dropped, 1);
+    ck_assert_uint_eq(st.answered, 0);
+    sbx_unotify_free(u);
+  }
+  close(fd);
+  struct stat st;
+  ck_assert_int_eq(stat(file, &st), 0);
+  ck_assert_uint_eq(st.st_mode & 07777, 0644);
+  fixture_clear(&f);
+}
+END_TEST
+
 START_TEST(supervisor_refuses_a_call_without_a_handler) {
   fixture f;
   fixture_init(&f);
@@ -368,10 +453,14 @@ static Suite *unotify_suite(void) {
   Suite *s = suite_create("unotify");
   TCase *tc = tcase_create("supervisor");
   tcase_set_timeout(tc, 30);
-  tcase_add_test(tc, supervisor_does_not_serve_a_target_killed_before_the_answer);
+  tcase_add_test(tc,
+                 supervisor_does_not_serve_a_target_killed_before_the_answer);
   tcase_add_test(tc, supervisor_serves_the_same_create_for_a_live_target);
   tcase_add_test(tc, supervisor_injects_an_fd_for_an_allowed_open_only);
   tcase_add_test(tc, supervisor_writes_stat_results_into_the_target);
+  tcase_add_test(tc,
+                 supervisor_decides_fchmod_on_the_file_behind_the_descriptor);
+  tcase_add_test(tc, supervisor_drops_descriptor_calls_of_a_target_that_died);
   tcase_add_test(tc, supervisor_refuses_a_call_without_a_handler);
   tcase_add_test(tc, observer_records_the_path_and_lets_a_refused_open_run);
   suite_add_tcase(s, tc);
