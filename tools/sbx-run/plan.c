@@ -523,10 +523,16 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     if (!sbx_allowlist_add(p->allowlist, g_ptr_array_index(exec_files, i),
                            SBX_PERM_READ_ONLY, error))
       goto fail;
-  if (o->allow_exec)
+  if (o->allow_exec) {
     for (size_t i = 0; i < G_N_ELEMENTS(exec_dirs); i++)
       if (!add_fixed(p->allowlist, exec_dirs[i], SBX_PERM_READ_ONLY, error))
         goto fail;
+    /* Programs in those directories are often links through the
+     * alternatives system (awk -> /etc/alternatives/awk -> mawk); a link
+     * is followed only where its name may be seen. */
+    if (!add_fixed(p->allowlist, "/etc/alternatives/", SBX_PERM_STAT, error))
+      goto fail;
+  }
 
   if (o->profile) {
     prof = load_profile(o->profile, error);

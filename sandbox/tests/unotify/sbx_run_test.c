@@ -270,6 +270,30 @@ START_TEST(a_shell_script_runs_other_programs_only_with_allow_exec) {
 }
 END_TEST
 
+/* Debian's alternatives: /usr/bin/awk -> /etc/alternatives/awk -> mawk. A
+ * link is followed only where its name may be seen, and --allow-exec lets
+ * the program see those names. */
+START_TEST(
+    a_program_found_through_the_alternatives_system_runs_with_allow_exec) {
+  g_autofree char *target = g_file_read_link("/etc/alternatives/awk", NULL);
+  if (!target) {
+    printf("note: no /etc/alternatives/awk on this host; skipped\n");
+    return;
+  }
+  const char *cmd[] = {"/bin/sh", "-c", "echo one two | awk '{print $2}'",
+                       NULL};
+  result r = run(cmd); /* control */
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "two");
+  result_clear(&r);
+  const char *with[] = {"--allow-exec", NULL};
+  r = sbx_run(with, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "two");
+  result_clear(&r);
+}
+END_TEST
+
 /* ---- S30: flipping the path never yields the canary --------------------- */
 
 START_TEST(a_path_flipped_during_100k_opens_never_opens_the_canary) {
@@ -677,6 +701,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(progs, tar_and_gzip_round_trip_in_a_writable_directory);
   tcase_add_test(progs,
                  a_shell_script_runs_other_programs_only_with_allow_exec);
+  tcase_add_test(
+      progs,
+      a_program_found_through_the_alternatives_system_runs_with_allow_exec);
   suite_add_tcase(s, progs);
 
   TCase *sec = tcase_create("security");
