@@ -10,19 +10,25 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include "sandbox/tests/zygote/escape_util.h"
 
@@ -40,6 +46,7 @@ enum {
   A_THREADS,      /* start up to `count` threads that wait */
   A_X32,          /* an x32 system call */
   A_RLIMIT,       /* getrlimit(resource) */
+  A_METADATA,     /* change fd 4's metadata, the way `arg` names */
 };
 
 /* The pattern a scan looks for is sent XORed with this, so that the
@@ -109,6 +116,52 @@ static void scan_memory(const request *q, reply *r) {
   fclose(maps);
 }
 
+/* The calls that change a file's metadata through a descriptor (S26a). */
+enum {
+  M_FCHMOD,
+  M_FCHOWN,
+  M_FSETXATTR,
+  M_FREMOVEXATTR,
+  M_FUTIMENS,
+  M_SETFLAGS,
+  M_FALLOCATE,
+  M_COUNT,
+};
+
+static const char *const kMetadataCalls[M_COUNT] = {
+    "fchmod",   "fchown",          "fsetxattr", "fremovexattr",
+    "futimens", "FS_IOC_SETFLAGS", "fallocate",
+};
+
+static long change_metadata(int fd, int how) {
+  switch (how) {
+    case M_FCHMOD:
+      return fchmod(fd, 06777);
+    case M_FCHOWN:
+      return fchown(fd, getuid(), getgid());
+    case M_FSETXATTR:
+      return fsetxattr(fd, "user.sbx", "x", 1, 0);
+    case M_FREMOVEXATTR:
+      return fremovexattr(fd, "user.sbx");
+    case M_FUTIMENS: {
+      const struct timespec t[2] = {{.tv_sec = 1}, {.tv_sec = 1}};
+      return futimens(fd, t);
+    }
+    case M_SETFLAGS: {
+      /* The flags it has: a change the owner may always make. */
+      int flags = 0;
+      if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0)
+        flags = 0;
+      return ioctl(fd, FS_IOC_SETFLAGS, &flags);
+    }
+    case M_FALLOCATE:
+      return fallocate(fd, 0, 0, 4096);
+    default:
+      errno = EINVAL;
+      return -1;
+  }
+}
+
 static void *wait_forever(void *arg) {
   (void)arg;
   for (;;)
@@ -172,6 +225,9 @@ static void run_attack(const sbx_worker_args *args, reply *r) {
     }
     case A_X32:
       r->ret = syscall(0x40000000 | __NR_getpid);
+      break;
+    case A_METADATA:
+      r->ret = change_metadata(4, (int)q->arg);
       break;
     case A_RLIMIT: {
       struct rlimit lim;
@@ -335,6 +391,62 @@ START_TEST(the_broker_has_a_layout_of_its_own) {
 }
 END_TEST
 
+/* ---- S26a ---------------------------------------------------------------- */
+
+static reply run_with_fd(const char *type, const request *q, int fd) {
+  reply r;
+  memset(&r, 0, sizeof r);
+  int reply_fd;
+  pid_t pid = escape_spawn(type, q, sizeof *q, &fd, 1, &reply_fd);
+  bool wrote = escape_read_reply(reply_fd, &r, sizeof r);
+  close(reply_fd);
+  sbx_worker_exit e = escape_wait(pid);
+  ck_assert_msg(wrote, "%s worker ended without a reply: %s", type, e.detail);
+  return r;
+}
+
+START_TEST(worker_cannot_change_metadata_through_a_descriptor) {
+  /* A file the worker's user owns, handed over read-write: the kernel
+   * itself would let the owner change every one of these. */
+  g_autofree char *dir = g_dir_make_tmp("sbx-meta-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  g_autofree char *file = g_build_filename(dir, "owned", NULL);
+  int fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(fchown(fd, escape_expected_uid(), escape_expected_gid()), 0);
+  ck_assert_int_eq(fsetxattr(fd, "user.sbx", "x", 1, 0) == 0 ||
+                       errno == ENOTSUP || errno == EOPNOTSUPP,
+                   1);
+  for (int how = 0; how < M_COUNT; how++) {
+    request q = request_for(A_METADATA, how);
+    struct stat before, after;
+    ck_assert_int_eq(fstat(fd, &before), 0);
+    const char *const types[] = {"sandboxed", "brokered"};
+    for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
+      reply r = run_with_fd(types[t], &q, fd);
+      ck_assert_msg(r.ret == -1 && r.err == EPERM, "%s in %s: %ld (errno %ld)",
+                    kMetadataCalls[how], types[t], r.ret, r.err);
+    }
+    ck_assert_int_eq(fstat(fd, &after), 0);
+    ck_assert_int_eq(after.st_mode, before.st_mode);
+    ck_assert_int_eq(after.st_size, before.st_size);
+    ck_assert_int_eq(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+    /* Control: the same call in a worker without the layers reaches the
+     * kernel, which lets the owner make it (or says the file system cannot:
+     * then there was nothing to refuse). */
+    reply c = run_with_fd("control", &q, fd);
+    if (c.ret == -1 && (c.err == ENOTSUP || c.err == EOPNOTSUPP ||
+                        c.err == ENOTTY || c.err == ENODATA))
+      continue;
+    ck_assert_msg(c.ret == 0, "control %s: errno %ld", kMetadataCalls[how],
+                  c.err);
+  }
+  close(fd);
+  g_unlink(file);
+  g_rmdir(dir);
+}
+END_TEST
+
 /* ---- S39 ---------------------------------------------------------------- */
 
 START_TEST(capget_is_no_oracle_of_which_pids_exist) {
@@ -477,6 +589,7 @@ static Suite *escape_isolation_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, worker_cannot_read_an_earlier_workers_payload);
   tcase_add_test(tc, the_broker_has_a_layout_of_its_own);
+  tcase_add_test(tc, worker_cannot_change_metadata_through_a_descriptor);
   tcase_add_test(tc, capget_is_no_oracle_of_which_pids_exist);
   tcase_add_test(tc, worker_cannot_make_a_datagram_socket_pair);
   tcase_add_test(tc, limits_bound_one_workers_memory_and_threads);
