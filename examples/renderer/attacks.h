@@ -7,8 +7,8 @@
  * file outside home was not created, the zygote and the broker still
  * live). The page only names attacks; what each one does is fixed here.
  */
-#ifndef EXAMPLES_RENDERER_ATTACKS_H_
-#define EXAMPLES_RENDERER_ATTACKS_H_
+#ifndef SBX_EXAMPLES_RENDERER_ATTACKS_H_
+#define SBX_EXAMPLES_RENDERER_ATTACKS_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,4 +35,4 @@ typedef struct {
 /* The attack called name, or NULL. */
 const demo_attack *demo_attack_find(const char *name);
 
-#endif /* EXAMPLES_RENDERER_ATTACKS_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_ATTACKS_H_ */

@@ -5,8 +5,8 @@
  * rasteriser small and makes every pixel predictable. Characters outside
  * 0x20..0x7e draw as '?'.
  */
-#ifndef EXAMPLES_RENDERER_FONT_H_
-#define EXAMPLES_RENDERER_FONT_H_
+#ifndef SBX_EXAMPLES_RENDERER_FONT_H_
+#define SBX_EXAMPLES_RENDERER_FONT_H_
 
 #include <stdint.h>
 
@@ -16,4 +16,4 @@
 /* Row y (0 = top) of character c; bit 4 is the leftmost pixel. */
 uint8_t demo_glyph_row(char c, int y);
 
-#endif /* EXAMPLES_RENDERER_FONT_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_FONT_H_ */

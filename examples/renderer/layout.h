@@ -7,8 +7,8 @@
  * line's width, and it refuses a layout that would grow past
  * DEMO_LAYOUT_MAX_LINES, so a hostile page cannot make it unbounded.
  */
-#ifndef EXAMPLES_RENDERER_LAYOUT_H_
-#define EXAMPLES_RENDERER_LAYOUT_H_
+#ifndef SBX_EXAMPLES_RENDERER_LAYOUT_H_
+#define SBX_EXAMPLES_RENDERER_LAYOUT_H_
 
 #include <glib.h>
 
@@ -43,4 +43,4 @@ void demo_layout_free(demo_layout *layout);
  * g_free. */
 char *demo_layout_to_text(const demo_layout *layout, size_t *len);
 
-#endif /* EXAMPLES_RENDERER_LAYOUT_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_LAYOUT_H_ */

@@ -17,8 +17,8 @@
  * kept; script and style content is dropped. Entities: &amp; &lt; &gt;
  * &quot; &apos; &nbsp; &copy; &mdash; &hellip; and &#N; / &#xH;.
  */
-#ifndef EXAMPLES_RENDERER_MARKUP_H_
-#define EXAMPLES_RENDERER_MARKUP_H_
+#ifndef SBX_EXAMPLES_RENDERER_MARKUP_H_
+#define SBX_EXAMPLES_RENDERER_MARKUP_H_
 
 #include <stddef.h>
 
@@ -83,4 +83,4 @@ size_t demo_document_count(const demo_document *doc, demo_block_kind kind);
 demo_block *demo_document_nth(const demo_document *doc, demo_block_kind kind,
                               size_t n);
 
-#endif /* EXAMPLES_RENDERER_MARKUP_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_MARKUP_H_ */

@@ -7,8 +7,8 @@
  * every string check out (demo_result_check), so a compromised renderer
  * can lie about its page but cannot make the host read out of bounds.
  */
-#ifndef EXAMPLES_RENDERER_PROTOCOL_H_
-#define EXAMPLES_RENDERER_PROTOCOL_H_
+#ifndef SBX_EXAMPLES_RENDERER_PROTOCOL_H_
+#define SBX_EXAMPLES_RENDERER_PROTOCOL_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,4 +75,4 @@ bool demo_write_all(int fd, const void *buf, size_t len);
  * -1 on error. Gives up after timeout_ms of silence. */
 ssize_t demo_read_full(int fd, void *buf, size_t len, int timeout_ms);
 
-#endif /* EXAMPLES_RENDERER_PROTOCOL_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_PROTOCOL_H_ */

@@ -6,8 +6,8 @@
  * size is bounded by the layout's limits and capped at DEMO_RASTER_MAX_H
  * pixels high (later lines are left out).
  */
-#ifndef EXAMPLES_RENDERER_RASTER_H_
-#define EXAMPLES_RENDERER_RASTER_H_
+#ifndef SBX_EXAMPLES_RENDERER_RASTER_H_
+#define SBX_EXAMPLES_RENDERER_RASTER_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,4 +22,4 @@
 /* The whole PGM file (header and pixels); free with g_free. */
 uint8_t *demo_raster_pgm(const demo_layout *layout, size_t *len);
 
-#endif /* EXAMPLES_RENDERER_RASTER_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_RASTER_H_ */

@@ -7,8 +7,8 @@
  * under /usr/share/common-licenses, libz from /usr/lib, and a cache file
  * in the home directory the host gave it.
  */
-#ifndef EXAMPLES_RENDERER_RENDERER_H_
-#define EXAMPLES_RENDERER_RENDERER_H_
+#ifndef SBX_EXAMPLES_RENDERER_RENDERER_H_
+#define SBX_EXAMPLES_RENDERER_RENDERER_H_
 
 #include "sbx/sbx.h"
 
@@ -17,4 +17,4 @@
  * DEMO_RESULT_FD. */
 int demo_renderer_main(const sbx_worker_args *args);
 
-#endif /* EXAMPLES_RENDERER_RENDERER_H_ */
+#endif /* SBX_EXAMPLES_RENDERER_RENDERER_H_ */

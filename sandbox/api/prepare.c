@@ -9,9 +9,10 @@
 #include <unistd.h>
 
 #include "sandbox/broker/layer1.h"
-#include "sandbox/linux/landlock/landlock.h"
-#include "sandbox/linux/namespaces/namespaces.h"
-#include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/kernel/landlock/landlock.h"
+#include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/policy/compiler.h"
 #include "sbx/sbx.h"
 
 static sbx_error_code public_code(const GError *e) {

@@ -20,9 +20,9 @@
 
 #include <glib.h>
 
-#include "sandbox/broker/permissions.h"
-#include "sandbox/linux/seccomp/bpf.h"
-#include "sandbox/linux/zygote/worker.h"
+#include "sandbox/files/permissions.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/zygote/worker.h"
 #include "sandbox/policy/builtin/profile.h"
 
 typedef struct {

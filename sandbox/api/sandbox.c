@@ -26,9 +26,9 @@
 #include "sandbox/broker/audit.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
-#include "sandbox/linux/landlock/landlock.h"
-#include "sandbox/linux/namespaces/namespaces.h"
-#include "sandbox/linux/zygote/zygote.h"
+#include "sandbox/kernel/landlock/landlock.h"
+#include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/zygote/zygote.h"
 #include "sbx/sbx.h"
 
 /* The public bounds (sbx.h) are the modules' own. */

@@ -24,8 +24,8 @@
 #include "sandbox/broker/broker_process.h"
 #include "sandbox/broker/broker_sandbox.h"
 #include "sandbox/broker/protocol.h"
-#include "sandbox/linux/namespaces/fds.h"
-#include "sandbox/linux/namespaces/reap.h"
+#include "sandbox/kernel/namespaces/fds.h"
+#include "sandbox/kernel/namespaces/reap.h"
 
 struct sbx_broker {
   pid_t pid;
@@ -86,7 +86,7 @@ static int program_image(void) {
 static int write_config(const sbx_broker_process_config *config,
                         GError **error) {
   GVariantBuilder lists;
-  g_variant_builder_init(&lists, G_VARIANT_TYPE("a(suiua(ssubb))"));
+  g_variant_builder_init(&lists, G_VARIANT_TYPE("a(suia(ssubb))"));
   for (size_t i = 0; i < config->n_allowlists; i++) {
     g_autoptr(GVariant) v = sbx_allowlist_to_variant(config->allowlists[i]);
     g_variant_builder_add_value(&lists, v);
@@ -96,7 +96,7 @@ static int write_config(const sbx_broker_process_config *config,
       G_VARIANT_TYPE_BYTE, prog ? prog->insns : NULL,
       prog ? prog->len * sizeof(struct sock_filter) : 0, 1);
   g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
-      "(u@a(suiua(ssubb))bbub@ay)", (guint32)config->parent,
+      "(u@a(suia(ssubb))bbub@ay)", (guint32)config->parent,
       g_variant_builder_end(&lists), (gboolean)config->have_audit,
       (gboolean)config->audit_grants, (guint32)config->max_fds,
       (gboolean)config->dangerously_unsandboxed, insns));

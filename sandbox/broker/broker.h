@@ -41,7 +41,7 @@
 
 #include <glib.h>
 
-#include "sandbox/broker/permissions.h"
+#include "sandbox/files/permissions.h"
 #include "sandbox/broker/server.h"
 
 /* How long the host waits for the broker: to be ready after it forks, to

@@ -54,7 +54,7 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
   gboolean have_audit, audit_grants, unsandboxed;
   g_autoptr(GVariant) lists = NULL;
   g_autoptr(GVariant) insns = NULL;
-  g_variant_get(all, "(u@a(suiua(ssubb))bbub@ay)", &parent, &lists, &have_audit,
+  g_variant_get(all, "(u@a(suia(ssubb))bbub@ay)", &parent, &lists, &have_audit,
                 &audit_grants, &max_fds, &unsandboxed, &insns);
   memset(out, 0, sizeof *out);
   out->lists = g_ptr_array_new();

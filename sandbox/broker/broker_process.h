@@ -33,8 +33,8 @@
 
 #include <glib.h>
 
-#include "sandbox/broker/permissions.h"
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/files/permissions.h"
+#include "sandbox/kernel/seccomp/bpf.h"
 
 #define SBX_BROKER_CONTROL_FD 3
 #define SBX_BROKER_AUDIT_FD 4
@@ -58,7 +58,7 @@ typedef struct {
 /* The configuration's GVariant type: the parent's pid, the allowlists
  * (permissions.h), have_audit, audit_grants, max_fds, unsandboxed, and the
  * seccomp program's instructions. */
-#define SBX_BROKER_CONFIG_TYPE "(ua(suiua(ssubb))bbubay)"
+#define SBX_BROKER_CONFIG_TYPE "(ua(suia(ssubb))bbubay)"
 
 /* The broker's main, in the broker process with the descriptors above.
  * Never returns: exits 0 when the host closes the control channel, 1 when

@@ -11,9 +11,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "sandbox/linux/landlock/landlock.h"
-#include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/kernel/landlock/landlock.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/compiler.h"
 
 guint64 sbx_broker_landlock_rights(const sbx_allow_entry *e,
                                    gboolean *on_parent) {

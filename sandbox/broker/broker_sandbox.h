@@ -18,8 +18,8 @@
 
 #include <glib.h>
 
-#include "sandbox/broker/permissions.h"
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/files/permissions.h"
+#include "sandbox/kernel/seccomp/bpf.h"
 
 /* The Landlock rights an allowlist entry needs, on the path the broker
  * opens: the entry's directory for recursive entries, the file (or its

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "sandbox/broker/protocol.h"
-#include "sandbox/broker/resolver.h"
+#include "sandbox/files/resolver.h"
 
 typedef struct {
   /* in */

@@ -40,10 +40,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "sandbox/broker/path.h"
-#include "sandbox/linux/seccomp/loader.h"
-#include "sandbox/linux/seccomp/trap.h"
+#include "sandbox/base/path.h"
+#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/kernel/seccomp/trap.h"
 #include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/compiler.h"
 
 G_DEFINE_QUARK(sbx - layer1 - error - quark, sbx_layer1_error)
 

@@ -30,7 +30,7 @@
 #include <glib.h>
 
 #include "sandbox/broker/client.h"
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/bpf.h"
 
 #define SBX_LAYER1_ERROR (sbx_layer1_error_quark())
 GQuark sbx_layer1_error_quark(void);

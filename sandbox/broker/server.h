@@ -41,7 +41,7 @@
 #include <glib.h>
 
 #include "sandbox/broker/audit.h"
-#include "sandbox/broker/permissions.h"
+#include "sandbox/files/permissions.h"
 
 /* The host <-> broker control protocol (host side: broker.c). One datagram
  * per message on a SOCK_SEQPACKET pair. */

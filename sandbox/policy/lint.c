@@ -16,7 +16,7 @@
 
 #include "sandbox/policy/parser.h"
 #include "sandbox/policy/policy.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 
 typedef struct {
   const char *name;

@@ -20,7 +20,7 @@
 #include "sandbox/policy/constants.h"
 #include "sandbox/policy/lexer.h"
 #include "sandbox/policy/source.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 
 G_DEFINE_QUARK(sbx-policy-error-quark, sbx_policy_error)
 

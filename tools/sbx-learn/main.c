@@ -15,8 +15,8 @@
 #include <glib.h>
 
 #include "sandbox/policy/parser.h"
-#include "tools/sbx-learn/record.h"
-#include "tools/sbx-learn/write.h"
+#include "sandbox/runner/learn_record.h"
+#include "sandbox/runner/learn_write.h"
 
 static const char description[] =
     "Runs PROGRAM once with every system call allowed but observed (a\n"

@@ -21,14 +21,15 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/constants.h"
 #include "sandbox/policy/lint.h"
 #include "sandbox/policy/parser.h"
-#include "sandbox/policy/syscalls.h"
-#include "tools/sbx-policy/disasm.h"
-#include "tools/sbx-policy/oci.h"
+#include "sandbox/base/syscalls.h"
+#include "sandbox/policy/disasm.h"
+#include "sandbox/policy/oci.h"
 
 #define X32_SYSCALL_BIT 0x40000000u
 

@@ -13,9 +13,9 @@
 
 #include <glib.h>
 
-#include "tools/sbx-run/launch.h"
-#include "tools/sbx-run/plan.h"
-#include "tools/sbx-run/report.h"
+#include "sandbox/runner/launch.h"
+#include "sandbox/runner/plan.h"
+#include "sandbox/runner/report.h"
 
 static const char description[] =
     "Runs PROGRAM in new user, pid, ipc, uts, mount, cgroup and network\n"

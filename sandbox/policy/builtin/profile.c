@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sandbox/linux/namespaces/namespaces.h"
+#include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/parser.h"
 

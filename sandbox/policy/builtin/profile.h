@@ -36,7 +36,7 @@
 
 #include <glib.h>
 
-#include "sandbox/linux/namespaces/rlimits.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/policy/policy.h"
 
 #define SBX_PROFILE_MAX_RLIMITS 16

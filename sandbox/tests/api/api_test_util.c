@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,7 +12,6 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "sandbox/linux/zygote/zygote_bench.h"
 
 static void make_dir(char *out, size_t len, const char *tmpl) {
   GError *error = NULL;
@@ -132,8 +132,21 @@ void api_assert_canary_denial_audited(const api_dirs *dirs, const char *type) {
   ck_assert_msg(strstr(log, want), "%s not in the audit log:\n%s", want, log);
 }
 
+static bool read_exact(int fd, void *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = read(fd, (char *)buf + got, len - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    got += (size_t)n;
+  }
+  return true;
+}
+
 void api_read_all(int fd, void *buf, size_t len) {
-  ck_assert_msg(sbx_bench_read_exact(fd, buf, len),
+  ck_assert_msg(read_exact(fd, buf, len),
                 "fewer than %zu bytes before EOF", len);
 }
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "sandbox/broker/permissions.h"
+#include "sandbox/files/permissions.h"
 
 typedef struct {
   char *root;

@@ -1,6 +1,6 @@
 /* What the demo's suites share. */
-#ifndef SANDBOX_TESTS_DEMO_DEMO_TEST_UTIL_H_
-#define SANDBOX_TESTS_DEMO_DEMO_TEST_UTIL_H_
+#ifndef SBX_TESTS_DEMO_DEMO_TEST_UTIL_H_
+#define SBX_TESTS_DEMO_DEMO_TEST_UTIL_H_
 
 #include <check.h>
 
@@ -8,4 +8,4 @@
  * process exit status: EXIT_SUCCESS only if all passed. */
 int demo_test_run(Suite *s);
 
-#endif /* SANDBOX_TESTS_DEMO_DEMO_TEST_UTIL_H_ */
+#endif /* SBX_TESTS_DEMO_DEMO_TEST_UTIL_H_ */

@@ -13,8 +13,8 @@
 #include <glib.h>
 
 #include "sandbox/policy/parser.h"
-#include "sandbox/policy/syscalls.h"
-#include "tools/sbx-policy/oci.h"
+#include "sandbox/base/syscalls.h"
+#include "sandbox/policy/oci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,9 +12,10 @@
 
 #include <glib.h>
 
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
 #include "sandbox/policy/parser.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,8 @@
 
 #include <glib.h>
 
-#include "sandbox/linux/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
 #include "sandbox/policy/parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -28,7 +28,7 @@
 #include <glib.h>
 
 #include "sandbox/policy/constants.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sandbox/tests/policy/policy_test_util.h"
 
 static uint64_t lookup(const char *name) {

@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "sandbox/policy/constants.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sandbox/tests/policy/policy_test_util.h"
 
 #define JUNK (UINT64_C(1) << 32)

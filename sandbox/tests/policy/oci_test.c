@@ -18,13 +18,14 @@
 
 #include <json-glib/json-glib.h>
 
-#include "sandbox/linux/seccomp/bpf.h"
-#include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/parser.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sandbox/tests/policy/policy_test_util.h"
-#include "tools/sbx-policy/oci.h"
+#include "sandbox/policy/oci.h"
 
 #define X32_BIT 0x40000000u
 

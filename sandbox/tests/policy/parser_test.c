@@ -15,7 +15,7 @@
 
 #include "sandbox/policy/constants.h"
 #include "sandbox/policy/parser.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sandbox/tests/policy/policy_test_util.h"
 
 #define ASSERT_CONTAINS(haystack, needle)                                   \

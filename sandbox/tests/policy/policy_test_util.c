@@ -11,8 +11,8 @@
 
 #include <glib/gstdio.h>
 
-#include "sandbox/linux/seccomp/loader.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/base/syscalls.h"
 
 char *policy_test_corpus(const char *relative) {
   return g_build_filename(SBX_CORPUS_DIR, relative, NULL);

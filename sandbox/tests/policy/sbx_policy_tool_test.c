@@ -18,7 +18,7 @@
 
 #include <glib.h>
 
-#include "sandbox/linux/seccomp/loader.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/tests/policy/policy_test_util.h"
 
 typedef struct {

@@ -23,7 +23,7 @@
 #include <glib.h>
 #include <seccomp.h>
 
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 
 /* Junk a 64-bit register can carry above an int-sized argument. */
 #define HIGH_JUNK (UINT64_C(1) << 32)

@@ -24,13 +24,14 @@
 
 #include <glib.h>
 
-#include "sandbox/linux/namespaces/namespaces.h"
-#include "sandbox/linux/seccomp/bpf.h"
-#include "sandbox/linux/zygote/self_pid.h"
+#include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
+#include "sandbox/zygote/self_pid.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/policy.h"
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sbx/sbx.h"
 
 #define THREAD_FLAGS                                                  \

@@ -32,7 +32,7 @@
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 
-#include "sandbox/policy/syscalls.h"
+#include "sandbox/base/syscalls.h"
 #include "sandbox/tests/zygote/escape_util.h"
 
 enum {

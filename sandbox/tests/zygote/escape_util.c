@@ -18,8 +18,9 @@
 
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
-#include "sandbox/linux/seccomp/bpf.h"
-#include "sandbox/linux/zygote/worker.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
+#include "sandbox/zygote/worker.h"
 #include "sandbox/policy/builtin/profile.h"
 
 /* Two zygotes: the broker client's trap handlers are registered for every

@@ -21,7 +21,7 @@
 
 #include <check.h>
 
-#include "sandbox/linux/zygote/zygote.h"
+#include "sandbox/zygote/zygote.h"
 #include "sbx/sbx.h"
 
 #define ESCAPE_REPLY_FD 3

@@ -26,9 +26,9 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "sandbox/linux/namespaces/fds.h"
-#include "sandbox/linux/zygote/self_pid.h"
-#include "sandbox/linux/zygote/zygote.h"
+#include "sandbox/kernel/namespaces/fds.h"
+#include "sandbox/zygote/self_pid.h"
+#include "sandbox/zygote/zygote.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
 

@@ -1,0 +1,72 @@
+/* The x86-64 system call table: names, numbers and argument widths.
+ *
+ * Why it exists: policies name system calls, the kernel sees numbers, and a
+ * comparison is only exact if it knows how wide the kernel reads each
+ * argument. The table is generated at build time (gen_syscalls.py) from
+ * <asm/unistd_64.h>, syscalls_supplement.txt and syscall_args.txt.
+ *
+ * Trusts: the build's kernel headers and the two reviewed text files.
+ * Refuses: nothing at run time; unknown names and numbers are reported as
+ * such (NULL, -1, false), never guessed.
+ */
+#include "sandbox/base/syscalls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  signed char nargs;      /* -1: not known */
+  unsigned char int_mask; /* bit i: argument i is int-sized */
+} sbx_syscall_info;
+
+typedef struct {
+  const char *name;
+  int nr;
+} sbx_syscall_name_entry;
+
+#include "sandbox/base/syscall_table.inc"
+
+#define N_SYSCALLS ((int)(sizeof(kSyscalls) / sizeof(kSyscalls[0])))
+#define N_BY_NAME (sizeof(kSyscallsByName) / sizeof(kSyscallsByName[0]))
+
+/* Async-signal-safe: reads const data only. */
+static const sbx_syscall_info *info(int nr) {
+  if (nr < 0 || nr >= N_SYSCALLS || kSyscalls[nr].name == NULL)
+    return NULL;
+  return &kSyscalls[nr];
+}
+
+const char *sbx_syscall_name(int nr) {
+  const sbx_syscall_info *i = info(nr);
+  return i ? i->name : NULL;
+}
+
+static int compare_name(const void *key, const void *entry) {
+  return strcmp(key, ((const sbx_syscall_name_entry *)entry)->name);
+}
+
+int sbx_syscall_number(const char *name) {
+  if (name == NULL)
+    return -1;
+  const sbx_syscall_name_entry *e = bsearch(
+      name, kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
+      compare_name);
+  return e ? e->nr : -1;
+}
+
+bool sbx_syscall_arg_is_32bit(int nr, unsigned arg) {
+  const sbx_syscall_info *i = info(nr);
+  if (i == NULL || arg >= 6)
+    return false;
+  return (i->int_mask >> arg) & 1;
+}
+
+int sbx_syscall_max(void) {
+  return N_SYSCALLS;
+}
+
+int sbx_syscall_arg_count(int nr) {
+  const sbx_syscall_info *i = info(nr);
+  return i ? i->nargs : -1;
+}

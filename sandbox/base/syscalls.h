@@ -1,0 +1,33 @@
+/* The x86-64 system call table: names, numbers and argument widths.
+ *
+ * Generated at build time from the kernel headers, plus a short reviewed
+ * supplement of numbers assigned after Debian 12's headers (mseal, ...),
+ * so names resolve for the kernel that runs the policy. Everything here is
+ * const static data, safe to call from a signal handler.
+ */
+#ifndef SBX_BASE_SYSCALLS_H_
+#define SBX_BASE_SYSCALLS_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The name of syscall nr, or NULL if the table does not know it.
+ * Async-signal-safe. */
+const char *sbx_syscall_name(int nr);
+
+/* The number of a syscall name, or -1. */
+int sbx_syscall_number(const char *name);
+
+/* True when argument `arg` of syscall nr is int-sized (the kernel reads
+ * only its low 32 bits). Unknown syscalls and arguments: false. */
+bool sbx_syscall_arg_is_32bit(int nr, unsigned arg);
+
+/* One past the highest number in the table; iterate 0..max and skip the
+ * NULL names. */
+int sbx_syscall_max(void);
+
+/* How many arguments syscall nr takes (0..6), or -1 when the reviewed
+ * table (sandbox/base/syscall_args.txt) does not say. */
+int sbx_syscall_arg_count(int nr);
+
+#endif /* SBX_BASE_SYSCALLS_H_ */

@@ -1,0 +1,130 @@
+/* The resolver: turns a worker's path and flags into a decision and, when
+ * allowed, an open descriptor or the result of the operation.
+ *
+ * Why it exists: checking a path string is not enough (the file system can
+ * change between the check and the use), so the decision is made on the
+ * object actually reached. Every operation resolves with openat2() beneath
+ * a directory descriptor held for the matching allowlist entry
+ * (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): a symlink, rename race or
+ * `..` can never carry the lookup outside that entry. When a symlink does
+ * lead outside, its target is re-checked as a new path (at most 40 hops),
+ * so a link inside an allowed tree works exactly when its target is
+ * allowed too.
+ *
+ * Used by the broker server and by sbx-run's user-notification supervisor;
+ * nothing here knows about the wire protocol.
+ *
+ * What it trusts: the allowlist (from the host) and the pid it is told the
+ * request comes from. What it refuses: every path sbx_path_validate()
+ * refuses, unknown or dangerous open flags, non-regular files below
+ * recursive entries, writes to files with several hard links, any /proc
+ * directory but the requesting worker's own, and magic links. Below /proc
+ * the kernel follows no symlink: procfs's top-level links (/proc/net ->
+ * self/net) are substituted here, so their "self" is the worker too.
+ *
+ * The result of every call is >= 0 or -errno. `decision`, when not NULL,
+ * says whether the allowlist allowed the operation (a granted request may
+ * still fail with the file system's errno, e.g. ENOENT) and, if not, why.
+ * Denials return the allowlist's denied errno (EACCES by default), except
+ * -ENAMETOOLONG for paths of PATH_MAX bytes or more and -EINVAL for flags
+ * no kernel accepts.
+ *
+ * The per-request functions allocate nothing and hold no lock, so several
+ * threads may share one resolver.
+ */
+#ifndef SBX_FILES_RESOLVER_H_
+#define SBX_FILES_RESOLVER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "sandbox/files/permissions.h"
+
+typedef struct sbx_resolver sbx_resolver;
+
+typedef struct {
+  bool granted;
+  const char *reason; /* static; set when !granted */
+} sbx_decision;
+
+/* Opens one directory descriptor per allowlist root (O_PATH, close-on-exec;
+ * a root that does not exist yet makes requests below it fail with ENOENT).
+ * `list` is borrowed and must outlive the resolver. */
+sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error);
+void sbx_resolver_free(sbx_resolver *resolver);
+
+const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *resolver);
+
+/* Number of descriptors the resolver holds, and whether fd is one of them
+ * (for fd inventories). */
+size_t sbx_resolver_n_fds(const sbx_resolver *resolver);
+bool sbx_resolver_holds_fd(const sbx_resolver *resolver, int fd);
+
+/* In every call, `pid` is the requesting process as the caller's pid
+ * namespace sees it: /proc/self and /proc/<pid> mean it. 0 refuses every
+ * per-process /proc path. */
+
+/* Opens `path`. O_CLOEXEC and O_NOCTTY are always set on the returned
+ * descriptor; the create mode is masked with the allowlist's umask. */
+int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      int flags, mode_t mode, sbx_decision *decision);
+
+/* access()/faccessat2(): mode F_OK or R_OK|W_OK (X_OK is never granted);
+ * at_flags AT_EACCESS and AT_SYMLINK_NOFOLLOW. */
+int sbx_resolver_access(const sbx_resolver *resolver, pid_t pid,
+                        const char *path, int mode, int at_flags,
+                        sbx_decision *decision);
+
+int sbx_resolver_stat(const sbx_resolver *resolver, pid_t pid, const char *path,
+                      bool follow, struct stat *out, sbx_decision *decision);
+
+/* statx(): at_flags AT_SYMLINK_NOFOLLOW, AT_NO_AUTOMOUNT, AT_STATX_*. */
+int sbx_resolver_statx(const sbx_resolver *resolver, pid_t pid,
+                       const char *path, int at_flags, unsigned mask,
+                       struct statx *out, sbx_decision *decision);
+
+/* Returns the number of bytes written to buf (not terminated), like
+ * readlink(2). */
+ssize_t sbx_resolver_readlink(const sbx_resolver *resolver, pid_t pid,
+                              const char *path, char *buf, size_t size,
+                              sbx_decision *decision);
+
+int sbx_resolver_mkdir(const sbx_resolver *resolver, pid_t pid,
+                       const char *path, mode_t mode, sbx_decision *decision);
+int sbx_resolver_unlink(const sbx_resolver *resolver, pid_t pid,
+                        const char *path, sbx_decision *decision);
+int sbx_resolver_rmdir(const sbx_resolver *resolver, pid_t pid,
+                       const char *path, sbx_decision *decision);
+
+/* An O_PATH descriptor (close-on-exec) of the object at `path`, reached
+ * beneath an entry that grants `need` (SBX_PERM_*). For callers that act
+ * on an object they hold another way - a descriptor of a sandboxed
+ * program, a socket file to connect to - and must prove that the
+ * allowlist grants `need` on it: compare the two objects' st_dev and
+ * st_ino. Any file type is returned. */
+int sbx_resolver_open_object(const sbx_resolver *resolver, pid_t pid,
+                             const char *path, unsigned need, bool follow,
+                             sbx_decision *decision);
+
+/* The directory `path` would be created in, as an O_PATH descriptor
+ * (close-on-exec) reached beneath an entry with the CREATE right for
+ * `path`; its last component is copied to `name` (`size` bytes, at least
+ * NAME_MAX + 1). For creations the resolver does not perform itself, such
+ * as binding a unix socket: the caller creates `name` relative to the
+ * descriptor, or has the kernel check that the object it creates lands
+ * beneath it. */
+int sbx_resolver_open_parent(const sbx_resolver *resolver, pid_t pid,
+                             const char *path, char *name, size_t size,
+                             sbx_decision *decision);
+
+/* Both paths need the CREATE right. flags: 0, RENAME_NOREPLACE or
+ * RENAME_EXCHANGE. */
+int sbx_resolver_rename(const sbx_resolver *resolver, pid_t pid,
+                        const char *from, const char *to, unsigned flags,
+                        sbx_decision *decision);
+
+#endif /* SBX_FILES_RESOLVER_H_ */

@@ -1,0 +1,56 @@
+/* Compiled seccomp programs, and an interpreter that runs a program on one
+ * input exactly as the kernel does. The compiler that makes them from a
+ * policy is sandbox/policy/compiler.h.
+ *
+ * The program format is contract 4 of docs/design.md: a raw array of
+ * struct sock_filter, the bytes libseccomp's seccomp_export_bpf and
+ * minijail's --dump write.
+ */
+#ifndef SBX_KERNEL_SECCOMP_BPF_H_
+#define SBX_KERNEL_SECCOMP_BPF_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <glib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+typedef struct {
+  struct sock_filter *insns; /* owned; g_free'd by sbx_bpf_program_clear */
+  size_t len;
+} sbx_bpf_program;
+
+#define SBX_BPF_ERROR (sbx_bpf_error_quark())
+GQuark sbx_bpf_error_quark(void);
+
+typedef enum {
+  SBX_BPF_ERROR_INVALID_POLICY,  /* the compiler: the policy is malformed */
+  SBX_BPF_ERROR_TOO_LONG,        /* more than BPF_MAXINSNS instructions */
+  SBX_BPF_ERROR_INVALID_PROGRAM, /* seccomp(2) would refuse the program */
+} sbx_bpf_error_code;
+
+void sbx_bpf_program_clear(sbx_bpf_program *program);
+
+/* Runs a program on one input. Returns the SECCOMP_RET_* value; an invalid
+ * program (bad opcode, jump out of range, no return) yields
+ * SECCOMP_RET_KILL_PROCESS. If insns_executed is not NULL it receives the
+ * number of instructions executed. */
+uint32_t sbx_bpf_run(const struct sock_filter *insns, size_t len,
+                     const struct seccomp_data *data, size_t *insns_executed);
+
+/* Applies the checks seccomp(2) makes before it accepts a program (length,
+ * opcodes, jump targets, return at the end, scratch memory written before
+ * it is read, aligned loads inside struct seccomp_data). The error names
+ * the first offending instruction. */
+gboolean sbx_bpf_check(const struct sock_filter *insns, size_t len,
+                       GError **error);
+
+/* sbx_bpf_run for a program sbx_bpf_check already accepted: skips the
+ * whole-program check, so running many inputs costs only the instructions
+ * executed. Still never reads outside the program or the input. */
+uint32_t sbx_bpf_run_checked(const struct sock_filter *insns, size_t len,
+                             const struct seccomp_data *data,
+                             size_t *insns_executed);
+
+#endif /* SBX_KERNEL_SECCOMP_BPF_H_ */

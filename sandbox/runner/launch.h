@@ -1,0 +1,49 @@
+/* Starting the program inside the sandbox and supervising it to the end.
+ *
+ * Why it exists: the order in which the layers go on is what makes them
+ * hold, so it lives in one place. The launcher (this process) clones an
+ * init process into new user, pid, ipc, uts, mount, cgroup (and, without
+ * --net, network) namespaces; init
+ *   1. dies with the launcher, starts a new session (S10), drops every
+ *      capability, sets no_new_privs and becomes undumpable (S33);
+ *   2. enters the Landlock ruleset;
+ *   3. keeps only stdin, stdout, stderr and its channel to the launcher;
+ *   4. installs the baseline filter with a user-notification listener and
+ *      hands the listener to the launcher;
+ *   5. waits for the launcher to confirm that the supervisor runs - if it
+ *      does not, nothing of the program ever runs (S32);
+ *   6. applies the rlimits and forks the program, which stacks the extra
+ *      policy layers and execs; init then forwards signals to it, reaps
+ *      every orphan, and reports the program's wait status.
+ * The program is pid 2, not pid 1: a pid-1 process ignores signals it has
+ * no handler for, which would change what kill(getpid(), SIGTERM) does.
+ *
+ * The launcher meanwhile serves the listener (supervisor.h), forwards
+ * SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH to init,
+ * and returns the program's status.
+ *
+ * What it trusts: the plan. What it refuses: to let the program start
+ * before every layer is in place.
+ */
+#ifndef SBX_RUNNER_LAUNCH_H_
+#define SBX_RUNNER_LAUNCH_H_
+
+#include <glib.h>
+
+#include "sandbox/runner/plan.h"
+#include "sandbox/runner/report.h"
+
+/* sbx-run's own exit codes, as env(1) and timeout(1) use them. */
+enum {
+  SBX_RUN_EXIT_SETUP = 125,    /* sbx-run could not set the sandbox up */
+  SBX_RUN_EXIT_NOEXEC = 126,   /* the program could not be executed */
+  SBX_RUN_EXIT_NOTFOUND = 127, /* the program was not found */
+};
+
+/* Runs the plan. Returns the program's exit status (128+N when signal N
+ * killed it), or SBX_RUN_EXIT_* with *error set when the program never
+ * ran. */
+int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
+                   GError **error);
+
+#endif /* SBX_RUNNER_LAUNCH_H_ */

@@ -1,0 +1,586 @@
+/* Building sbx-run's plan; see plan.h.
+ *
+ * Trusts the user's options and the files they name (they are policy);
+ * trusts nothing about the program except what its headers say it needs
+ * to start. Refuses policy layers that would use the supervisor's
+ * listener, layers that forbid the exec sbx-run has to make, and paths
+ * that do not exist where existence is required.
+ */
+#include "sandbox/runner/plan.h"
+
+#include <elf.h>
+#include <linux/audit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/policy/builtin/builtin.h"
+#include "sandbox/policy/builtin/profile.h"
+#include "sandbox/policy/parser.h"
+#include "sandbox/runner/baseline.h"
+#include "sandbox/policy/compiler.h"
+
+G_DEFINE_QUARK(sbx - run - error - quark, sbx_run_error)
+
+void sbx_run_options_clear(sbx_run_options *o) {
+  g_clear_pointer(&o->allow_read, g_strfreev);
+  g_clear_pointer(&o->allow_write, g_strfreev);
+  g_clear_pointer(&o->policies, g_strfreev);
+  g_clear_pointer(&o->profile, g_free);
+  g_clear_pointer(&o->setenv, g_strfreev);
+  g_clear_pointer(&o->unsetenv, g_strfreev);
+  g_clear_pointer(&o->audit, g_free);
+  g_clear_pointer(&o->argv, g_strfreev);
+}
+
+void sbx_run_plan_free(sbx_run_plan *p) {
+  if (!p)
+    return;
+  sbx_allowlist_free(p->allowlist);
+  sbx_bpf_program_clear(&p->baseline);
+  for (size_t i = 0; i < p->n_layers; i++)
+    sbx_bpf_program_clear(&p->layers[i]);
+  if (p->landlock_fd >= 0)
+    close(p->landlock_fd);
+  g_free(p->program);
+  g_strfreev(p->argv);
+  g_strfreev(p->envp);
+  g_free(p->audit);
+  g_free(p);
+}
+
+/* ---- the program -------------------------------------------------------- */
+
+static char *find_program(const char *name, char **envp, GError **error) {
+  if (strchr(name, '/')) {
+    if (access(name, X_OK) != 0) {
+      int err = errno;
+      g_set_error(error, SBX_RUN_ERROR,
+                  err == ENOENT || err == ENOTDIR ? SBX_RUN_ERROR_NOT_FOUND
+                                                  : SBX_RUN_ERROR_PROGRAM,
+                  "cannot execute %s: %s", name, g_strerror(err));
+      return NULL;
+    }
+    return g_canonicalize_filename(name, NULL);
+  }
+  const char *path = g_environ_getenv(envp, "PATH");
+  if (!path)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  g_auto(GStrv) dirs = g_strsplit(path, ":", -1);
+  for (char **d = dirs; *d; d++) {
+    if (!**d || !g_path_is_absolute(*d))
+      continue;
+    g_autofree char *cand = g_build_filename(*d, name, NULL);
+    struct stat st;
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+      return g_steal_pointer(&cand);
+  }
+  g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_NOT_FOUND,
+              "%s: command not found in PATH (%s)", name, path);
+  return NULL;
+}
+
+/* The ELF interpreter (PT_INTERP) of a 64-bit executable, or NULL for a
+ * static one or anything that is not ELF. */
+static char *elf_interpreter(int fd) {
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+    return NULL;
+  for (unsigned i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    off_t at = (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph));
+    if (pread(fd, &ph, sizeof(ph), at) != (ssize_t)sizeof(ph))
+      return NULL;
+    if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > PATH_MAX)
+      continue;
+    g_autofree char *buf = g_malloc0(ph.p_filesz + 1);
+    if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
+      return NULL;
+    buf[ph.p_filesz] = '\0';
+    return g_path_is_absolute(buf) ? g_steal_pointer(&buf) : NULL;
+  }
+  return NULL;
+}
+
+/* A script's "#!" interpreter, or NULL. */
+static char *script_interpreter(int fd) {
+  char buf[256];
+  ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  if (n < 3 || buf[0] != '#' || buf[1] != '!')
+    return NULL;
+  buf[n] = '\0';
+  char *p = buf + 2;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  char *end = p;
+  while (*end && *end != ' ' && *end != '\t' && *end != '\n')
+    end++;
+  *end = '\0';
+  return g_path_is_absolute(p) ? g_strdup(p) : NULL;
+}
+
+/* What the program needs to start: its interpreters, outermost first
+ * (a script's interpreter and that one's ELF loader, or the loader). */
+static GPtrArray *startup_files(const char *program) {
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *cur = g_strdup(program);
+  for (int depth = 0; depth < 4 && cur; depth++) {
+    int fd = open(cur, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      break;
+    char *next = script_interpreter(fd);
+    bool script = next != NULL;
+    if (!next)
+      next = elf_interpreter(fd);
+    close(fd);
+    if (!next)
+      break;
+    g_ptr_array_add(out, g_strdup(next));
+    g_free(cur);
+    cur = next;
+    if (!script)
+      break;
+  }
+  return out;
+}
+
+/* ---- the allowlist ------------------------------------------------------ */
+
+typedef struct {
+  const char *path;
+  unsigned rights;
+} fixed_entry;
+
+/* The loader's and libc's needs (plan.h lists them and why). */
+static const fixed_entry fixed_entries[] = {
+    {"/etc/ld.so.cache", SBX_PERM_READ_ONLY},
+    {"/etc/ld.so.preload", SBX_PERM_READ_ONLY},
+    {"/lib/x86_64-linux-gnu/", SBX_PERM_READ_ONLY},
+    {"/usr/lib/x86_64-linux-gnu/", SBX_PERM_READ_ONLY},
+    {"/lib64/ld-linux-x86-64.so.2", SBX_PERM_READ_ONLY},
+    {"/usr/lib/locale/", SBX_PERM_READ_ONLY},
+    {"/usr/share/locale/", SBX_PERM_READ_ONLY},
+    {"/etc/locale.alias", SBX_PERM_READ_ONLY},
+    {"/etc/localtime", SBX_PERM_READ_ONLY},
+    {"/dev/null", SBX_PERM_READ_WRITE},
+    {"/dev/zero", SBX_PERM_READ_WRITE},
+    {"/dev/full", SBX_PERM_READ_WRITE},
+    {"/dev/random", SBX_PERM_READ_ONLY},
+    {"/dev/urandom", SBX_PERM_READ_ONLY},
+    {"/proc/filesystems", SBX_PERM_READ_ONLY},
+    {"/sys/fs/selinux", SBX_PERM_READ_ONLY},
+    {"/selinux", SBX_PERM_READ_ONLY},
+    {"/etc/selinux/config", SBX_PERM_READ_ONLY},
+};
+
+/* Directories whose programs --allow-exec makes runnable. */
+static const char *const exec_dirs[] = {"/usr/bin/", "/bin/"};
+
+static gboolean add_fixed(sbx_allowlist *list, const char *path,
+                          unsigned rights, GError **error) {
+  /* A fixed entry whose directory does not exist on this host is simply
+   * not needed here. */
+  g_autofree char *dir = g_path_get_dirname(path);
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  if (g_str_has_suffix(path, "/") && !g_file_test(path, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  return sbx_allowlist_add(list, path, rights, error);
+}
+
+gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error) {
+  for (size_t i = 0; i < G_N_ELEMENTS(fixed_entries); i++)
+    if (!add_fixed(list, fixed_entries[i].path, fixed_entries[i].rights, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* --allow-read / --allow-write PATH: a directory covers its tree; a file
+ * (or, for write, a name yet to be created) covers exactly itself. Every
+ * directory above stays stat-able, so realpath() and friends work. */
+static gboolean add_user_path(sbx_allowlist *list, const char *option,
+                              const char *given, bool write, GError **error) {
+  g_autofree char *abs = g_canonicalize_filename(given, NULL);
+  struct stat st;
+  bool exists = stat(abs, &st) == 0;
+  if (!exists && !write) {
+    int err = errno;
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, g_strerror(err));
+    return FALSE;
+  }
+  bool dir = exists && S_ISDIR(st.st_mode);
+  unsigned rights = write ? SBX_PERM_READ_WRITE_CREATE : SBX_PERM_READ_ONLY;
+  rights |= SBX_PERM_INTERMEDIATE;
+  g_autofree char *entry = dir && strcmp(abs, "/") != 0
+                               ? g_strconcat(abs, "/", NULL)
+                               : g_strdup(abs);
+  GError *local = NULL;
+  if (!sbx_allowlist_add(list, entry, rights, &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s %s: %s", option,
+                given, local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- Landlock ----------------------------------------------------------- */
+
+static bool is_exec_file(const char *path, GPtrArray *exec_files) {
+  for (guint i = 0; i < exec_files->len; i++)
+    if (strcmp(path, g_ptr_array_index(exec_files, i)) == 0)
+      return true;
+  return false;
+}
+
+/* What a write grant lets the program do itself. Never make a socket
+ * file, a FIFO or a symbolic link: the program's own calls for those are
+ * refused, and a socket file is bound by the supervisor's helper (which
+ * Landlock restricts to the directory the allowlist granted), so the
+ * kernel refuses any such call that reached it. */
+#define SANDBOXED_WRITE_RIGHTS                                               \
+  (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
+   ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
+               LANDLOCK_ACCESS_FS_MAKE_SYM))
+
+/* The same rules as the allowlist, enforced by the kernel on the objects
+ * the program itself opens or executes: a second line behind the
+ * supervisor, and the only one for execve. */
+static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
+                               GError **error) {
+  sbx_landlock_builder *b = sbx_landlock_builder_new();
+  /* Abstract unix names are refused by the supervisor in every mode (the
+   * host's local services under --net); the scope says so again in the
+   * kernel. */
+  uint64_t scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+  uint64_t net = p->net ? 0 : SBX_LANDLOCK_NET_ALL;
+  sbx_landlock_set_handled(b, SBX_LANDLOCK_FS_ALL, net, scoped);
+  size_t n = sbx_allowlist_n_entries(p->allowlist);
+  for (size_t i = 0; i < n; i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(p->allowlist, i);
+    if (e->proc_self)
+      continue;
+    uint64_t rights = 0;
+    if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
+      rights = SANDBOXED_WRITE_RIGHTS;
+    else if (e->rights & SBX_PERM_READ)
+      rights = SBX_LANDLOCK_RIGHTS_READ;
+    if (!rights)
+      continue;
+    if (p->allow_exec || is_exec_file(e->path, exec_files))
+      rights |= LANDLOCK_ACCESS_FS_EXECUTE;
+    if (!sbx_landlock_allow_path(b, e->path, rights, SBX_LANDLOCK_PATH_OPTIONAL,
+                                 error)) {
+      sbx_landlock_builder_free(b);
+      return FALSE;
+    }
+  }
+  for (guint i = 0; i < exec_files->len; i++) {
+    if (!sbx_landlock_allow_path(b, g_ptr_array_index(exec_files, i),
+                                 SBX_LANDLOCK_RIGHTS_READ_EXEC,
+                                 SBX_LANDLOCK_PATH_OPTIONAL, error)) {
+      sbx_landlock_builder_free(b);
+      return FALSE;
+    }
+  }
+  GError *local = NULL;
+  p->landlock_fd = sbx_landlock_build(b, &p->landlock, &local);
+  sbx_landlock_builder_free(b);
+  if (p->landlock_fd < 0) {
+    if (g_error_matches(local, SBX_LANDLOCK_ERROR,
+                        SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
+      /* The supervisor still decides every file access; the report in
+       * docs/sbx-run.md says what is lost (exec is then unchecked). */
+      g_error_free(local);
+      return TRUE;
+    }
+    g_propagate_error(error, local);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- seccomp ------------------------------------------------------------ */
+
+static bool action_uses_listener(sbx_action a) {
+  return a.kind == SBX_ACTION_USER_NOTIF;
+}
+
+/* A stacked layer must not answer with user-notify (the kernel would
+ * pick that layer, which has no listener, and fail the call with ENOSYS)
+ * and must let sbx-run's own execve through. */
+static gboolean check_layer(const sbx_policy *pol, const char *name,
+                            GError **error) {
+  bool notify = action_uses_listener(pol->default_action);
+  for (size_t i = 0; i < pol->n_rules && !notify; i++)
+    notify = action_uses_listener(pol->rules[i].on_match) ||
+             action_uses_listener(pol->rules[i].on_mismatch);
+  if (notify) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY,
+                "%s: user-notify is reserved for sbx-run's supervisor; a "
+                "stacked layer may allow, deny (return ERRNO) or kill",
+                name);
+    return FALSE;
+  }
+  struct seccomp_data d = {.nr = __NR_execve, .arch = AUDIT_ARCH_X86_64};
+  uint32_t ret = sbx_policy_eval(pol, &d);
+  uint32_t action = ret & SECCOMP_RET_ACTION_FULL;
+  if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY,
+                "%s does not allow execve, so the program could never start "
+                "(add 'execve: 1')",
+                name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
+                          GError **error) {
+  if (p->n_layers == SBX_RUN_MAX_LAYERS) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "at most %d stacked policy layers", SBX_RUN_MAX_LAYERS);
+    return FALSE;
+  }
+  if (!check_layer(pol, name, error))
+    return FALSE;
+  GError *local = NULL;
+  if (!sbx_bpf_compile(pol, &p->layers[p->n_layers], &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY, "%s: %s", name,
+                local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  p->n_layers++;
+  return TRUE;
+}
+
+/* ---- the profile -------------------------------------------------------- */
+
+/* A name with a '/' is a file; so is NAME.profile when no built-in has
+ * that name and the current directory holds it (what sbx-learn writes). */
+static sbx_profile *load_profile(const char *name, GError **error) {
+  bool is_file =
+      strchr(name, '/') != NULL ||
+      (g_str_has_suffix(name, ".profile") && !sbx_builtin_find(name) &&
+       g_file_test(name, G_FILE_TEST_IS_REGULAR));
+  if (is_file)
+    return sbx_profile_load(name, NULL, error);
+  g_autofree char *user_dir =
+      g_build_filename(g_get_user_config_dir(), "sbx", "profiles", NULL);
+  const char *dirs[] = {user_dir, "/etc/sbx/profiles"};
+  GError *first = NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+    GError *local = NULL;
+    sbx_profile *prof = sbx_profile_load(name, dirs[i], &local);
+    if (prof) {
+      g_clear_error(&first);
+      return prof;
+    }
+    if (!g_error_matches(local, SBX_PROFILE_ERROR,
+                         SBX_PROFILE_ERROR_NOT_FOUND)) {
+      g_clear_error(&first);
+      g_propagate_error(error, local);
+      return NULL;
+    }
+    if (!first)
+      first = local;
+    else
+      g_error_free(local);
+  }
+  g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+              "--profile %s: no built-in profile, and no %s.profile in %s "
+              "or /etc/sbx/profiles (give a path to use a file)",
+              name, name, user_dir);
+  g_clear_error(&first);
+  return NULL;
+}
+
+/* The profile's contribution: broker rules, stacked layers (sbx-run's own
+ * baseline, named "sbx-run.policy", is always there and is skipped),
+ * namespaces (without "net" the network is kept), Landlock's minimum,
+ * rlimits, umask and the denied errno. */
+static gboolean apply_profile(sbx_run_plan *p, const sbx_profile *prof,
+                              int *min_abi, GError **error) {
+  for (char **r = prof->broker_rules; r && *r; r++) {
+    GError *local = NULL;
+    if (!sbx_allowlist_add_rule(p->allowlist, *r, &local)) {
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                  "%s: [broker] rules: %s", prof->source, local->message);
+      g_error_free(local);
+      return FALSE;
+    }
+  }
+  if (prof->umask_set)
+    sbx_allowlist_set_umask(p->allowlist, prof->umask);
+  if (prof->denied_errno &&
+      !sbx_allowlist_set_denied_errno(p->allowlist, prof->denied_errno, error))
+    return FALSE;
+  /* [namespaces] empty-root is a worker's setting: sbx-run keeps the
+   * host's tree, because the paths the program names must mean the same
+   * to the supervisor that opens them (sbx-run(1), BUGS). */
+  if (prof->namespaces) {
+    p->ns.namespaces = prof->namespaces | SBX_NS_USER | SBX_NS_PID;
+    if (!(prof->namespaces & SBX_NS_NET))
+      p->net = true;
+  }
+  *min_abi = prof->landlock_min_abi;
+  for (size_t i = 0; i < prof->n_rlimits && p->n_rlimits < SBX_RUN_MAX_RLIMITS;
+       i++)
+    p->rlimits[p->n_rlimits++] = prof->rlimits[i];
+
+  g_autoptr(GPtrArray) names = g_ptr_array_new();
+  for (char **s = prof->seccomp; s && *s; s++)
+    if (strcmp(*s, "sbx-run.policy") != 0 && strcmp(*s, "sbx-run") != 0)
+      g_ptr_array_add(names, *s);
+  if (names->len == 0)
+    return TRUE;
+  g_ptr_array_add(names, NULL);
+  sbx_profile shallow = *prof;
+  shallow.seccomp = (char **)names->pdata;
+  g_auto(GStrv) display = NULL;
+  g_autoptr(GPtrArray) pols = sbx_profile_policies(&shallow, &display, error);
+  if (!pols)
+    return FALSE;
+  for (guint i = 0; i < pols->len; i++) {
+    g_autofree char *name = g_strdup_printf("%s: %s", prof->source, display[i]);
+    if (!add_layer(p, g_ptr_array_index(pols, i), name, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- the environment ---------------------------------------------------- */
+
+static char **build_env(const sbx_run_options *o, GError **error) {
+  char **env = o->clear_env ? g_new0(char *, 1) : g_get_environ();
+  for (char **u = o->unsetenv; u && *u; u++)
+    env = g_environ_unsetenv(env, *u);
+  for (char **s = o->setenv; s && *s; s++) {
+    const char *eq = strchr(*s, '=');
+    if (!eq || eq == *s) {
+      g_strfreev(env);
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                  "--setenv %s: expected NAME=VALUE", *s);
+      return NULL;
+    }
+    g_autofree char *name = g_strndup(*s, (gsize)(eq - *s));
+    env = g_environ_setenv(env, name, eq + 1, TRUE);
+  }
+  return env;
+}
+
+/* ---- putting it together ------------------------------------------------ */
+
+sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
+  if (!o->argv || !o->argv[0]) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "no program given (usage: sbx-run [OPTIONS] -- PROGRAM "
+                "[ARGS...])");
+    return NULL;
+  }
+  sbx_run_plan *p = g_new0(sbx_run_plan, 1);
+  p->landlock_fd = -1;
+  p->net = o->net;
+  p->allow_exec = o->allow_exec;
+  p->audit = g_strdup(o->audit);
+  sbx_ns_config_init(&p->ns);
+  p->argv = g_strdupv(o->argv);
+  g_autoptr(GPtrArray) exec_files = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(sbx_profile) prof = NULL;
+  g_autoptr(GPtrArray) interps = NULL;
+  int min_abi = 0;
+
+  p->envp = build_env(o, error);
+  if (!p->envp)
+    goto fail;
+  p->program = find_program(o->argv[0], p->envp, error);
+  if (!p->program)
+    goto fail;
+
+  p->allowlist = sbx_allowlist_new("sbx-run");
+  mode_t mask = umask(022);
+  umask(mask);
+  sbx_allowlist_set_umask(p->allowlist, mask);
+  if (!sbx_run_add_fixed_entries(p->allowlist, error))
+    goto fail;
+
+  /* The program and what starts it: readable (a script is read by its
+   * interpreter) and executable. */
+  g_ptr_array_add(exec_files, g_strdup(p->program));
+  interps = startup_files(p->program);
+  for (guint i = 0; i < interps->len; i++)
+    g_ptr_array_add(exec_files, g_strdup(g_ptr_array_index(interps, i)));
+  for (guint i = 0; i < exec_files->len; i++)
+    if (!sbx_allowlist_add(p->allowlist, g_ptr_array_index(exec_files, i),
+                           SBX_PERM_READ_ONLY, error))
+      goto fail;
+  if (o->allow_exec) {
+    for (size_t i = 0; i < G_N_ELEMENTS(exec_dirs); i++)
+      if (!add_fixed(p->allowlist, exec_dirs[i], SBX_PERM_READ_ONLY, error))
+        goto fail;
+    /* Programs in those directories are often links through the
+     * alternatives system (awk -> /etc/alternatives/awk -> mawk); a link
+     * is followed only where its name may be seen. */
+    if (!add_fixed(p->allowlist, "/etc/alternatives/", SBX_PERM_STAT, error))
+      goto fail;
+  }
+
+  if (o->profile) {
+    prof = load_profile(o->profile, error);
+    if (!prof || !apply_profile(p, prof, &min_abi, error))
+      goto fail;
+  }
+  for (char **r = o->allow_read; r && *r; r++)
+    if (!add_user_path(p->allowlist, "--allow-read", *r, false, error))
+      goto fail;
+  for (char **w = o->allow_write; w && *w; w++)
+    if (!add_user_path(p->allowlist, "--allow-write", *w, true, error))
+      goto fail;
+  if (p->net)
+    p->ns.namespaces &= ~(unsigned)SBX_NS_NET;
+
+  sbx_run_baseline(&p->baseline);
+  for (char **f = o->policies; f && *f; f++) {
+    sbx_policy *pol = sbx_policy_parse_file(*f, error);
+    if (!pol)
+      goto fail;
+    gboolean ok = add_layer(p, pol, *f, error);
+    sbx_policy_free(pol);
+    if (!ok)
+      goto fail;
+  }
+
+  /* Landlock paths are canonical like the allowlist's, so the two agree
+   * on which object a rule means. */
+  guint n_named = exec_files->len;
+  for (guint i = 0; i < n_named; i++) {
+    char *real = realpath(g_ptr_array_index(exec_files, i), NULL);
+    if (real) {
+      g_ptr_array_add(exec_files, g_strdup(real));
+      free(real);
+    }
+  }
+  if (!build_landlock(p, exec_files, error))
+    goto fail;
+  if (min_abi > 0 && p->landlock.abi < min_abi) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "the profile requires Landlock ABI %d; this kernel has %d",
+                min_abi, p->landlock.kernel_abi);
+    goto fail;
+  }
+  return p;
+
+fail:
+  sbx_run_plan_free(p);
+  return NULL;
+}

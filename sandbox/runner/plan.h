@@ -1,0 +1,92 @@
+/* What sbx-run will do, worked out completely before anything runs: the
+ * allowlist, the Landlock ruleset, the compiled seccomp layers, the
+ * namespaces, the program's path, argv and environment.
+ *
+ * Why it exists: every input (options, profile, policy files, the ELF
+ * header of the program) is read and checked here, in the unsandboxed
+ * launcher, so the sandboxed side only applies finished artefacts and
+ * nothing the program can later write changes its policy (S35). A bad
+ * input fails the whole plan, never half of it.
+ *
+ * What the program may read with no --allow-* option (the fixed set,
+ * docs/sbx-run.md): the dynamic loader the ELF names (PT_INTERP) or a
+ * script's interpreter, /etc/ld.so.cache and /etc/ld.so.preload, the
+ * library directories /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu
+ * and /lib64/ld-linux-x86-64.so.2, the locale files (/usr/lib/locale,
+ * /usr/share/locale, /etc/locale.alias), /etc/localtime, /dev/null,
+ * /dev/zero, /dev/full (read-write), /dev/random and /dev/urandom, and the paths libselinux
+ * probes (/proc/filesystems, /sys/fs/selinux, /selinux,
+ * /etc/selinux/config). Plus the program file itself.
+ */
+#ifndef SBX_RUNNER_PLAN_H_
+#define SBX_RUNNER_PLAN_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <glib.h>
+
+#include "sandbox/files/permissions.h"
+#include "sandbox/kernel/landlock/landlock.h"
+#include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+
+#define SBX_RUN_MAX_LAYERS 8
+#define SBX_RUN_MAX_RLIMITS 16
+
+/* The command line (and profile) as given. */
+typedef struct {
+  char **allow_read;  /* NULL-terminated or NULL */
+  char **allow_write;
+  char **policies;    /* --policy FILE, stacked in order */
+  char *profile;      /* --profile NAME|FILE */
+  gboolean net;
+  gboolean allow_exec;
+  gboolean clear_env;
+  char **setenv;      /* K=V */
+  char **unsetenv;
+  char *audit;
+  char **argv;        /* PROGRAM ARGS... */
+} sbx_run_options;
+
+void sbx_run_options_clear(sbx_run_options *o);
+
+typedef struct {
+  sbx_allowlist *allowlist;
+  sbx_bpf_program baseline;  /* builtin:sbx-run.policy (baseline.h) */
+  sbx_bpf_program layers[SBX_RUN_MAX_LAYERS]; /* --policy and profile */
+  size_t n_layers;
+  int landlock_fd;           /* -1 on a kernel without Landlock */
+  sbx_landlock_report landlock;
+  sbx_ns_config ns;
+  sbx_rlimit rlimits[SBX_RUN_MAX_RLIMITS];
+  size_t n_rlimits;
+  bool net;
+  bool allow_exec;
+  char *program;  /* the path execve() receives */
+  char **argv;
+  char **envp;
+  char *audit;
+} sbx_run_plan;
+
+/* Builds the plan; on failure *error names the option, file or path. */
+sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error);
+void sbx_run_plan_free(sbx_run_plan *p);
+
+/* Adds the fixed set above (the loader's and libc's needs) to list:
+ * what every sbx-run program may read without an option. */
+gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error);
+
+#define SBX_RUN_ERROR (sbx_run_error_quark())
+GQuark sbx_run_error_quark(void);
+
+typedef enum {
+  SBX_RUN_ERROR_USAGE,   /* wrong options */
+  SBX_RUN_ERROR_NOT_FOUND, /* the program does not exist */
+  SBX_RUN_ERROR_PROGRAM, /* the program cannot be executed */
+  SBX_RUN_ERROR_POLICY,  /* a policy layer is unusable */
+  SBX_RUN_ERROR_SETUP,   /* a sandbox layer could not be set up */
+} sbx_run_error_code;
+
+#endif /* SBX_RUNNER_PLAN_H_ */

@@ -1,0 +1,280 @@
+/* Denial lines and the audit log; see report.h.
+ *
+ * Trusts nothing in the events' strings; escapes them. Refuses nothing:
+ * a log that cannot be written loses lines, never decisions.
+ */
+#include "sandbox/runner/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sbx_run_report {
+  int audit_fd; /* -1: none */
+  int stderr_fd;
+  GHashTable *printed; /* denial lines already written */
+};
+
+sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
+                                   GError **error) {
+  int fd = -1;
+  if (audit_path) {
+    fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      int err = errno;
+      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
+                  "--audit %s: %s", audit_path, g_strerror(err));
+      return NULL;
+    }
+  }
+  sbx_run_report *r = g_new0(sbx_run_report, 1);
+  r->audit_fd = fd;
+  r->stderr_fd = stderr_fd;
+  r->printed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  return r;
+}
+
+void sbx_run_report_free(sbx_run_report *r) {
+  if (!r)
+    return;
+  if (r->audit_fd >= 0)
+    close(r->audit_fd);
+  g_hash_table_destroy(r->printed);
+  g_free(r);
+}
+
+static void append_escaped(GString *s, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+      g_string_append_printf(s, "\\x%02x", *p);
+    else
+      g_string_append_c(s, (char)*p);
+  }
+}
+
+char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
+  GString *s = g_string_new("sbx: denied ");
+  g_string_append(s, ev->operation ? ev->operation : "syscall");
+  g_string_append_c(s, ' ');
+  if (ev->path)
+    append_escaped(s, ev->path);
+  else if (ev->detail)
+    append_escaped(s, ev->detail);
+  else
+    append_escaped(s, ev->syscall);
+  if (ev->path && ev->path2) {
+    g_string_append(s, " -> ");
+    append_escaped(s, ev->path2);
+  }
+  switch (ev->hint) {
+    case SBX_UNOTIFY_HINT_READ:
+      if (ev->hint_path) {
+        g_string_append(s, " (allow with --allow-read ");
+        append_escaped(s, ev->hint_path);
+        g_string_append_c(s, ')');
+      }
+      break;
+    case SBX_UNOTIFY_HINT_WRITE:
+      if (ev->hint_path) {
+        g_string_append(s, " (allow with --allow-write ");
+        append_escaped(s, ev->hint_path);
+        g_string_append_c(s, ')');
+      }
+      break;
+    case SBX_UNOTIFY_HINT_EXEC:
+      g_string_append(s, " (allow with --allow-exec)");
+      break;
+    case SBX_UNOTIFY_HINT_NET:
+      g_string_append(s, " (allow with --net)");
+      break;
+    case SBX_UNOTIFY_HINT_NEVER:
+      if (ev->reason) {
+        g_string_append(s, " (");
+        append_escaped(s, ev->reason);
+        g_string_append_c(s, ')');
+      }
+      break;
+    case SBX_UNOTIFY_HINT_NONE:
+      break;
+  }
+  return g_string_free(s, FALSE);
+}
+
+static const char *errno_name(int err) {
+  switch (err) {
+    case 0:
+      return "0";
+    case EPERM:
+      return "EPERM";
+    case ENOENT:
+      return "ENOENT";
+    case EBADF:
+      return "EBADF";
+    case EACCES:
+      return "EACCES";
+    case EFAULT:
+      return "EFAULT";
+    case EEXIST:
+      return "EEXIST";
+    case ENOTDIR:
+      return "ENOTDIR";
+    case EISDIR:
+      return "EISDIR";
+    case EINVAL:
+      return "EINVAL";
+    case ENOSPC:
+      return "ENOSPC";
+    case EROFS:
+      return "EROFS";
+    case ENAMETOOLONG:
+      return "ENAMETOOLONG";
+    case ENOSYS:
+      return "ENOSYS";
+    case ENOTEMPTY:
+      return "ENOTEMPTY";
+    case ELOOP:
+      return "ELOOP";
+    case ENODATA:
+      return "ENODATA";
+    case EXDEV:
+      return "EXDEV";
+    case ENOTSUP:
+      return "ENOTSUP";
+    case ERANGE:
+      return "ERANGE";
+    case EAGAIN:
+      return "EAGAIN";
+    case ENXIO:
+      return "ENXIO";
+    default:
+      return NULL;
+  }
+}
+
+/* A JSON string. Everything but printable ASCII is written as \u00XX, so
+ * the line stays one line of plain ASCII whatever the bytes are. */
+static void append_json_string(GString *s, const char *text) {
+  g_string_append_c(s, '"');
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '"' || *p == '\\') {
+      g_string_append_c(s, '\\');
+      g_string_append_c(s, (char)*p);
+    } else if (*p < 0x20 || *p >= 0x7f) {
+      g_string_append_printf(s, "\\u%04x", *p);
+    } else {
+      g_string_append_c(s, (char)*p);
+    }
+  }
+  g_string_append_c(s, '"');
+}
+
+static void append_member_name(GString *s, const char *name) {
+  if (s->len > 1)
+    g_string_append_c(s, ',');
+  append_json_string(s, name);
+  g_string_append_c(s, ':');
+}
+
+static void add_string_member(GString *s, const char *name, const char *value) {
+  append_member_name(s, name);
+  if (value)
+    append_json_string(s, value);
+  else
+    g_string_append(s, "null");
+}
+
+static void add_int_member(GString *s, const char *name, gint64 value) {
+  append_member_name(s, name);
+  g_string_append_printf(s, "%" G_GINT64_FORMAT, value);
+}
+
+/* Paths are bytes, not necessarily UTF-8: they are escaped as on stderr
+ * (\xHH) first, so the audit file and the denial line name a file the
+ * same way. A NULL value adds no member. */
+static void add_escaped_member(GString *s, const char *name,
+                               const char *value) {
+  if (!value)
+    return;
+  GString *e = g_string_new(NULL);
+  append_escaped(e, value);
+  add_string_member(s, name, e->str);
+  g_string_free(e, TRUE);
+}
+
+/* Written by hand rather than with json-glib: linking it (and with it
+ * GIO, GObject, libmount, libselinux, libblkid) cost every sbx-run start
+ * more than a millisecond of loading (docs/sbx-run.md, "What it costs"). */
+char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
+  GString *s = g_string_new("{");
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  append_member_name(s, "time");
+  g_string_append(s, g_ascii_formatd(num, sizeof(num), "%.6f",
+                                     (double)ts.tv_sec + ts.tv_nsec / 1e9));
+  add_string_member(s, "decision", ev->allowed ? "allow" : "deny");
+  add_int_member(s, "pid", ev->pid);
+  add_string_member(s, "syscall", ev->syscall);
+  add_int_member(s, "nr", ev->nr);
+  add_string_member(s, "operation", ev->operation ? ev->operation : "syscall");
+  add_escaped_member(s, "path", ev->path);
+  add_escaped_member(s, "path2", ev->path2);
+  add_escaped_member(s, "detail", ev->detail);
+  add_int_member(s, "flags", (gint64)ev->flags);
+  add_int_member(s, "errno", ev->error);
+  const char *en = errno_name(ev->error);
+  if (en && ev->error)
+    add_string_member(s, "errno_name", en);
+  append_member_name(s, "served");
+  g_string_append(s, ev->served ? "true" : "false");
+  if (ev->reason)
+    add_string_member(s, "reason", ev->reason);
+  if (!ev->allowed && ev->hint != SBX_UNOTIFY_HINT_NONE) {
+    g_autofree char *line = sbx_run_report_format_denial(ev);
+    const char *hint = strstr(line, "(allow with ");
+    if (hint) {
+      g_autofree char *h = g_strndup(hint + 12, strlen(hint + 12) - 1);
+      add_string_member(s, "hint", h);
+    }
+  }
+  g_string_append_c(s, '}');
+  return g_string_free(s, FALSE);
+}
+
+static void write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    buf += n;
+    len -= (size_t)n;
+  }
+}
+
+void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
+  sbx_run_report *r = data;
+  if (r->audit_fd >= 0) {
+    g_autofree char *json = sbx_run_report_format_json(ev);
+    g_autofree char *line = g_strconcat(json, "\n", NULL);
+    write_all(r->audit_fd, line, strlen(line));
+  }
+  if (ev->allowed || !ev->served)
+    return;
+  char *line = sbx_run_report_format_denial(ev);
+  if (g_hash_table_contains(r->printed, line)) {
+    g_free(line);
+    return;
+  }
+  g_autofree char *out = g_strconcat(line, "\n", NULL);
+  write_all(r->stderr_fd, out, strlen(out));
+  /* Bounded: a program probing endless distinct names still prints each
+   * once, but the table stops growing. */
+  if (g_hash_table_size(r->printed) < 4096)
+    g_hash_table_add(r->printed, line);
+  else
+    g_free(line);
+}

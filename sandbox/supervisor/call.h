@@ -1,0 +1,216 @@
+/* One notification being decided: the state every handler of the
+ * supervisor works on, and the helpers they share. Internal to
+ * sandbox/supervisor (supervisor.c, descriptors.c, sockets.c).
+ *
+ * Why it exists: the handlers are split by what they decide on - paths
+ * (supervisor.c), descriptors the program holds (descriptors.c), sockets
+ * (sockets.c) - but answer, deny and report in exactly one way, so the
+ * rules of supervisor.h hold for all of them:
+ *   - a handler records its answer in the call (answer_*, deny, decided);
+ *     only supervisor.c talks to the kernel;
+ *   - before acting on the file system or a socket for the target, it
+ *     checks that the target still waits (drop_if_gone): a target that
+ *     went away is not served (S31);
+ *   - a decision that depended on the target's memory, a path or a
+ *     descriptor number is never answered with ANSWER_CONTINUE (S30).
+ */
+#ifndef SBX_SUPERVISOR_CALL_H_
+#define SBX_SUPERVISOR_CALL_H_
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <linux/seccomp.h>
+
+#include "sandbox/supervisor/supervisor.h"
+#include "sandbox/kernel/unotify/target.h"
+
+typedef enum {
+  ANSWER_VALUE,    /* value, or -error */
+  ANSWER_FD,       /* install fd (ours, closed afterwards) and return it */
+  ANSWER_CONTINUE, /* the kernel runs the call as made */
+  ANSWER_WAIT,     /* answered later, when wait_fd is ready (sockets.c) */
+  ANSWER_DROP,     /* the target is gone: no answer */
+} sbx_answer_kind;
+
+typedef struct sbx_call {
+  sbx_unotify *u;
+  const sbx_unotify_config *cfg;
+  const struct seccomp_notif *n; /* points at notif */
+  struct seccomp_notif notif;
+  sbx_unotify_target t;
+  sbx_unotify_event ev;
+  bool report; /* emit ev (fd-based re-runs of fstat are not decisions) */
+  sbx_answer_kind kind;
+  int64_t value;
+  int error;
+  int fd;
+  unsigned fd_flags;
+  int wait_fd; /* ANSWER_WAIT: our socket whose connect is in progress */
+  char path[PATH_MAX];
+  char path2[PATH_MAX];
+  char hint_path[PATH_MAX];
+  char detail[64];
+  char name[32];
+} sbx_call;
+
+#define PATH_GONE SBX_TARGET_GONE
+#define PATH_EMPTY SBX_TARGET_PATH_EMPTY
+#define PATH_EMPTY_OK SBX_TARGET_PATH_EMPTY_OK
+
+/* ---- arguments and answers --------------------------------------------- */
+
+static inline uint64_t arg(const sbx_call *c, int i) {
+  return c->n->data.args[i];
+}
+
+/* An int-sized argument: the kernel reads only the low 32 bits. */
+static inline int arg_int(const sbx_call *c, int i) {
+  return (int)(uint32_t)c->n->data.args[i];
+}
+
+static inline void answer_value(sbx_call *c, int64_t v) {
+  c->kind = ANSWER_VALUE;
+  c->value = v;
+  c->error = 0;
+  c->ev.error = 0;
+}
+
+static inline void answer_error(sbx_call *c, int err) {
+  c->kind = ANSWER_VALUE;
+  c->value = 0;
+  c->error = err;
+  c->ev.error = err;
+}
+
+/* Not a denial: the rules allow the call, which fails with err. */
+static inline void answer_failed(sbx_call *c, int err) {
+  c->ev.allowed = true;
+  answer_error(c, err);
+}
+
+static inline void answer_result(sbx_call *c, int64_t rc) {
+  if (rc < 0)
+    answer_error(c, (int)-rc);
+  else
+    answer_value(c, rc);
+}
+
+static inline void answer_fd(sbx_call *c, int fd, bool cloexec) {
+  c->kind = ANSWER_FD;
+  c->fd = fd;
+  c->fd_flags = cloexec ? O_CLOEXEC : 0;
+  c->ev.error = 0;
+}
+
+static inline void answer_drop(sbx_call *c) {
+  if (c->kind == ANSWER_FD && c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
+  c->kind = ANSWER_DROP;
+}
+
+static inline bool gone(sbx_call *c) {
+  return sbx_target_valid(&c->t) < 0;
+}
+
+/* The last check before acting for the target: true (and nothing will
+ * be answered) when it is gone. */
+static inline bool drop_if_gone(sbx_call *c) {
+  if (!gone(c))
+    return false;
+  answer_drop(c);
+  return true;
+}
+
+/* The option that would have allowed the call; with `parent`, for the
+ * directory of `path` (a creation). */
+void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
+                       bool parent);
+
+static inline void deny(sbx_call *c, int err, const char *reason,
+                        sbx_unotify_hint hint, const char *hint_path,
+                        bool parent) {
+  c->ev.allowed = false;
+  c->ev.reason = reason;
+  sbx_call_set_hint(c, hint, hint_path, parent);
+  answer_error(c, err);
+}
+
+/* Records a resolver decision and answers with its result. */
+static inline void decided(sbx_call *c, int64_t rc, const sbx_decision *d,
+                           sbx_unotify_hint hint, const char *hint_path,
+                           bool parent) {
+  if (!d->granted) {
+    deny(c, rc < 0 ? (int)-rc : EACCES, d->reason, hint, hint_path, parent);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_result(c, rc);
+}
+
+/* ---- paths and objects -------------------------------------------------- */
+
+/* The pid /proc/self means, looked up only for paths below /proc. */
+pid_t sbx_call_self_pid(sbx_call *c, const char *path);
+
+/* The target's own descriptor a path names, or -1: /proc/self/fd/N,
+ * /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr.
+ * (The kernel reaches the same object through a magic link, which the
+ * resolver never follows.) */
+int sbx_call_own_fd_path(const char *path);
+
+/* Where the object behind our own descriptor fd lives now, as the kernel
+ * names it; false for pipes, sockets, anonymous and deleted files. */
+bool sbx_call_object_location(int fd, char *out, size_t size);
+
+static inline bool same_object(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The open file description behind the target's descriptor fd, as a
+ * descriptor of ours (pidfd_getfd(2): the same description, with its
+ * access mode and flags), taken from the calling thread's descriptor
+ * table. Returns it, PATH_GONE when the target went away (the
+ * notification is to be dropped), or -errno (-EBADF: fd is not open). */
+int sbx_call_grab_fd(sbx_call *c, int fd);
+
+/* ---- handlers outside supervisor.c -------------------------------------- */
+
+/* descriptors.c: calls that change a file through a descriptor. */
+void sbx_handle_fchmod(sbx_call *c);
+void sbx_handle_fchown(sbx_call *c);
+void sbx_handle_fsetxattr(sbx_call *c); /* and fremovexattr */
+void sbx_handle_ftruncate(sbx_call *c);
+void sbx_handle_fallocate(sbx_call *c);
+/* An ioctl that changes inode attributes (FS_IOC_SETFLAGS, ...), named. */
+void sbx_handle_inode_ioctl(sbx_call *c, const char *name);
+/* chmod of the file behind the target's fd (fchmodat2 with AT_EMPTY_PATH,
+ * or a path naming /proc/self/fd/N). */
+void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode);
+/* futimens (by_path false: utimensat(fd, NULL, ...)) or utimensat(fd, "",
+ * ..., AT_EMPTY_PATH) (by_path true). times NULL: now. */
+void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
+                    bool by_path);
+/* The limit the kernel applies to the target's own truncate and
+ * fallocate: its RLIMIT_FSIZE, for a file growing from old_size to
+ * new_size. True (and answered, EFBIG) when new_size is beyond it. */
+bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size);
+
+/* sockets.c: new sockets, and the addresses they connect and bind to. */
+void sbx_handle_socket(sbx_call *c);
+void sbx_handle_socketpair(sbx_call *c);
+void sbx_handle_connect(sbx_call *c);
+void sbx_handle_bind(sbx_call *c);
+/* An ANSWER_WAIT call whose socket became ready: sets its answer, or
+ * leaves it ANSWER_WAIT if the connect is still in progress. */
+void sbx_socket_finish(sbx_call *c);
+
+#endif /* SBX_SUPERVISOR_CALL_H_ */

@@ -1,0 +1,178 @@
+/* The user-notification supervisor: decides the file-system calls of an
+ * unmodified program with the broker's permission engine, and performs
+ * the ones it allows itself.
+ *
+ * Why it exists: sbx-run runs programs that were never written for a
+ * broker. Their open(), stat() and friends reach the supervisor through a
+ * seccomp filter returning SECCOMP_RET_USER_NOTIF; the supervisor reads the
+ * arguments out of the program's memory, asks the resolver
+ * (sandbox/files/resolver.h, the same engine the broker uses), and
+ * answers. The path the program passed lives in memory it can rewrite at
+ * any time, so:
+ *   - a decision that depended on memory contents is never answered with
+ *     SECCOMP_USER_NOTIF_FLAG_CONTINUE. The supervisor opens the file
+ *     itself and installs the descriptor in the program
+ *     (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND); stat,
+ *     readlink, statfs and getxattr results are written into the program's
+ *     memory; mkdir, unlink, rename, chmod, utimensat and truncate are
+ *     performed by the supervisor (S30);
+ *   - calls on a descriptor the program holds that change the file behind
+ *     it (fchmod, futimens, ftruncate, fallocate) are decided on that
+ *     object: the supervisor takes the program's open file description
+ *     (pidfd_getfd), proves with the resolver that the file's place in the
+ *     allowlist grants writing (the same inode), and performs the call on
+ *     it; fchown, fsetxattr, fremovexattr and the inode-flag ioctls are
+ *     refused, as their path forms are (S26a);
+ *   - connect() and bind() are decided on the socket object and on one
+ *     copy of the address, and performed by the supervisor on the
+ *     program's socket: a unix socket file is reached through the
+ *     resolver (connecting needs the write right on it, binding the create
+ *     right where it is made), abstract unix names are refused (S32a);
+ *   - every read of the program's memory is followed by
+ *     SECCOMP_IOCTL_NOTIF_ID_VALID: a program that was killed, or whose
+ *     call was interrupted, is not served (S31);
+ *   - CONTINUE is used only where the decision rests on register arguments
+ *     alone (socket() and socketpair() families and types with
+ *     allow_sockets), where the kernel enforces the same rule again:
+ *     execve with allow_exec, whose target Landlock's EXECUTE right
+ *     restricts, and for chdir(), which the supervisor cannot perform for
+ *     the program: the kernel re-reads that path, which can reveal only
+ *     whether a directory exists (docs/sbx-run.md, Limits).
+ *
+ * The supervisor never blocks on the program's behalf: a blocking
+ * connect() still in progress after a short bounded wait is left waiting
+ * (the program stays blocked in its call) and answered when its socket is
+ * ready, while other calls are served.
+ *
+ * Relative paths are made absolute with the program's working directory
+ * or directory descriptor as /proc/TID/cwd and /proc/TID/fd/N show them,
+ * and normalised lexically; the resolver then decides on the object it
+ * reaches, so a wrong guess can only refuse, never widen. /proc/self/fd/N,
+ * /dev/fd/N and /dev/std{in,out,err} name the program's own descriptors:
+ * reopening one is allowed when the resolver allows the file it refers to
+ * (checked to be the same object), or, for pipes and devices, with no more
+ * access than the descriptor already has.
+ *
+ * What it trusts: the resolver's allowlist and the kernel. What it
+ * refuses: everything the resolver refuses, every system call that has no
+ * handler here (with ENOSYS, or EPERM for privileged ones), exec unless
+ * allowed, new sockets and network addresses unless allowed, unix
+ * datagram sockets and abstract unix socket names always.
+ *
+ * Life cycle:
+ *   1. u = sbx_unotify_new(listener_fd, &config, &error);  owns the fd
+ *   2. loop: poll sbx_unotify_listener(u) for POLLIN, then
+ *      sbx_unotify_handle_one(u); POLLHUP means no process is left.
+ *      Poll sbx_unotify_waiting_fd(u) for POLLIN too, then
+ *      sbx_unotify_finish_waiting(u).
+ *   3. sbx_unotify_free(u)
+ * Single-threaded: one call is decided at a time.
+ */
+#ifndef SBX_SUPERVISOR_SUPERVISOR_H_
+#define SBX_SUPERVISOR_SUPERVISOR_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+#include <linux/seccomp.h>
+
+#include "sandbox/files/resolver.h"
+
+/* Which option of the launcher would have allowed a denied call. */
+typedef enum {
+  SBX_UNOTIFY_HINT_NONE,
+  SBX_UNOTIFY_HINT_READ,  /* read (or stat) access to hint_path */
+  SBX_UNOTIFY_HINT_WRITE, /* write access to hint_path (create: its dir) */
+  SBX_UNOTIFY_HINT_EXEC,  /* executing other programs */
+  SBX_UNOTIFY_HINT_NET,   /* sockets */
+  SBX_UNOTIFY_HINT_NEVER, /* no option allows it; the reason says why */
+} sbx_unotify_hint;
+
+/* One decision, reported to the launcher (for its audit log and its
+ * `sbx: denied` lines). Every pointer is valid during the callback only. */
+typedef struct {
+  pid_t pid;             /* the calling thread, as the supervisor sees it */
+  int nr;                /* system call number */
+  const char *syscall;   /* its name ("syscall-N" when unknown) */
+  const char *operation; /* "read", "write", "create", "stat", "exec",
+                          * "mkdir", "unlink", "rename", "chmod", ... */
+  const char *path;      /* absolute, normalised; NULL when not a path call */
+  const char *path2;     /* the second path of rename, else NULL */
+  const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
+  uint64_t flags;        /* open flags, access mode, ... as passed */
+  bool allowed;          /* the rules allowed it (it may still have failed) */
+  bool served;           /* false: the target was gone and got no answer */
+  int error;             /* errno the call returned, 0 on success */
+  const char *reason;    /* why it was denied (static), NULL if allowed */
+  sbx_unotify_hint hint;
+  const char *hint_path; /* for HINT_READ / HINT_WRITE */
+} sbx_unotify_event;
+
+typedef void (*sbx_unotify_event_fn)(const sbx_unotify_event *event,
+                                     void *user_data);
+
+typedef struct {
+  const sbx_resolver *resolver; /* borrowed; must outlive the supervisor */
+  /* CONTINUE every execve/execveat: only sound when Landlock restricts
+   * EXECUTE to the same allowlist in the kernel. */
+  bool allow_exec;
+  /* CONTINUE the first execve the filter reports: the launcher's own,
+   * made before any code of the program runs. */
+  bool allow_first_exec;
+  /* The network (sbx-run --net): socket() of any family but unix
+   * datagram, and connect() and bind() of sockets that are not unix
+   * sockets. Unix socket files are decided by the allowlist either way. */
+  bool allow_sockets;
+  sbx_unotify_event_fn on_event; /* every decision; may be NULL */
+  void *user_data;
+} sbx_unotify_config;
+
+typedef struct sbx_unotify sbx_unotify;
+
+/* Takes ownership of listener (closed by sbx_unotify_free, also on
+ * failure). Fails if the kernel lacks user notification. */
+sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
+                             GError **error);
+void sbx_unotify_free(sbx_unotify *u);
+
+int sbx_unotify_listener(const sbx_unotify *u);
+
+/* Receives one notification (blocks unless none can come). Returns 1 when
+ * one is ready to answer, 0 when its target went away before it could be
+ * received, -errno on failure (-ENOENT never). */
+int sbx_unotify_receive(sbx_unotify *u);
+
+/* The notification sbx_unotify_receive() returned, until the next one. */
+const struct seccomp_notif *sbx_unotify_pending(const sbx_unotify *u);
+
+/* Decides and answers the received notification. Returns 0 when it was
+ * answered (or left waiting: see sbx_unotify_waiting_fd), -ENOENT when its
+ * target was gone and nothing was done for it (no file opened or changed on its
+ * behalf after that was known), other -errno when the supervisor itself failed.
+ */
+int sbx_unotify_answer(sbx_unotify *u);
+
+/* sbx_unotify_receive() then sbx_unotify_answer(). 0 or -errno; a target
+ * that vanished is not an error. */
+int sbx_unotify_handle_one(sbx_unotify *u);
+
+/* Readable when a call left waiting (a blocking connect() in progress)
+ * can be finished. Owned by the supervisor. */
+int sbx_unotify_waiting_fd(const sbx_unotify *u);
+
+/* Answers the waiting calls that can be answered now (never blocks).
+ * 0 or -errno when the supervisor itself failed. */
+int sbx_unotify_finish_waiting(sbx_unotify *u);
+
+/* Counters, for tests and the status line. */
+typedef struct {
+  uint64_t received;
+  uint64_t answered;
+  uint64_t dropped; /* targets gone before the answer */
+  uint64_t denied;
+} sbx_unotify_stats;
+void sbx_unotify_get_stats(const sbx_unotify *u, sbx_unotify_stats *out);
+
+#endif /* SBX_SUPERVISOR_SUPERVISOR_H_ */

@@ -1,0 +1,496 @@
+/* sbx-learn end to end: real programs (ls, cat, python3, dash and
+ * sbx_run_probe) are learned by the sbx-learn binary of the build, then
+ * run under sbx-run with the learned profile. Each learned run is
+ * compared with the program's own output outside any sandbox, and each
+ * refusal is paired with the same operation succeeding without the
+ * learned profile or outside the sandbox. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/policy/compiler.h"
+#include "sandbox/policy/builtin/profile.h"
+#include "sandbox/policy/parser.h"
+#include "sandbox/tests/runner/tool_run.h"
+
+/* sbx-learn -o NAME -- CMD...: asserts that it succeeded, wrote both
+ * files and said that the result is only as complete as the run; returns
+ * the program's stdout. */
+static char *learn(const char *name, const char *const *cmd) {
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, cmd);
+  ck_assert_msg(r.status == 0, "sbx-learn: status %d: %s", r.status, r.err);
+  assert_contains(r.err, "only as complete as the run that produced it");
+  g_autofree char *policy = g_strconcat(name, ".policy", NULL);
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  ck_assert(g_file_test(policy, G_FILE_TEST_IS_REGULAR));
+  ck_assert(g_file_test(profile, G_FILE_TEST_IS_REGULAR));
+  char *out = g_steal_pointer(&r.out);
+  result_clear(&r);
+  return out;
+}
+
+static result run_learned(const char *name, const char *const *cmd) {
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *opts[] = {"--profile", profile, NULL};
+  return sbx_run(opts, cmd);
+}
+
+static char *file_text(const char *path) {
+  char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  return text;
+}
+
+/* The learned profile's broker rules, as sbx-run will read them. */
+static char **learned_rules(const char *name) {
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  GError *error = NULL;
+  sbx_profile *p = sbx_profile_load(profile, NULL, &error);
+  ck_assert_msg(p != NULL, "%s", error ? error->message : "");
+  char **rules = g_strdupv(p->broker_rules);
+  sbx_profile_free(p);
+  return rules;
+}
+
+static bool has_rule(char **rules, const char *rule) {
+  return rules && g_strv_contains((const char *const *)rules, rule);
+}
+
+static sbx_policy *learned_policy(const char *name) {
+  g_autofree char *path = g_strconcat(name, ".policy", NULL);
+  GError *error = NULL;
+  sbx_policy *pol = sbx_policy_parse_file(path, &error);
+  ck_assert_msg(pol != NULL, "%s", error ? error->message : "");
+  sbx_bpf_program prog = {0};
+  ck_assert_msg(sbx_bpf_compile(pol, &prog, &error), "%s",
+                error ? error->message : "");
+  sbx_bpf_program_clear(&prog);
+  return pol;
+}
+
+static uint32_t eval(const sbx_policy *pol, int nr, uint64_t a0, uint64_t a1,
+                     uint64_t a2) {
+  struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+  d.args[0] = a0;
+  d.args[1] = a1;
+  d.args[2] = a2;
+  return sbx_policy_eval(pol, &d) & SECCOMP_RET_ACTION_FULL;
+}
+
+/* Learns cmd, whose output must be `out`, and runs it again under the
+ * learned profile: same status (0), same output. */
+static void learn_and_rerun(const char *name, const char *const *cmd,
+                            const char *out) {
+  g_autofree char *learned_out = learn(name, cmd);
+  ck_assert_str_eq(learned_out, out);
+  result r = run_learned(name, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, out);
+  result_clear(&r);
+}
+
+/* cmd reads path: it succeeds outside the sandbox (the positive
+ * control), and under the learned profile exits with `status` after a
+ * denial naming path. Returns the sandboxed run's stderr. */
+static char *denied_read(const char *name, const char *const *cmd,
+                         const char *path, int status) {
+  result r = run(cmd);
+  ck_assert_msg(r.status == 0, "outside: status %d: %s", r.status, r.err);
+  result_clear(&r);
+  r = run_learned(name, cmd);
+  ck_assert_int_eq(r.status, status);
+  g_autofree char *line = g_strdup_printf("sbx: denied read %s ", path);
+  assert_contains(r.err, line);
+  char *err = g_steal_pointer(&r.err);
+  result_clear(&r);
+  return err;
+}
+
+/* ---- learn, then run ------------------------------------------------------
+ */
+
+START_TEST(ls_learned_on_a_directory_lists_it_again_under_sbx_run) {
+  g_autofree char *dir = make_dir("listing");
+  g_autofree char *m1 = make_file("listing/first-entry", "1");
+  g_autofree char *m2 = make_file("listing/second-entry", "2");
+  g_autofree char *name = path_in("ls");
+  const char *ls[] = {"/bin/ls", dir, NULL};
+  result r = run(ls);
+  ck_assert_int_eq(r.status, 0);
+  g_autofree char *outside = g_steal_pointer(&r.out);
+  result_clear(&r);
+
+  /* Without a profile, sbx-run refuses the directory. */
+  expect(sbx_run(NULL, ls), 2, NULL, "sbx: denied");
+
+  learn_and_rerun(name, ls, outside);
+
+  /* The directory was listed, not its parent: that stays refused. */
+  g_autofree char *parent = g_path_get_dirname(dir);
+  const char *ls_parent[] = {"/bin/ls", parent, NULL};
+  g_autofree char *err = denied_read(name, ls_parent, parent, 2);
+}
+END_TEST
+
+START_TEST(cat_learned_on_one_file_is_denied_etc_shadow_and_a_canary) {
+  g_autofree char *data = make_file("input.txt", "learned input\n");
+  g_autofree char *other = make_dir("elsewhere");
+  (void)other;
+  g_autofree char *canary = make_file("elsewhere/canary.txt", "canary\n");
+  g_autofree char *name = path_in("cat");
+  const char *cat[] = {"/bin/cat", data, NULL};
+  const char *cat_canary[] = {"/bin/cat", canary, NULL};
+  const char *cat_shadow[] = {"/bin/cat", "/etc/shadow", NULL};
+
+  learn_and_rerun(name, cat, "learned input\n");
+  g_autofree char *err = denied_read(name, cat_canary, canary, 1);
+
+  result r = run_learned(name, cat_shadow);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.out, "");
+  assert_contains(r.err, "sbx: denied read /etc/shadow");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(python_learned_reading_a_file_reads_it_again_and_nothing_else) {
+  g_autofree char *data = make_file("data.txt", "sandboxed hello");
+  g_autofree char *canary = make_file("canary.txt", "canary");
+  g_autofree char *name = path_in("py");
+  g_autofree char *read_data =
+      g_strdup_printf("print(open('%s').read())", data);
+  g_autofree char *read_canary =
+      g_strdup_printf("print(open('%s').read())", canary);
+  const char *py[] = {"/usr/bin/python3", "-c", read_data, NULL};
+  const char *py_canary[] = {"/usr/bin/python3", "-c", read_canary, NULL};
+
+  learn_and_rerun(name, py, "sandboxed hello\n");
+  g_autofree char *err = denied_read(name, py_canary, canary, 1);
+  assert_contains(err, "PermissionError");
+
+  /* The library directory is folded; nothing is folded up to / or a
+   * top-level directory. */
+  g_auto(GStrv) rules = learned_rules(name);
+  for (char **rule = rules; *rule; rule++) {
+    const char *path = strchr(*rule, ' ') + 1;
+    ck_assert_msg(strcmp(path, "/") != 0, "rule %s", *rule);
+    if (g_str_has_suffix(path, "/")) {
+      g_autofree char *trimmed = g_strndup(path, strlen(path) - 1);
+      ck_assert_msg(strchr(trimmed + 1, '/') != NULL, "rule %s", *rule);
+    }
+  }
+}
+END_TEST
+
+START_TEST(a_program_that_made_a_network_socket_keeps_the_network) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("net");
+  const char *sock[] = {probe, "socket-inet", NULL};
+  /* Without the profile, sbx-run has no network for it. */
+  expect(sbx_run(NULL, sock), 1, "errno=13\n", "sbx: denied socket AF_INET");
+  g_autofree char *out = learn(name, sock);
+  assert_contains(out, "socket=ok");
+  g_autofree char *path = g_strconcat(name, ".policy", NULL);
+  g_autofree char *text = file_text(path);
+  assert_contains(text, "socket: arg0 == AF_INET\n");
+  expect(run_learned(name, sock), 0, "socket=ok", NULL);
+}
+END_TEST
+
+/* A unix socket file bound and connected to while learning is granted by
+ * its path (connect needs the write right on it, bind the create right
+ * in its directory), so the program reaches it again. */
+START_TEST(a_unix_socket_used_while_learning_is_granted_by_its_path) {
+  g_autofree char *dir = make_dir("sockets");
+  g_autofree char *sock = path_in("sockets/s.sock");
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("unix");
+  const char *cmd[] = {probe, "bind", sock, NULL};
+  g_autofree char *out = learn(name, cmd);
+  assert_contains(out, "exchange=ok");
+  ck_assert_int_eq(unlink(sock), 0);
+
+  const char *net[] = {"--net", NULL};
+  result r = sbx_run(net, cmd);
+  ck_assert_int_eq(r.status, 1);
+  g_autofree char *line = g_strdup_printf("sbx: denied bind %s", sock);
+  assert_contains(r.err, line);
+  result_clear(&r);
+
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *learned_net[] = {"--net", "--profile", profile, NULL};
+  expect(sbx_run(learned_net, cmd), 0, "exchange=ok", NULL);
+}
+END_TEST
+
+/* ---- what the files say -----------------------------------------------------
+ */
+
+START_TEST(a_program_that_made_no_socket_is_refused_one_by_its_learned_policy) {
+  g_autofree char *data = make_file("probe-input", "x");
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("probe");
+  const char *rd[] = {probe, "read", data, NULL};
+  const char *sock[] = {probe, "socket-inet", NULL};
+  g_autofree char *out = learn(name, rd);
+  assert_contains(out, "data=x");
+
+  sbx_policy *pol = learned_policy(name);
+  ck_assert_uint_eq(eval(pol, __NR_read, 0, 0, 0), SECCOMP_RET_ALLOW);
+  ck_assert_uint_ne(eval(pol, __NR_socket, AF_INET, 1, 0), SECCOMP_RET_ALLOW);
+  sbx_policy_free(pol);
+
+  /* Positive control: with the network kept, sbx-run alone lets the
+   * probe make the socket; the learned layer on top refuses it. */
+  const char *net[] = {"--net", NULL};
+  result r = sbx_run(net, sock);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  result_clear(&r);
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *learned_net[] = {"--net", "--profile", profile, NULL};
+  expect(sbx_run(learned_net, sock), 1, "errno=1\n", NULL);
+  /* ... while what was learned still runs under the same options. */
+  expect(sbx_run(learned_net, rd), 0, "data=x", NULL);
+}
+END_TEST
+
+START_TEST(every_learned_rule_says_how_many_calls_it_saw) {
+  g_autofree char *dir = make_dir("counted");
+  g_autofree char *name = path_in("counted-ls");
+  const char *ls[] = {"/bin/ls", dir, NULL};
+  g_autofree char *out = learn(name, ls);
+  g_autofree char *path = g_strconcat(name, ".policy", NULL);
+  g_autofree char *text = file_text(path);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  int rules = 0;
+  bool startup_block = false;
+  for (char **l = lines; *l; l++) {
+    if (g_str_has_prefix(*l, "# Not observed"))
+      startup_block = true;
+    if (!**l || **l == '#' || **l == '@')
+      continue;
+    rules++;
+    if (!startup_block) {
+      ck_assert_msg(l > lines && strstr(l[-1], " observed") != NULL,
+                    "no count above '%s'", *l);
+    }
+  }
+  ck_assert_int_gt(rules, 10);
+  /* What the loader and exit need is there even if not all was seen. */
+  sbx_policy *pol = learned_policy(name);
+  ck_assert_uint_eq(eval(pol, __NR_exit_group, 0, 0, 0), SECCOMP_RET_ALLOW);
+  ck_assert_uint_eq(eval(pol, __NR_execve, 0, 0, 0), SECCOMP_RET_ALLOW);
+  ck_assert_uint_eq(eval(pol, __NR_mmap, 0, 4096, 1), SECCOMP_RET_ALLOW);
+  sbx_policy_free(pol);
+}
+END_TEST
+
+START_TEST(open_flags_seen_become_the_only_flags_allowed) {
+  g_autofree char *data = make_file("flags-input", "x");
+  g_autofree char *name = path_in("flags-cat");
+  const char *cat[] = {"/bin/cat", data, NULL};
+  g_autofree char *out = learn(name, cat);
+  g_autofree char *path = g_strconcat(name, ".policy", NULL);
+  g_autofree char *text = file_text(path);
+  assert_contains(text, "openat: arg2 in ");
+  sbx_policy *pol = learned_policy(name);
+  /* cat only ever opened for reading. */
+  ck_assert_uint_eq(eval(pol, __NR_openat, AT_FDCWD, 0, O_RDONLY | O_CLOEXEC),
+                    SECCOMP_RET_ALLOW);
+  ck_assert_uint_ne(eval(pol, __NR_openat, AT_FDCWD, 0, O_WRONLY | O_CREAT),
+                    SECCOMP_RET_ALLOW);
+  sbx_policy_free(pol);
+}
+END_TEST
+
+START_TEST(
+    many_files_read_in_one_directory_fold_into_it_a_single_one_does_not) {
+  g_autofree char *lib = make_dir("lib");
+  g_autofree char *a = make_file("lib/a", "a");
+  g_autofree char *b = make_file("lib/b", "b");
+  g_autofree char *c = make_file("lib/c", "c");
+  g_autofree char *later = make_file("lib/later", "later\n");
+  g_autofree char *one = make_dir("one");
+  g_autofree char *only = make_file("one/only", "only");
+  g_autofree char *sibling = make_file("one/sibling", "sibling\n");
+  g_autofree char *many = path_in("many");
+  g_autofree char *single = path_in("single");
+  const char *cat3[] = {"/bin/cat", a, b, c, NULL};
+  const char *cat1[] = {"/bin/cat", only, NULL};
+  g_autofree char *o1 = learn(many, cat3);
+  g_autofree char *o2 = learn(single, cat1);
+  g_auto(GStrv) folded = learned_rules(many);
+  g_auto(GStrv) exact = learned_rules(single);
+  g_autofree char *dir_rule =
+      g_strdup_printf("read,stat-intermediate %s/", lib);
+  g_autofree char *file_rule =
+      g_strdup_printf("read,stat-intermediate %s", only);
+  ck_assert_msg(has_rule(folded, dir_rule), "no %s", dir_rule);
+  ck_assert_msg(has_rule(exact, file_rule), "no %s", file_rule);
+
+  /* So a file of the folded directory not read while learning is
+   * readable, and the single file's sibling is not. */
+  const char *cat_later[] = {"/bin/cat", later, NULL};
+  result r = run_learned(many, cat_later);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, "later\n");
+  result_clear(&r);
+  const char *cat_sibling[] = {"/bin/cat", sibling, NULL};
+  g_autofree char *err = denied_read(single, cat_sibling, sibling, 1);
+}
+END_TEST
+
+START_TEST(a_file_written_grants_its_directory_and_children_are_followed) {
+  g_autofree char *out_dir = make_dir("out");
+  g_autofree char *target = path_in("out/made-by-child");
+  g_autofree char *name = path_in("sh");
+  g_autofree char *probe = probe_path();
+  g_autofree char *script = g_strdup_printf("'%s' write '%s'", probe, target);
+  /* dash forks and execs the probe: the write happens in a child. */
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "executed other programs");
+  result_clear(&r);
+  ck_assert_int_eq(access(target, F_OK), 0);
+  ck_assert_int_eq(unlink(target), 0);
+  g_auto(GStrv) rules = learned_rules(name);
+  g_autofree char *rule =
+      g_strdup_printf("create,stat-intermediate %s/", out_dir);
+  ck_assert_msg(has_rule(rules, rule), "no %s", rule);
+
+  /* The probe itself, learned directly, writes again under sbx-run into
+   * that directory, and not next to it. */
+  g_autofree char *direct = path_in("writer");
+  const char *wr[] = {probe, "write", target, NULL};
+  g_autofree char *o = learn(direct, wr);
+  ck_assert_int_eq(unlink(target), 0);
+  r = run_learned(direct, wr);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_int_eq(access(target, F_OK), 0);
+  result_clear(&r);
+  g_autofree char *beside = path_in("beside");
+  const char *wr2[] = {probe, "write", beside, NULL};
+  r = run_learned(direct, wr2);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_int_eq(access(beside, F_OK), -1);
+  assert_contains(r.err, "sbx: denied create ");
+  result_clear(&r);
+}
+END_TEST
+
+/* ^C at the terminal reaches the program's process group: the program
+ * dies of it, and sbx-learn still writes what the run did. */
+START_TEST(an_interrupted_program_still_leaves_its_learned_files) {
+  g_autofree char *bin = tool_path("sbx-learn");
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("interrupted");
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    dup2(p[1], 1);
+    close(p[0]);
+    execl(bin, bin, "-o", name, "--", probe, "wait", (char *)NULL);
+    _exit(98);
+  }
+  close(p[1]);
+  char buf[16] = {0};
+  ck_assert_int_gt(read(p[0], buf, sizeof(buf) - 1), 0);
+  ck_assert_str_eq(buf, "ready\n");
+  ck_assert_int_eq(kill(-pid, SIGINT), 0);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  close(p[0]);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 128 + SIGINT);
+  sbx_policy *pol = learned_policy(name);
+  ck_assert_uint_eq(eval(pol, __NR_write, 1, 0, 6), SECCOMP_RET_ALLOW);
+  sbx_policy_free(pol);
+}
+END_TEST
+
+START_TEST(sbx_learn_refuses_a_missing_program_a_built_in_name_and_allow) {
+  g_autofree char *name = path_in("missing");
+  g_autofree char *missing = path_in("no-such-program");
+  const char *m[] = {missing, NULL};
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, m);
+  ck_assert_int_eq(r.status, 127);
+  g_autofree char *policy = g_strconcat(name, ".policy", NULL);
+  ck_assert(!g_file_test(policy, G_FILE_TEST_EXISTS));
+  result_clear(&r);
+  g_autofree char *builtin = path_in("renderer");
+  const char *t[] = {"/bin/true", NULL};
+  const char *o2[] = {"-o", builtin, NULL};
+  expect(tool_run("sbx-learn", o2, t), 125, NULL, "built-in");
+  const char *o4[] = {"-o", builtin, "--default", "allow", NULL};
+  expect(tool_run("sbx-learn", o4, t), 125, NULL, "would allow every call");
+  /* Positive control: another name works. */
+  g_autofree char *fine = path_in("true");
+  const char *o3[] = {"-o", fine, NULL};
+  expect(tool_run("sbx-learn", o3, t), 0, NULL, NULL);
+}
+END_TEST
+
+static Suite *sbx_learn_suite(void) {
+  Suite *s = suite_create("sbx-learn");
+  TCase *runs = tcase_create("learn-then-run");
+  tcase_add_checked_fixture(runs, tool_setup, tool_teardown);
+  tcase_set_timeout(runs, 120);
+  tcase_add_test(runs, ls_learned_on_a_directory_lists_it_again_under_sbx_run);
+  tcase_add_test(runs,
+                 cat_learned_on_one_file_is_denied_etc_shadow_and_a_canary);
+  tcase_add_test(runs,
+                 python_learned_reading_a_file_reads_it_again_and_nothing_else);
+  tcase_add_test(
+      runs, a_program_that_made_no_socket_is_refused_one_by_its_learned_policy);
+  tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
+  tcase_add_test(runs,
+                 a_unix_socket_used_while_learning_is_granted_by_its_path);
+  suite_add_tcase(s, runs);
+
+  TCase *files = tcase_create("output");
+  tcase_add_checked_fixture(files, tool_setup, tool_teardown);
+  tcase_set_timeout(files, 120);
+  tcase_add_test(files, every_learned_rule_says_how_many_calls_it_saw);
+  tcase_add_test(files, open_flags_seen_become_the_only_flags_allowed);
+  tcase_add_test(
+      files,
+      many_files_read_in_one_directory_fold_into_it_a_single_one_does_not);
+  tcase_add_test(files,
+                 a_file_written_grants_its_directory_and_children_are_followed);
+  tcase_add_test(files, an_interrupted_program_still_leaves_its_learned_files);
+  tcase_add_test(files,
+                 sbx_learn_refuses_a_missing_program_a_built_in_name_and_allow);
+  suite_add_tcase(s, files);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(sbx_learn_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,760 @@
+/* Escapes tried under the sbx-run binary of the build: changing a file
+ * through a descriptor where only its path form is decided (S26a), the
+ * working directory as an oracle (S39), and unix sockets under --net
+ * (S32a, S30 for addresses). Each attack runs sbx_run_probe, a plain
+ * program, and asserts one exact outcome: the errno, the file unchanged,
+ * the `sbx: denied` line. Each has a positive control: the same call
+ * works outside the sandbox, or under a grant that allows it.
+ *
+ * As root the sandboxed program runs as nobody, so the files it attacks
+ * are given to nobody first: the kernel's own permission checks would let
+ * it through, and only the sandbox stands in the way. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/tests/runner/tool_run.h"
+
+#define NOBODY 65534
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* As root: the sandboxed program is nobody; let it own the file, so that
+ * only the sandbox can refuse what follows. */
+static void give_to_program(const char *path) {
+  if (geteuid() == 0)
+    ck_assert_int_eq(lchown(path, NOBODY, NOBODY), 0);
+}
+
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st.st_mode & 07777;
+}
+
+static struct stat stat_of(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st;
+}
+
+static char *program_file(const char *name, const char *text) {
+  char *path = make_file(name, text);
+  give_to_program(path);
+  return path;
+}
+
+/* sbx-run OPTS -- probe ARGS... */
+static result probe_in(const char *const *opts, const char *const *args) {
+  g_autofree char *probe = probe_path();
+  GPtrArray *cmd = g_ptr_array_new();
+  g_ptr_array_add(cmd, probe);
+  for (const char *const *a = args; *a; a++)
+    g_ptr_array_add(cmd, (char *)*a);
+  g_ptr_array_add(cmd, NULL);
+  result r = sbx_run(opts, (const char *const *)cmd->pdata);
+  g_ptr_array_free(cmd, TRUE);
+  return r;
+}
+
+/* The probe outside the sandbox (the positive control). */
+static result probe_out(const char *const *args) {
+  g_autofree char *probe = probe_path();
+  GPtrArray *cmd = g_ptr_array_new();
+  g_ptr_array_add(cmd, probe);
+  for (const char *const *a = args; *a; a++)
+    g_ptr_array_add(cmd, (char *)*a);
+  g_ptr_array_add(cmd, NULL);
+  result r = run((const char *const *)cmd->pdata);
+  g_ptr_array_free(cmd, TRUE);
+  return r;
+}
+
+/* Asserts a refusal: exit status 1, the errno in the probe's output, and
+ * the denial line on stderr. */
+static void expect_refused(result r, int err, const char *line) {
+  g_autofree char *e = g_strdup_printf("errno=%d\n", err);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, e);
+  if (line)
+    assert_contains(r.err, line);
+  result_clear(&r);
+}
+
+/* ---- listeners ---------------------------------------------------------- */
+
+typedef struct {
+  int fd;
+  pthread_t thread;
+  bool running;
+  atomic_int stop;
+  atomic_int accepted;
+} listener;
+
+/* Accepts every connection; a byte received is answered with 'y'. */
+static void *accept_loop(void *arg) {
+  listener *l = arg;
+  while (!atomic_load(&l->stop)) {
+    struct pollfd p = {.fd = l->fd, .events = POLLIN};
+    if (poll(&p, 1, 50) <= 0)
+      continue;
+    int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0)
+      continue;
+    atomic_fetch_add(&l->accepted, 1);
+    struct pollfd q = {.fd = c, .events = POLLIN};
+    char ch;
+    if (poll(&q, 1, 2000) == 1 && read(c, &ch, 1) == 1) {
+      ch = 'y';
+      if (write(c, &ch, 1) != 1)
+        ch = 0;
+    }
+    close(c);
+  }
+  return NULL;
+}
+
+static void listener_run(listener *l) {
+  ck_assert_int_eq(pthread_create(&l->thread, NULL, accept_loop, l), 0);
+  l->running = true;
+}
+
+/* A unix stream listener at path, writable by everyone (the kernel would
+ * let the sandboxed program connect). */
+static void unix_listener(listener *l, const char *path, bool run_now) {
+  memset(l, 0, sizeof(*l));
+  unlink(path);
+  l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(l->fd, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+  strcpy(sa.sun_path, path);
+  ck_assert_int_eq(bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(chmod(path, 0777), 0);
+  ck_assert_int_eq(listen(l->fd, 128), 0);
+  if (run_now)
+    listener_run(l);
+}
+
+/* A TCP listener on 127.0.0.1; returns its port. */
+static int tcp_listener(listener *l, int backlog, bool run_now) {
+  memset(l, 0, sizeof(*l));
+  l->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(l->fd, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ck_assert_int_eq(bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  socklen_t len = sizeof(sa);
+  ck_assert_int_eq(getsockname(l->fd, (struct sockaddr *)&sa, &len), 0);
+  ck_assert_int_eq(listen(l->fd, backlog), 0);
+  if (run_now)
+    listener_run(l);
+  return ntohs(sa.sin_port);
+}
+
+/* Stops the listener; returns every connection it saw, including the
+ * ones still queued. */
+static int listener_stop(listener *l) {
+  atomic_store(&l->stop, 1);
+  if (l->running)
+    pthread_join(l->thread, NULL);
+  int n = atomic_load(&l->accepted);
+  int c;
+  ck_assert_int_eq(fcntl(l->fd, F_SETFL, O_NONBLOCK), 0);
+  while ((c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+    n++;
+    close(c);
+  }
+  close(l->fd);
+  return n;
+}
+
+/* ---- changes through a descriptor (S26a) -------------------------------- */
+
+START_TEST(fchmod_through_a_descriptor_needs_a_write_grant) {
+  g_autofree char *f = program_file("mode.txt", "x");
+  const char *fchmod_[] = {"fchmod", f, "600", NULL};
+  const char *empty[] = {"fchmodat-empty", f, "600", NULL};
+
+  expect(probe_out(fchmod_), 0, "fchmod=ok", NULL);
+  ck_assert_uint_eq(mode_of(f), 0600);
+  expect(probe_out(empty), 0, "fchmodat2=ok", NULL);
+  ck_assert_int_eq(chmod(f, 0644), 0);
+
+  const char *ro[] = {"--allow-read", f, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied chmod %s (allow with --allow-write %s)", f, f);
+  expect_refused(probe_in(ro, fchmod_), EACCES, line);
+  ck_assert_uint_eq(mode_of(f), 0644);
+  expect_refused(probe_in(ro, empty), EACCES, line);
+  ck_assert_uint_eq(mode_of(f), 0644);
+
+  const char *rw[] = {"--allow-write", f, NULL};
+  expect(probe_in(rw, fchmod_), 0, "fchmod=ok", NULL);
+  ck_assert_uint_eq(mode_of(f), 0600);
+}
+END_TEST
+
+START_TEST(fchmod_on_a_write_grant_never_sets_setuid_or_setgid) {
+  /* Control: outside, the bits stick. */
+  g_autofree char *control = program_file("setuid-control", "x");
+  const char *c[] = {"fchmod", control, "6777", NULL};
+  expect(probe_out(c), 0, "fchmod=ok", NULL);
+  ck_assert_uint_eq(mode_of(control), 06777);
+
+  g_autofree char *dir = make_dir("setuid");
+  g_autofree char *made = path_in("setuid/made");
+  const char *rw[] = {"--allow-write", dir, NULL};
+  const char *write_[] = {"write", made, NULL};
+  expect(probe_in(rw, write_), 0, "write=ok", NULL);
+  const char *s[] = {"fchmod", made, "6777", NULL};
+  expect(probe_in(rw, s), 0, "fchmod=ok", NULL);
+  ck_assert_uint_eq(mode_of(made), 0777);
+  const char *e[] = {"fchmodat-empty", made, "6755", NULL};
+  expect(probe_in(rw, e), 0, "fchmodat2=ok", NULL);
+  ck_assert_uint_eq(mode_of(made), 0755);
+}
+END_TEST
+
+START_TEST(futimens_needs_a_write_grant) {
+  g_autofree char *f = program_file("times.txt", "x");
+  const char *t1[] = {"futimens", f, "1000000000", NULL};
+  expect(probe_out(t1), 0, "futimens=ok", NULL);
+  ck_assert_int_eq(stat_of(f).st_mtime, 1000000000);
+
+  const char *t2[] = {"futimens", f, "1100000000", NULL};
+  const char *ro[] = {"--allow-read", f, NULL};
+  g_autofree char *line = g_strdup_printf("sbx: denied utime %s", f);
+  expect_refused(probe_in(ro, t2), EACCES, line);
+  ck_assert_int_eq(stat_of(f).st_mtime, 1000000000);
+
+  const char *rw[] = {"--allow-write", f, NULL};
+  expect(probe_in(rw, t2), 0, "futimens=ok", NULL);
+  ck_assert_int_eq(stat_of(f).st_mtime, 1100000000);
+}
+END_TEST
+
+/* ftruncate and fallocate need a writable descriptor, which a read-only
+ * grant never hands out: the way in is a descriptor the program is
+ * given, here its standard input opened for writing. */
+START_TEST(ftruncate_and_fallocate_on_a_given_descriptor_need_a_write_grant) {
+  g_autofree char *f = program_file("sized.txt", "0123456789");
+  g_autofree char *probe = probe_path();
+  const char *trunc[] = {probe, "ftruncate", "fd:0", "4", NULL};
+  const char *alloc[] = {probe, "fallocate", "fd:0", "8192", NULL};
+  const char *ro[] = {"--allow-read", f, NULL};
+  const char *rw[] = {"--allow-write", f, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied write %s (allow with --allow-write %s)", f, f);
+
+  int fd = open(f, O_RDWR | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  result r = run_at(trunc, NULL, fd, -1);
+  ck_assert_msg(r.status == 0, "%s", r.out);
+  result_clear(&r);
+  ck_assert_int_eq(stat_of(f).st_size, 4);
+  r = run_at(alloc, NULL, fd, -1);
+  ck_assert_msg(r.status == 0, "%s", r.out);
+  result_clear(&r);
+  ck_assert_int_eq(stat_of(f).st_size, 8192);
+  ck_assert_int_eq(ftruncate(fd, 10), 0);
+
+  expect_refused(sbx_run_at(NULL, fd, -1, ro, trunc), EACCES, line);
+  ck_assert_int_eq(stat_of(f).st_size, 10);
+  expect_refused(sbx_run_at(NULL, fd, -1, ro, alloc), EACCES, line);
+  ck_assert_int_eq(stat_of(f).st_size, 10);
+
+  r = sbx_run_at(NULL, fd, -1, rw, trunc);
+  ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+  result_clear(&r);
+  ck_assert_int_eq(stat_of(f).st_size, 4);
+  r = sbx_run_at(NULL, fd, -1, rw, alloc);
+  ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+  result_clear(&r);
+  ck_assert_int_eq(stat_of(f).st_size, 8192);
+  close(fd);
+}
+END_TEST
+
+/* A memfd has no name to grant: its size is the program's business, its
+ * mode is not. */
+START_TEST(a_memfd_can_be_sized_but_not_chmodded) {
+  const char *size[] = {"ftruncate", "memfd", "4096", NULL};
+  const char *alloc[] = {"fallocate", "memfd", "4096", NULL};
+  const char *mode[] = {"fchmod", "memfd", "600", NULL};
+  expect(probe_out(mode), 0, "fchmod=ok", NULL);
+  expect(probe_in(NULL, size), 0, "ftruncate=ok", NULL);
+  expect(probe_in(NULL, alloc), 0, "fallocate=ok", NULL);
+  expect_refused(probe_in(NULL, mode), EACCES,
+                 "(descriptor names no file in the allowlist)");
+}
+END_TEST
+
+START_TEST(extended_attributes_never_change_through_a_descriptor) {
+  g_autofree char *f = program_file("xattr.txt", "x");
+  const char *set[] = {"fsetxattr", f, "user.sbx", "1", NULL};
+  const char *remove_[] = {"fremovexattr", f, "user.keep", NULL};
+  char value[8];
+
+  expect(probe_out(set), 0, "fsetxattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), 1);
+  ck_assert_int_eq(removexattr(f, "user.sbx"), 0);
+  ck_assert_int_eq(setxattr(f, "user.keep", "k", 1, 0), 0);
+  expect(probe_out(remove_), 0, "fremovexattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.keep", value, sizeof(value)), -1);
+  ck_assert_int_eq(setxattr(f, "user.keep", "k", 1, 0), 0);
+
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied setxattr %s (extended attributes cannot change)", f);
+  const char *ro[] = {"--allow-read", f, NULL};
+  const char *rw[] = {"--allow-write", f, NULL};
+  expect_refused(probe_in(ro, set), ENOTSUP, line);
+  expect_refused(probe_in(rw, set), ENOTSUP, line);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
+  expect_refused(probe_in(ro, remove_), ENOTSUP, line);
+  expect_refused(probe_in(rw, remove_), ENOTSUP, line);
+  ck_assert_int_eq(getxattr(f, "user.keep", value, sizeof(value)), 1);
+}
+END_TEST
+
+START_TEST(fchown_is_refused_even_on_a_write_grant) {
+  g_autofree char *f = program_file("owner.txt", "x");
+  const char *chown_[] = {"fchown", f, NULL};
+  expect(probe_out(chown_), 0, "fchown=ok", NULL);
+  give_to_program(f);
+  struct stat before = stat_of(f);
+  g_autofree char *line =
+      g_strdup_printf("sbx: denied chown %s (ownership cannot change)", f);
+  const char *ro[] = {"--allow-read", f, NULL};
+  const char *rw[] = {"--allow-write", f, NULL};
+  expect_refused(probe_in(ro, chown_), EPERM, line);
+  expect_refused(probe_in(rw, chown_), EPERM, line);
+  struct stat after = stat_of(f);
+  ck_assert_uint_eq(after.st_uid, before.st_uid);
+  ck_assert_uint_eq(after.st_gid, before.st_gid);
+}
+END_TEST
+
+static int inode_flags(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  int flags = 0;
+  ck_assert_int_eq(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
+  close(fd);
+  return flags;
+}
+
+static void clear_nodump(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  int flags = 0;
+  ck_assert_int_eq(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
+  flags &= ~FS_NODUMP_FL;
+  ck_assert_int_eq(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
+  close(fd);
+}
+
+START_TEST(inode_flags_never_change_whatever_the_upper_half_of_the_command) {
+  g_autofree char *f = program_file("flags.txt", "x");
+  const char *set[] = {"setflags", f, NULL};
+  expect(probe_out(set), 0, "setflags=ok", NULL);
+  ck_assert(inode_flags(f) & FS_NODUMP_FL);
+  clear_nodump(f);
+
+  const char *ro[] = {"--allow-read", f, NULL};
+  const char *rw[] = {"--allow-write", f, NULL};
+  const char *const *grants[] = {ro, rw};
+  g_autofree char *line =
+      g_strdup_printf("sbx: denied chattr %s (inode flags cannot change)", f);
+  for (size_t i = 0; i < G_N_ELEMENTS(grants); i++) {
+    result r = probe_in(grants[i], set);
+    ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+    assert_contains(r.out, "setflags_junk=Operation not permitted\n");
+    assert_contains(r.out, "setflags=Operation not permitted\n");
+    assert_contains(r.err, line);
+    result_clear(&r);
+    ck_assert(!(inode_flags(f) & FS_NODUMP_FL));
+  }
+}
+END_TEST
+
+START_TEST(an_inherited_stdout_outside_every_grant_cannot_be_changed) {
+  g_autofree char *out = program_file("redirected.txt", "kept\n");
+  ck_assert_int_eq(chmod(out, 0644), 0);
+  g_autofree char *probe = probe_path();
+  const char *mode[] = {probe, "fchmod", "fd:1", "600", NULL};
+  const char *trunc[] = {probe, "ftruncate", "fd:1", "0", NULL};
+
+  int fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  result r = run_at(mode, NULL, -1, fd);
+  ck_assert_int_eq(r.status, 0);
+  result_clear(&r);
+  ck_assert_uint_eq(mode_of(out), 0600);
+  ck_assert_int_eq(chmod(out, 0644), 0);
+  ck_assert_int_eq(ftruncate(fd, 5), 0);
+
+  g_autofree char *line = g_strdup_printf("sbx: denied chmod %s", out);
+  r = sbx_run_at(NULL, -1, fd, NULL, mode);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.err, line);
+  result_clear(&r);
+  ck_assert_uint_eq(mode_of(out), 0644);
+  r = sbx_run_at(NULL, -1, fd, NULL, trunc);
+  ck_assert_int_eq(r.status, 1);
+  result_clear(&r);
+  close(fd);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+  ck_assert(g_str_has_prefix(text, "kept\n"));
+  assert_contains(text, "fchmod=Permission denied\n");
+  assert_contains(text, "ftruncate=Permission denied\n");
+}
+END_TEST
+
+/* ---- the working directory (S39) ---------------------------------------- */
+
+START_TEST(stat_of_a_working_directory_outside_the_grants_is_refused) {
+  g_autofree char *dir = make_dir("outside-cwd");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "stat-cwd", NULL};
+  result r = run_at(cmd, dir, -1, -1);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "newfstatat=ok\nstatx=ok\n");
+  result_clear(&r);
+
+  r = sbx_run_at(dir, -1, -1, NULL, cmd);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "newfstatat=Permission denied\n");
+  assert_contains(r.out, "statx=Permission denied\n");
+  assert_lacks(r.out, "ino=");
+  g_autofree char *line = g_strdup_printf("sbx: denied stat %s", dir);
+  assert_contains(r.err, line);
+  result_clear(&r);
+
+  const char *ro[] = {"--allow-read", dir, NULL};
+  r = sbx_run_at(dir, -1, -1, ro, cmd);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "newfstatat=ok\nstatx=ok\n");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(chdir_outside_the_grants_answers_alike_for_present_and_absent) {
+  g_autofree char *present = make_dir("present");
+  g_autofree char *absent = path_in("absent");
+  const char *to_present[] = {"chdir", present, NULL};
+  const char *to_absent[] = {"chdir", absent, NULL};
+  /* Outside, the answer differs: that is the oracle. */
+  expect(probe_out(to_present), 0, "chdir=ok", NULL);
+  expect(probe_out(to_absent), 1, "errno=2\n", NULL);
+
+  g_autofree char *l1 = g_strdup_printf("sbx: denied chdir %s", present);
+  g_autofree char *l2 = g_strdup_printf("sbx: denied chdir %s", absent);
+  expect_refused(probe_in(NULL, to_present), EACCES, l1);
+  expect_refused(probe_in(NULL, to_absent), EACCES, l2);
+
+  const char *ro[] = {"--allow-read", present, NULL};
+  expect(probe_in(ro, to_present), 0, "chdir=ok", NULL);
+}
+END_TEST
+
+/* ---- unix sockets under --net (S32a) ------------------------------------ */
+
+START_TEST(connect_to_a_unix_socket_outside_the_grants_is_refused) {
+  g_autofree char *dir = make_dir("svc");
+  g_autofree char *sock = path_in("svc/s.sock");
+  listener l;
+  unix_listener(&l, sock, true);
+  const char *connect_[] = {"connect", sock, NULL};
+  expect(probe_out(connect_), 0, "exchange=ok\nreply=y\n", NULL);
+
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied connect %s (allow with --allow-write %s)", sock, sock);
+  const char *net[] = {"--net", NULL};
+  expect_refused(probe_in(net, connect_), EACCES, line);
+  /* Reading the directory is not enough: connecting writes. */
+  const char *ro[] = {"--net", "--allow-read", dir, NULL};
+  expect_refused(probe_in(ro, connect_), EACCES, line);
+  ck_assert_int_eq(atomic_load(&l.accepted), 1);
+
+  const char *rw[] = {"--net", "--allow-write", sock, NULL};
+  expect(probe_in(rw, connect_), 0, "exchange=ok\nreply=y\n", NULL);
+  ck_assert_int_eq(listener_stop(&l), 2);
+}
+END_TEST
+
+START_TEST(a_socket_path_flipped_during_connects_never_reaches_the_canary) {
+  g_autofree char *ok_path = path_in("ok.sock");
+  g_autofree char *canary_path = path_in("no.sock");
+  listener ok, canary;
+  unix_listener(&ok, ok_path, true);
+  unix_listener(&canary, canary_path, true);
+  /* Control: without the supervisor the flip is real. */
+  const char *control[] = {"connect-race", ok_path, canary_path, "3000", NULL};
+  result r = probe_out(control);
+  ck_assert_msg(r.status == 1, "%s", r.out);
+  assert_lacks(r.out, "canary=0\n");
+  result_clear(&r);
+  ck_assert_int_gt(listener_stop(&canary), 0);
+
+  unix_listener(&canary, canary_path, true);
+  const char *race[] = {"connect-race", ok_path, canary_path, "10000", NULL};
+  const char *opts[] = {"--net", "--allow-write", ok_path, NULL};
+  r = probe_in(opts, race);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "canary=0\n");
+  assert_lacks(r.out, "connected=0\n");
+  assert_lacks(r.out, "refused=0\n");
+  result_clear(&r);
+  ck_assert_int_eq(listener_stop(&canary), 0);
+  ck_assert_int_gt(listener_stop(&ok), 0);
+}
+END_TEST
+
+START_TEST(a_descriptor_swapped_during_connects_never_connects_a_unix_one) {
+  g_autofree char *canary_path = path_in("swap.sock");
+  listener tcp, canary;
+  int port = tcp_listener(&tcp, 128, true);
+  unix_listener(&canary, canary_path, true);
+  g_autofree char *p = g_strdup_printf("%d", port);
+  const char *control[] = {"fd-race", p, canary_path, "5000", NULL};
+  result r = probe_out(control);
+  ck_assert_msg(r.status == 1, "%s", r.out);
+  assert_lacks(r.out, "canary=0\n");
+  result_clear(&r);
+  ck_assert_int_gt(listener_stop(&canary), 0);
+
+  unix_listener(&canary, canary_path, true);
+  const char *race[] = {"fd-race", p, canary_path, "5000", NULL};
+  const char *net[] = {"--net", NULL};
+  r = probe_in(net, race);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "canary=0\n");
+  assert_lacks(r.out, "connected=0\n");
+  result_clear(&r);
+  ck_assert_int_eq(listener_stop(&canary), 0);
+  ck_assert_int_gt(listener_stop(&tcp), 0);
+}
+END_TEST
+
+START_TEST(unix_datagram_sockets_are_refused_with_or_without_net) {
+  const char *dgram[] = {"socket-unix-dgram", NULL};
+  expect(probe_out(dgram), 0, "dgram=ok\nraw=ok\n", NULL);
+  const char *reason =
+      "(unix datagram sockets are refused: sendto() could reach any socket "
+      "file)";
+  g_autofree char *line =
+      g_strdup_printf("sbx: denied socket AF_UNIX SOCK_DGRAM %s", reason);
+  const char *net[] = {"--net", NULL};
+  for (int with_net = 0; with_net < 2; with_net++) {
+    result r = probe_in(with_net ? net : NULL, dgram);
+    ck_assert_int_eq(r.status, 1);
+    assert_contains(r.out, "dgram=Permission denied\nraw=Permission denied\n");
+    assert_contains(r.err, line);
+    assert_contains(r.err, "sbx: denied socket AF_UNIX SOCK_RAW");
+    result_clear(&r);
+  }
+  const char *pair[] = {"socketpair-dgram", NULL};
+  expect(probe_out(pair), 0, "socketpair=ok", NULL);
+  g_autofree char *pline =
+      g_strdup_printf("sbx: denied socketpair AF_UNIX type 2 %s", reason);
+  expect_refused(probe_in(net, pair), EACCES, pline);
+}
+END_TEST
+
+START_TEST(tcp_to_a_local_listener_works_with_net_and_not_without) {
+  listener l;
+  int port = tcp_listener(&l, 16, true);
+  g_autofree char *p = g_strdup_printf("%d", port);
+  const char *cmd[] = {"connect-tcp", p, NULL};
+  expect(probe_out(cmd), 0, "exchange=ok\nreply=y\n", NULL);
+  const char *net[] = {"--net", NULL};
+  expect(probe_in(net, cmd), 0, "exchange=ok\nreply=y\n", NULL);
+  expect_refused(probe_in(NULL, cmd), EACCES,
+                 "sbx: denied socket AF_INET (allow with --net)");
+  ck_assert_int_eq(listener_stop(&l), 2);
+}
+END_TEST
+
+typedef struct {
+  listener *l;
+  const char *marker;
+} slow_accept;
+
+/* Once the probe is about to connect, waits a little, then makes room in
+ * the listener's queue and serves it. */
+static void *make_room_later(void *arg) {
+  slow_accept *s = arg;
+  for (int i = 0; i < 1000 && access(s->marker, F_OK) != 0; i++)
+    usleep(10000);
+  usleep(300000);
+  accept_loop(s->l);
+  return NULL;
+}
+
+/* Connects the test itself until the listener's accept queue is full. */
+static int fill_queue(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)port),
+                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  return fd;
+}
+
+static result slow_connect(const char *const *opts, const char *dir) {
+  listener l;
+  /* Backlog 0: the queue holds one connection, which fill_queue makes;
+   * the probe's SYN is dropped until the thread makes room, and its
+   * retransmission (a second later) completes the connect. */
+  int port = tcp_listener(&l, 0, false);
+  int filler = fill_queue(port);
+  g_autofree char *marker = g_build_filename(dir, "connecting", NULL);
+  g_autofree char *statfile = g_build_filename(dir, "stat-me", NULL);
+  unlink(marker);
+  ck_assert(g_file_set_contents(statfile, "x", -1, NULL));
+  slow_accept s = {.l = &l, .marker = marker};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, make_room_later, &s), 0);
+  g_autofree char *p = g_strdup_printf("%d", port);
+  const char *cmd[] = {"connect-tcp-slow", p, marker, statfile, NULL};
+  result r = opts ? probe_in(opts, cmd) : probe_out(cmd);
+  atomic_store(&l.stop, 1);
+  pthread_join(t, NULL);
+  l.running = false;
+  listener_stop(&l);
+  close(filler);
+  return r;
+}
+
+static int field(const char *out, const char *key) {
+  const char *at = strstr(out, key);
+  ck_assert_msg(at != NULL, "%s not in %s", key, out);
+  return atoi(at + strlen(key));
+}
+
+START_TEST(a_blocking_connect_in_progress_does_not_stall_the_supervisor) {
+  g_autofree char *dir = make_dir("slow");
+  result r = slow_connect(NULL, dir);
+  ck_assert_msg(r.status == 0, "%s", r.out);
+  ck_assert_int_ge(field(r.out, "elapsed_ms="), 250);
+  result_clear(&r);
+
+  const char *opts[] = {"--net", "--allow-write", dir, NULL};
+  r = slow_connect(opts, dir);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "connect=ok\n");
+  /* The connect waited for the listener... */
+  ck_assert_int_ge(field(r.out, "elapsed_ms="), 250);
+  /* ...while the supervisor kept answering the other thread. */
+  ck_assert_int_lt(field(r.out, "max_stat_ms="), 500);
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(a_socket_file_is_made_only_where_the_grant_can_create) {
+  g_autofree char *dir = make_dir("binds");
+  g_autofree char *sock = path_in("binds/b.sock");
+  const char *bind_[] = {"bind", sock, NULL};
+  g_autofree char *name = g_strdup_printf("name=%s\n", sock);
+  expect(probe_out(bind_), 0, name, NULL);
+  ck_assert_int_eq(unlink(sock), 0);
+
+  /* The socket records the name the program gave, absolute or relative,
+   * and the program can connect to its own socket file. */
+  const char *rw[] = {"--net", "--allow-write", dir, NULL};
+  result r = probe_in(rw, bind_);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, name);
+  assert_contains(r.out, "exchange=ok\nreply=y\n");
+  result_clear(&r);
+  ck_assert(S_ISSOCK(stat_of(sock).st_mode));
+  const char *rel[] = {"bind", "rel.sock", dir, NULL};
+  expect(probe_in(rw, rel), 0, "name=rel.sock\n", NULL);
+  g_autofree char *rel_path = path_in("binds/rel.sock");
+  ck_assert(S_ISSOCK(stat_of(rel_path).st_mode));
+
+  g_autofree char *ro_dir = make_dir("no-binds");
+  g_autofree char *denied = path_in("no-binds/b.sock");
+  const char *ro[] = {"--net", "--allow-read", ro_dir, NULL};
+  const char *bind_ro[] = {"bind", denied, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied bind %s (allow with --allow-write %s)", denied, ro_dir);
+  expect_refused(probe_in(ro, bind_ro), EACCES, line);
+  ck_assert_int_eq(access(denied, F_OK), -1);
+}
+END_TEST
+
+static Suite *escape_suite(void) {
+  Suite *s = suite_create("sbx-run-escape");
+  TCase *fds = tcase_create("descriptors");
+  tcase_add_checked_fixture(fds, tool_setup, tool_teardown);
+  tcase_set_timeout(fds, 60);
+  tcase_add_test(fds, fchmod_through_a_descriptor_needs_a_write_grant);
+  tcase_add_test(fds, fchmod_on_a_write_grant_never_sets_setuid_or_setgid);
+  tcase_add_test(fds, futimens_needs_a_write_grant);
+  tcase_add_test(
+      fds, ftruncate_and_fallocate_on_a_given_descriptor_need_a_write_grant);
+  tcase_add_test(fds, a_memfd_can_be_sized_but_not_chmodded);
+  tcase_add_test(fds, extended_attributes_never_change_through_a_descriptor);
+  tcase_add_test(fds, fchown_is_refused_even_on_a_write_grant);
+  tcase_add_test(
+      fds, inode_flags_never_change_whatever_the_upper_half_of_the_command);
+  tcase_add_test(fds,
+                 an_inherited_stdout_outside_every_grant_cannot_be_changed);
+  suite_add_tcase(s, fds);
+
+  TCase *cwd = tcase_create("working directory");
+  tcase_add_checked_fixture(cwd, tool_setup, tool_teardown);
+  tcase_set_timeout(cwd, 60);
+  tcase_add_test(cwd,
+                 stat_of_a_working_directory_outside_the_grants_is_refused);
+  tcase_add_test(cwd,
+                 chdir_outside_the_grants_answers_alike_for_present_and_absent);
+  suite_add_tcase(s, cwd);
+
+  TCase *socks = tcase_create("sockets");
+  tcase_add_checked_fixture(socks, tool_setup, tool_teardown);
+  tcase_set_timeout(socks, 240);
+  tcase_add_test(socks, connect_to_a_unix_socket_outside_the_grants_is_refused);
+  tcase_add_test(
+      socks, a_socket_path_flipped_during_connects_never_reaches_the_canary);
+  tcase_add_test(
+      socks, a_descriptor_swapped_during_connects_never_connects_a_unix_one);
+  tcase_add_test(socks, unix_datagram_sockets_are_refused_with_or_without_net);
+  tcase_add_test(socks, tcp_to_a_local_listener_works_with_net_and_not_without);
+  tcase_add_test(socks,
+                 a_blocking_connect_in_progress_does_not_stall_the_supervisor);
+  tcase_add_test(socks, a_socket_file_is_made_only_where_the_grant_can_create);
+  suite_add_tcase(s, socks);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(escape_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

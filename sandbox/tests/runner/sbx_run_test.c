@@ -1,0 +1,742 @@
+/* sbx-run end to end: real programs (coreutils, python3, sqlite3, tar,
+ * gzip, dash, and sbx_run_probe) run under the sbx-run binary of the
+ * build ($SBX_BUILD_DIR/sbx-run). Each refusal is paired with the same
+ * operation succeeding - allowed by an option, or outside the sandbox. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/tests/runner/tool_run.h"
+
+/* ---- exit status and signals -------------------------------------------- */
+
+START_TEST(sbx_run_returns_the_programs_exit_status) {
+  const char *t[] = {"/bin/true", NULL};
+  result r = sbx_run(NULL, t);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.err, "");
+  result_clear(&r);
+  const char *f[] = {"/bin/false", NULL};
+  expect(sbx_run(NULL, f), 1, NULL, NULL);
+  const char *s[] = {"/bin/sh", "-c", "exit 3", NULL};
+  expect(sbx_run(NULL, s), 3, NULL, NULL);
+}
+END_TEST
+
+START_TEST(sbx_run_reports_a_program_killed_by_sigterm_as_143) {
+  g_autofree char *probe = probe_path();
+  const char *outside[] = {probe, "selfkill", "15", NULL};
+  result r = run(outside);
+  ck_assert_int_eq(r.status, 143);
+  result_clear(&r);
+  expect(sbx_run(NULL, outside), 143, NULL, NULL);
+  const char *sh[] = {"/bin/sh", "-c", "kill -TERM $$", NULL};
+  expect(sbx_run(NULL, sh), 143, NULL, NULL);
+}
+END_TEST
+
+/* Starts sbx-run -- probe wait, waits for "ready", sends sig to sbx-run
+ * and returns the exit status. */
+static int status_after_signal(int sig) {
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *probe = probe_path();
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(p[1], 1);
+    close(p[0]);
+    execl(bin, bin, "--", probe, "wait", (char *)NULL);
+    _exit(98);
+  }
+  close(p[1]);
+  char buf[16] = {0};
+  ck_assert_int_gt(read(p[0], buf, sizeof(buf) - 1), 0);
+  ck_assert_str_eq(buf, "ready\n");
+  ck_assert_int_eq(kill(pid, sig), 0);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  close(p[0]);
+  ck_assert(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+START_TEST(sbx_run_forwards_sigterm_and_sigint_to_the_program) {
+  ck_assert_int_eq(status_after_signal(SIGTERM), 128 + SIGTERM);
+  ck_assert_int_eq(status_after_signal(SIGINT), 128 + SIGINT);
+  ck_assert_int_eq(status_after_signal(SIGHUP), 128 + SIGHUP);
+}
+END_TEST
+
+START_TEST(sbx_run_exits_127_for_a_missing_program_and_126_for_a_file) {
+  g_autofree char *missing = path_in("no-such-program");
+  const char *m[] = {missing, NULL};
+  result r = sbx_run(NULL, m);
+  ck_assert_int_eq(r.status, 127);
+  result_clear(&r);
+  g_autofree char *text = make_file("not-executable", "just text\n");
+  const char *n[] = {text, NULL};
+  expect(sbx_run(NULL, n), 126, NULL, NULL);
+}
+END_TEST
+
+/* ---- real programs ------------------------------------------------------ */
+
+START_TEST(ls_lists_an_allowed_directory_but_not_a_forbidden_one) {
+  g_autofree char *dir = make_dir("listing");
+  g_autofree char *marker = make_file("listing/marker-file", "x");
+  const char *ls[] = {"/bin/ls", dir, NULL};
+  result r = run(ls);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "marker-file");
+  result_clear(&r);
+
+  const char *allow[] = {"--allow-read", dir, NULL};
+  expect(sbx_run(allow, ls), 0, "marker-file", NULL);
+
+  r = sbx_run(NULL, ls);
+  ck_assert_int_eq(r.status, 2);
+  assert_lacks(r.out, "marker-file");
+  g_autofree char *line = g_strdup_printf("sbx: denied stat %s", dir);
+  assert_contains(r.err, line);
+  assert_contains(r.err, "(allow with --allow-read ");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary) {
+  g_autofree char *data = make_file("data.txt", "sandboxed hello");
+  g_autofree char *canary = make_file("canary.txt", "canary");
+  g_autofree char *read_data =
+      g_strdup_printf("print(open('%s').read())", data);
+  g_autofree char *read_canary =
+      g_strdup_printf("print(open('%s').read())", canary);
+  const char *py_data[] = {"/usr/bin/python3", "-c", read_data, NULL};
+  const char *py_canary[] = {"/usr/bin/python3", "-c", read_canary, NULL};
+  const char *py_shadow[] = {"/usr/bin/python3", "-c",
+                             "print(open('/etc/shadow').read())", NULL};
+  const char *opts[] = {"--allow-read", "/usr/lib/python3.11", "--allow-read",
+                        data, NULL};
+
+  result r = run(py_canary);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "canary");
+  result_clear(&r);
+
+  expect(sbx_run(opts, py_data), 0, "sandboxed hello", NULL);
+
+  r = sbx_run(opts, py_canary);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.err, "PermissionError");
+  g_autofree char *line = g_strdup_printf("sbx: denied read %s", canary);
+  assert_contains(r.err, line);
+  assert_lacks(r.out, "canary");
+  result_clear(&r);
+
+  r = sbx_run(opts, py_shadow);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.err, "PermissionError");
+  assert_contains(r.err,
+                  "sbx: denied read /etc/shadow "
+                  "(allow with --allow-read /etc/shadow)");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(sqlite_creates_a_database_only_in_an_allowed_writable_directory) {
+  g_autofree char *dir = make_dir("db");
+  g_autofree char *db = path_in("db/test.sqlite");
+  const char *sql[] = {"/usr/bin/sqlite3", db,
+                       "create table t(x); insert into t values(42); "
+                       "select x from t;",
+                       NULL};
+  const char *opts[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(opts, sql);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, "42\n");
+  ck_assert_int_eq(access(db, F_OK), 0);
+  result_clear(&r);
+
+  g_autofree char *dir2 = make_dir("db2");
+  g_autofree char *db2 = path_in("db2/test.sqlite");
+  sql[1] = db2;
+  const char *ro[] = {"--allow-read", dir2, NULL};
+  r = sbx_run(ro, sql);
+  ck_assert_int_ne(r.status, 0);
+  ck_assert_int_eq(access(db2, F_OK), -1);
+  g_autofree char *line = g_strdup_printf("sbx: denied create %s", db2);
+  assert_contains(r.err, line);
+  g_autofree char *hint =
+      g_strdup_printf("(allow with --allow-write %s)", dir2);
+  assert_contains(r.err, hint);
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(tar_and_gzip_round_trip_in_a_writable_directory) {
+  g_autofree char *work = make_dir("work");
+  g_autofree char *src = make_dir("work/src");
+  g_autofree char *f1 = make_file("work/src/one.txt", "first file\n");
+  g_autofree char *f2 = make_file("work/src/two.txt", "second file\n");
+  g_autofree char *archive = path_in("work/src.tar");
+  g_autofree char *gz = path_in("work/src.tar.gz");
+  g_autofree char *out = make_dir("work/out");
+  const char *w[] = {"--allow-write", work, NULL};
+
+  const char *tar_c[] = {"/usr/bin/tar", "cf",  archive, "-C",
+                         work,           "src", NULL};
+  result r = sbx_run(w, tar_c);
+  ck_assert_msg(r.status == 0, "tar c: %d: %s", r.status, r.err);
+  result_clear(&r);
+  const char *gzip[] = {"/usr/bin/gzip", archive, NULL};
+  r = sbx_run(w, gzip);
+  ck_assert_msg(r.status == 0, "gzip: %d: %s", r.status, r.err);
+  ck_assert_int_eq(access(gz, F_OK), 0);
+  ck_assert_int_eq(access(archive, F_OK), -1);
+  result_clear(&r);
+  const char *gunzip[] = {"/usr/bin/gzip", "-d", gz, NULL};
+  r = sbx_run(w, gunzip);
+  ck_assert_msg(r.status == 0, "gzip -d: %d: %s", r.status, r.err);
+  result_clear(&r);
+  const char *tar_x[] = {"/usr/bin/tar", "xf", archive, "-C", out, NULL};
+  r = sbx_run(w, tar_x);
+  ck_assert_msg(r.status == 0, "tar x: %d: %s", r.status, r.err);
+  result_clear(&r);
+  g_autofree char *one = g_build_filename(out, "src", "one.txt", NULL);
+  g_autofree char *two = g_build_filename(out, "src", "two.txt", NULL);
+  g_autofree char *d1 = NULL, *d2 = NULL;
+  ck_assert(g_file_get_contents(one, &d1, NULL, NULL));
+  ck_assert(g_file_get_contents(two, &d2, NULL, NULL));
+  ck_assert_str_eq(d1, "first file\n");
+  ck_assert_str_eq(d2, "second file\n");
+
+  /* Refused: the archive would go to a directory that is only readable. */
+  g_autofree char *ro = make_dir("readonly");
+  g_autofree char *denied = path_in("readonly/src.tar");
+  const char *opts[] = {"--allow-read", work, "--allow-read", ro, NULL};
+  tar_c[2] = denied;
+  r = sbx_run(opts, tar_c);
+  ck_assert_int_ne(r.status, 0);
+  ck_assert_int_eq(access(denied, F_OK), -1);
+  assert_contains(r.err, "sbx: denied create");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(a_shell_script_runs_other_programs_only_with_allow_exec) {
+  g_autofree char *dir = make_dir("script");
+  g_autofree char *data = make_file("script/data", "from cat\n");
+  g_autofree char *script = make_file("script/run.sh",
+                                      "#!/bin/sh\necho script-started\n"
+                                      "/bin/cat \"$1\"\n");
+  ck_assert_int_eq(chmod(script, 0755), 0);
+  const char *cmd[] = {script, data, NULL};
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "from cat");
+  result_clear(&r);
+
+  const char *with[] = {"--allow-exec", "--allow-read", dir, NULL};
+  r = sbx_run(with, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "script-started");
+  assert_contains(r.out, "from cat");
+  result_clear(&r);
+
+  const char *without[] = {"--allow-read", dir, NULL};
+  r = sbx_run(without, cmd);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.out, "script-started");
+  assert_lacks(r.out, "from cat");
+  assert_contains(r.err, "sbx: denied exec /bin/cat (allow with --allow-exec)");
+  result_clear(&r);
+}
+END_TEST
+
+/* Debian's alternatives: /usr/bin/awk -> /etc/alternatives/awk -> mawk. A
+ * link is followed only where its name may be seen, and --allow-exec lets
+ * the program see those names. */
+START_TEST(
+    a_program_found_through_the_alternatives_system_runs_with_allow_exec) {
+  g_autofree char *target = g_file_read_link("/etc/alternatives/awk", NULL);
+  if (!target) {
+    printf("note: no /etc/alternatives/awk on this host; skipped\n");
+    return;
+  }
+  const char *cmd[] = {"/bin/sh", "-c", "echo one two | awk '{print $2}'",
+                       NULL};
+  result r = run(cmd); /* control */
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "two");
+  result_clear(&r);
+  const char *with[] = {"--allow-exec", NULL};
+  r = sbx_run(with, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "two");
+  result_clear(&r);
+}
+END_TEST
+
+/* ---- S30: flipping the path never yields the canary --------------------- */
+
+START_TEST(a_path_flipped_during_100k_opens_never_opens_the_canary) {
+  g_autofree char *allowed = make_file("allowed-file", "allowed");
+  g_autofree char *canary = make_file("canary-file", "canary!");
+  struct stat st;
+  ck_assert_int_eq(stat(canary, &st), 0);
+  g_autofree char *ino = g_strdup_printf("%llu", (unsigned long long)st.st_ino);
+  g_autofree char *probe = probe_path();
+
+  /* Positive control: without the supervisor the flip is real. */
+  const char *control[] = {probe, "race", allowed, canary, ino, "20000", NULL};
+  result r = run(control);
+  ck_assert_int_eq(r.status, 1);
+  assert_lacks(r.out, "canary=0\n");
+  result_clear(&r);
+
+  const char *race[] = {probe, "race", allowed, canary, ino, "100000", NULL};
+  const char *opts[] = {"--allow-read", allowed, NULL};
+  r = sbx_run(opts, race);
+  ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+  assert_contains(r.out, "canary=0\n");
+  assert_lacks(r.out, "opened=0\n");
+  assert_lacks(r.out, "refused=0\n");
+  result_clear(&r);
+}
+END_TEST
+
+/* ---- S32: no supervisor, no program -------------------------------------- */
+
+static const struct sock_filter listener_filter[] = {
+    /* Every call allowed; tuxcall (never used) notifies. What matters is
+     * the listener: the kernel allows one per filter chain. */
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 184, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
+START_TEST(the_program_never_runs_when_the_supervisor_cannot_start) {
+  g_autofree char *dir = make_dir("s32");
+  g_autofree char *marker = path_in("s32/marker");
+  g_autofree char *probe = probe_path();
+  g_autofree char *bin = sbx_run_path();
+  const char *argv[] = {bin,   "--allow-write", dir,    "--",
+                        probe, "write",         marker, NULL};
+
+  /* Positive control: the same command line makes the marker. */
+  result r = run(argv);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_int_eq(access(marker, F_OK), 0);
+  ck_assert_int_eq(unlink(marker), 0);
+  result_clear(&r);
+
+  /* Under a filter that already has a listener, sbx-run's cannot be
+   * installed: setup fails and the program is never started. */
+  g_autofree char *err_path = path_in(".s32-stderr");
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(err, 2);
+    int l = sbx_seccomp_load_raw(listener_filter, G_N_ELEMENTS(listener_filter),
+                                 SBX_SECCOMP_NEW_LISTENER);
+    /* Kept open across exec: closing the last listener fd detaches it,
+     * and then the kernel would accept another. */
+    if (l < 0 || fcntl(l, F_DUPFD, 10) < 0)
+      _exit(97);
+    execv(bin, (char *const *)argv);
+    _exit(98);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 125);
+  ck_assert_int_eq(access(marker, F_OK), -1);
+  g_autofree char *err = NULL;
+  ck_assert(g_file_get_contents(err_path, &err, NULL, NULL));
+  assert_contains(err, "listener");
+  assert_contains(err, "the program was not started");
+}
+END_TEST
+
+/* ---- S10: the terminal --------------------------------------------------- */
+
+static int open_pty(int *slave) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ck_assert_int_ge(master, 0);
+  ck_assert_int_eq(grantpt(master), 0);
+  ck_assert_int_eq(unlockpt(master), 0);
+  *slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  ck_assert_int_ge(*slave, 0);
+  return master;
+}
+
+static bool pty_has_input(int master) {
+  int fl = fcntl(master, F_GETFL);
+  fcntl(master, F_SETFL, fl | O_NONBLOCK);
+  char c;
+  usleep(20000);
+  ssize_t n = read(master, &c, 1);
+  return n == 1;
+}
+
+START_TEST(tiocsti_cannot_type_into_the_terminal_the_program_was_given) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "tiocsti", NULL};
+
+  /* Positive control: outside, the probe makes the pty its controlling
+   * terminal and pushes a character into it. */
+  int slave;
+  int master = open_pty(&slave);
+  result r = run_fd(cmd, slave);
+  assert_contains(r.out, "tiocsti=ok");
+  ck_assert(pty_has_input(master));
+  result_clear(&r);
+  close(master);
+  close(slave);
+
+  master = open_pty(&slave);
+  g_autofree char *bin = sbx_run_path();
+  const char *sb[] = {bin, "--", probe, "tiocsti", NULL};
+  r = run_fd(sb, slave);
+  assert_contains(r.out, "tiocsti=Operation not permitted");
+  assert_contains(r.out, "tiocsti_junk=Operation not permitted");
+  assert_contains(r.out, "tiocgwinsz=ok");
+  assert_contains(r.err, "sbx: denied syscall ioctl TIOCSTI");
+  ck_assert(!pty_has_input(master));
+  result_clear(&r);
+  close(master);
+  close(slave);
+}
+END_TEST
+
+START_TEST(the_program_runs_in_a_new_session) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "session", NULL};
+  result r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 0);
+  /* init (pid 1 of the sandbox) leads the session; the program is pid 2. */
+  assert_contains(r.out, "pid=2\n");
+  assert_contains(r.out, "sid=1\n");
+  result_clear(&r);
+}
+END_TEST
+
+/* ---- S18: sockets -------------------------------------------------------- */
+
+START_TEST(socket_af_inet_is_refused_without_net) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "socket-inet", NULL};
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 0);
+  result_clear(&r);
+  const char *net[] = {"--net", NULL};
+  expect(sbx_run(net, cmd), 0, NULL, NULL);
+  r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  assert_contains(r.err, "sbx: denied socket AF_INET (allow with --net)");
+  result_clear(&r);
+  /* Datagram pairs are refused with the network too (sbx_run_escape_test
+   * has the reason); the unsandboxed control makes one. */
+  const char *pair[] = {probe, "socketpair-dgram", NULL};
+  expect(run(pair), 0, NULL, NULL);
+  expect(sbx_run(NULL, pair), 1, "errno=13\n", NULL);
+  expect(sbx_run(net, pair), 1, "errno=13\n",
+         "sbx: denied socketpair AF_UNIX type 2");
+}
+END_TEST
+
+START_TEST(an_abstract_unix_socket_outside_is_unreachable_with_or_without_net) {
+  g_autofree char *name =
+      g_strdup_printf("sbx-run-test-%d-%u", (int)getpid(), g_random_int());
+  int srv = socket(AF_UNIX, SOCK_STREAM, 0);
+  ck_assert_int_ge(srv, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  memcpy(sa.sun_path + 1, name, strlen(name));
+  socklen_t len =
+      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+  ck_assert_int_eq(bind(srv, (struct sockaddr *)&sa, len), 0);
+  ck_assert_int_eq(listen(srv, 8), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "connect-abstract", name, NULL};
+
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 0);
+  result_clear(&r);
+  r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_lacks(r.out, "connect=ok");
+  result_clear(&r);
+  /* With the network the name would be the host's: refused by name. */
+  const char *net[] = {"--net", NULL};
+  r = sbx_run(net, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=1\n");
+  g_autofree char *line = g_strdup_printf("sbx: denied connect @%s", name);
+  assert_contains(r.err, line);
+  result_clear(&r);
+  close(srv);
+}
+END_TEST
+
+/* ---- S33: privilege state ------------------------------------------------ */
+
+START_TEST(the_program_has_no_capabilities_and_no_new_privs) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "creds", NULL};
+  /* Positive control: outside, at least the bounding set is full. */
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_lacks(r.out, "bounding=0\n");
+  result_clear(&r);
+  r = sbx_run(NULL, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s\n%s", r.status, r.out, r.err);
+  assert_contains(r.out, "effective=0\n");
+  assert_contains(r.out, "permitted=0\n");
+  assert_contains(r.out, "inheritable=0\n");
+  assert_contains(r.out, "bounding=0\n");
+  assert_contains(r.out, "ambient=0\n");
+  assert_contains(r.out, "no_new_privs=1\n");
+  assert_lacks(r.out, "uid=0\n");
+  result_clear(&r);
+}
+END_TEST
+
+/* ---- options --------------------------------------------------------------
+ */
+
+START_TEST(the_audit_file_holds_one_json_object_per_decision) {
+  g_autofree char *audit = path_in("audit.jsonl");
+  g_autofree char *data = make_file("audited", "x");
+  g_autofree char *canary = make_file("not-allowed", "y");
+  g_autofree char *probe = probe_path();
+  const char *opts[] = {"--audit", audit, "--allow-read", data, NULL};
+  const char *ok[] = {probe, "read", data, NULL};
+  result r = sbx_run(opts, ok);
+  ck_assert_int_eq(r.status, 0);
+  result_clear(&r);
+  const char *no[] = {probe, "read", canary, NULL};
+  expect(sbx_run(opts, no), 1, NULL, NULL);
+
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(audit, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  bool allowed = false, denied = false;
+  int objects = 0;
+  for (char **l = lines; *l; l++) {
+    if (!**l)
+      continue;
+    g_autoptr(JsonParser) p = json_parser_new();
+    ck_assert_msg(json_parser_load_from_data(p, *l, -1, NULL), "%s", *l);
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    ck_assert_ptr_nonnull(o);
+    objects++;
+    const char *path =
+        json_object_get_string_member_with_default(o, "path", "");
+    const char *dec = json_object_get_string_member(o, "decision");
+    if (strcmp(path, data) == 0 && strcmp(dec, "allow") == 0)
+      allowed = true;
+    if (strcmp(path, canary) == 0 && strcmp(dec, "deny") == 0) {
+      denied = true;
+      ck_assert_str_eq(json_object_get_string_member(o, "operation"), "read");
+      ck_assert_int_eq(json_object_get_int_member(o, "errno"), EACCES);
+    }
+  }
+  ck_assert_int_gt(objects, 2);
+  ck_assert(allowed);
+  ck_assert(denied);
+}
+END_TEST
+
+START_TEST(a_policy_layer_narrows_and_never_widens) {
+  g_autofree char *dir = make_dir("layer");
+  g_autofree char *sub = path_in("layer/sub");
+  g_autofree char *canary = make_file("layer-canary", "c");
+  g_autofree char *no_mkdir = make_file("no-mkdir.policy",
+                                        "@denylist\n"
+                                        "mkdir: return EPERM\n"
+                                        "mkdirat: return EPERM\n");
+  g_autofree char *allow_all = make_file("allow-all.policy",
+                                         "@denylist\n"
+                                         "acct: return EPERM\n");
+  g_autofree char *probe = probe_path();
+  const char *mk[] = {probe, "mkdir", sub, NULL};
+  const char *plain[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(plain, mk);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_int_eq(rmdir(sub), 0);
+  result_clear(&r);
+
+  const char *narrowed[] = {"--allow-write", dir, "--policy", no_mkdir, NULL};
+  r = sbx_run(narrowed, mk);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=1\n");
+  ck_assert_int_eq(access(sub, F_OK), -1);
+  result_clear(&r);
+
+  /* A layer that allows (nearly) everything does not make the canary
+   * readable: the baseline still sends the open to the supervisor. */
+  const char *rd[] = {probe, "read", canary, NULL};
+  const char *widened[] = {"--policy", allow_all, NULL};
+  expect(sbx_run(widened, rd), 1, "errno=13\n", NULL);
+}
+END_TEST
+
+START_TEST(a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused) {
+  g_autofree char *notify =
+      make_file("notify.policy", "@default allow\nopenat: user-notify\n");
+  g_autofree char *noexec =
+      make_file("noexec.policy", "@default allow\nexecve: return EPERM\n");
+  const char *t[] = {"/bin/true", NULL};
+  const char *o1[] = {"--policy", notify, NULL};
+  result r = sbx_run(o1, t);
+  ck_assert_int_eq(r.status, 125);
+  assert_contains(r.err, "user-notify is reserved");
+  result_clear(&r);
+  const char *o2[] = {"--policy", noexec, NULL};
+  expect(sbx_run(o2, t), 125, NULL, "does not allow execve");
+}
+END_TEST
+
+START_TEST(a_profile_grants_what_its_broker_rules_name) {
+  g_autofree char *dir = make_dir("profiled");
+  g_autofree char *data = make_file("profiled/data", "from the profile");
+  g_autofree char *text = g_strdup_printf(
+      "[profile]\n"
+      "description=test\n"
+      "seccomp=sbx-run.policy\n"
+      "[broker]\n"
+      "rules=read %s/\n",
+      dir);
+  g_autofree char *profile = make_file("test.profile", text);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", data, NULL};
+  result r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 1);
+  result_clear(&r);
+  const char *opts[] = {"--profile", profile, NULL};
+  expect(sbx_run(opts, cmd), 0, "data=from the profile", NULL);
+
+  /* NAME.profile without a '/' is the file in the current directory
+   * (where sbx-learn writes); a name no file has there is refused. */
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *cwd = g_get_current_dir();
+  g_autofree char *profile_dir = g_path_get_dirname(profile);
+  ck_assert_int_eq(chdir(profile_dir), 0);
+  const char *here[] = {bin,   "--profile", "test.profile", "--",
+                        probe, "read",      data,           NULL};
+  expect(run(here), 0, "data=from the profile", NULL);
+  const char *absent[] = {
+      bin, "--profile", "absent.profile", "--", probe, "read", data, NULL};
+  expect(run(absent), 125, NULL, "absent.profile");
+  ck_assert_int_eq(chdir(cwd), 0);
+
+  g_autofree char *bad =
+      make_file("bad.profile", "[profile]\nseccomp=sbx-run.policy\nbogus=1\n");
+  const char *o2[] = {"--profile", bad, NULL};
+  const char *t[] = {"/bin/true", NULL};
+  expect(sbx_run(o2, t), 125, NULL, "bogus");
+}
+END_TEST
+
+START_TEST(environment_options_shape_the_programs_environment) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "env", "SBX_TEST_VAR", NULL};
+  const char *set[] = {"--setenv", "SBX_TEST_VAR=hello", NULL};
+  result r = sbx_run(set, cmd);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "SBX_TEST_VAR=hello");
+  result_clear(&r);
+  g_setenv("SBX_TEST_VAR", "inherited", TRUE);
+  r = sbx_run(NULL, cmd);
+  assert_contains(r.out, "SBX_TEST_VAR=inherited");
+  result_clear(&r);
+  const char *clear[] = {"--clear-env", NULL};
+  expect(sbx_run(clear, cmd), 1, "SBX_TEST_VAR=(unset)", NULL);
+  const char *unset[] = {"--unsetenv", "SBX_TEST_VAR", NULL};
+  expect(sbx_run(unset, cmd), 1, NULL, NULL);
+  g_unsetenv("SBX_TEST_VAR");
+}
+END_TEST
+
+static Suite *sbx_run_suite(void) {
+  Suite *s = suite_create("sbx-run");
+  TCase *basic = tcase_create("status");
+  tcase_add_checked_fixture(basic, tool_setup, tool_teardown);
+  tcase_set_timeout(basic, 60);
+  tcase_add_test(basic, sbx_run_returns_the_programs_exit_status);
+  tcase_add_test(basic, sbx_run_reports_a_program_killed_by_sigterm_as_143);
+  tcase_add_test(basic, sbx_run_forwards_sigterm_and_sigint_to_the_program);
+  tcase_add_test(basic,
+                 sbx_run_exits_127_for_a_missing_program_and_126_for_a_file);
+  suite_add_tcase(s, basic);
+
+  TCase *progs = tcase_create("programs");
+  tcase_add_checked_fixture(progs, tool_setup, tool_teardown);
+  tcase_set_timeout(progs, 120);
+  tcase_add_test(progs, ls_lists_an_allowed_directory_but_not_a_forbidden_one);
+  tcase_add_test(progs,
+                 python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary);
+  tcase_add_test(
+      progs, sqlite_creates_a_database_only_in_an_allowed_writable_directory);
+  tcase_add_test(progs, tar_and_gzip_round_trip_in_a_writable_directory);
+  tcase_add_test(progs,
+                 a_shell_script_runs_other_programs_only_with_allow_exec);
+  tcase_add_test(
+      progs,
+      a_program_found_through_the_alternatives_system_runs_with_allow_exec);
+  suite_add_tcase(s, progs);
+
+  TCase *sec = tcase_create("security");
+  tcase_add_checked_fixture(sec, tool_setup, tool_teardown);
+  tcase_set_timeout(sec, 240);
+  tcase_add_test(sec, a_path_flipped_during_100k_opens_never_opens_the_canary);
+  tcase_add_test(sec, the_program_never_runs_when_the_supervisor_cannot_start);
+  tcase_add_test(sec,
+                 tiocsti_cannot_type_into_the_terminal_the_program_was_given);
+  tcase_add_test(sec, the_program_runs_in_a_new_session);
+  tcase_add_test(sec, socket_af_inet_is_refused_without_net);
+  tcase_add_test(
+      sec, an_abstract_unix_socket_outside_is_unreachable_with_or_without_net);
+  tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
+  suite_add_tcase(s, sec);
+
+  TCase *opts = tcase_create("options");
+  tcase_add_checked_fixture(opts, tool_setup, tool_teardown);
+  tcase_set_timeout(opts, 60);
+  tcase_add_test(opts, the_audit_file_holds_one_json_object_per_decision);
+  tcase_add_test(opts, a_policy_layer_narrows_and_never_widens);
+  tcase_add_test(
+      opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
+  tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
+  tcase_add_test(opts, environment_options_shape_the_programs_environment);
+  suite_add_tcase(s, opts);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(sbx_run_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

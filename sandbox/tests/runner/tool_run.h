@@ -1,0 +1,57 @@
+/* Running the tools of the build (sbx-run, sbx-learn, the probe) from
+ * Check tests: each test gets a fresh temporary directory, open to
+ * everyone (as root the sandboxed program runs as nobody), and every run
+ * collects the exit status, stdout and stderr.
+ *
+ * Binaries are found under $SBX_BUILD_DIR (set by the test runner), else
+ * one directory above the test binary.
+ */
+#ifndef SBX_TESTS_RUNNER_TOOL_RUN_H_
+#define SBX_TESTS_RUNNER_TOOL_RUN_H_
+
+typedef struct {
+  int status; /* exit code, or 128+signal */
+  char *out;
+  char *err;
+} result;
+
+void result_clear(result *r);
+
+/* $SBX_BUILD_DIR/NAME. */
+char *tool_path(const char *name);
+char *sbx_run_path(void);
+char *probe_path(void);
+
+/* The Check fixture: a temporary directory per test. */
+void tool_setup(void);
+void tool_teardown(void);
+char *path_in(const char *name);
+char *make_dir(const char *name);
+char *make_file(const char *name, const char *text);
+
+/* Runs argv (NULL-terminated) with stdin from stdin_fd (-1: /dev/null). */
+result run_fd(const char *const *argv, int stdin_fd);
+result run(const char *const *argv);
+/* The same in working directory cwd (NULL: this one), with stdout to
+ * stdout_fd (-1: collected into the result). */
+result run_at(const char *const *argv, const char *cwd, int stdin_fd,
+              int stdout_fd);
+
+/* TOOL OPTS... -- CMD... with TOOL from the build directory; both lists
+ * NULL-terminated, opts may be NULL. */
+result tool_run(const char *tool, const char *const *opts,
+                const char *const *cmd);
+result sbx_run(const char *const *opts, const char *const *cmd);
+/* sbx_run() by way of run_at(). */
+result sbx_run_at(const char *cwd, int stdin_fd, int stdout_fd,
+                  const char *const *opts, const char *const *cmd);
+
+/* Asserts r's exit status (printing its stderr if wrong) and that its
+ * stdout holds out_has and its stderr err_has (either may be NULL), then
+ * frees r. */
+void expect(result r, int status, const char *out_has, const char *err_has);
+
+void assert_contains(const char *haystack, const char *needle);
+void assert_lacks(const char *haystack, const char *needle);
+
+#endif /* SBX_TESTS_RUNNER_TOOL_RUN_H_ */

@@ -1,0 +1,149 @@
+/* Worker end-of-life records: see report.h. */
+#include "sandbox/zygote/report.h"
+
+#include <asm/unistd.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/kernel/seccomp/trap.h"
+#include "sandbox/base/syscalls.h"
+
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+/* Numbers the registry might accept past the syscall table's end. */
+#define REPORT_NR_SEARCH_LIMIT 4096
+
+const char *sbx_worker_step_name(int step) {
+  switch (step) {
+    case SBX_STEP_PARENT_DEATH:
+      return "parent-death signal";
+    case SBX_STEP_SESSION:
+      return "new session";
+    case SBX_STEP_FDS:
+      return "descriptor hygiene";
+    case SBX_STEP_RLIMITS:
+      return "resource limits";
+    case SBX_STEP_CREDENTIALS:
+      return "credentials";
+    case SBX_STEP_BROKER:
+      return "broker channel";
+    case SBX_STEP_SECCOMP:
+      return "seccomp layer";
+    case SBX_STEP_LANDLOCK:
+      return "landlock";
+    default:
+      return "unknown step";
+  }
+}
+
+/* Async-signal-safe: between fork and entry. */
+void sbx_report_setup_failure(int fd, sbx_worker_step step, int detail,
+                              int error) {
+  sbx_worker_report r;
+  memset(&r, 0, sizeof r);
+  r.magic = SBX_REPORT_MAGIC;
+  r.kind = SBX_REPORT_SETUP_FAILED;
+  r.nr = -1;
+  r.step = step;
+  r.detail = detail;
+  r.error = error;
+  if (fd >= 0) {
+    ssize_t n;
+    do {
+      n = write(fd, &r, sizeof r);
+    } while (n < 0 && errno == EINTR);
+  }
+}
+
+/* Runs inside the SIGSYS handler: async-signal-safe, allocates nothing,
+ * never returns. Records the call, then has the kernel kill the process:
+ * an x32 system call number is killed by every compiled policy's arch
+ * check, so the wait status is a genuine SIGSYS death. If some filter let
+ * it through, the default SIGSYS action finishes the job. */
+static intptr_t report_policy_kill(const sbx_trap_call *call, void *aux) {
+  const int *report_fd = aux;
+  sbx_worker_report r;
+  memset(&r, 0, sizeof r);
+  r.magic = SBX_REPORT_MAGIC;
+  r.kind = SBX_REPORT_POLICY_KILL;
+  r.nr = call->nr;
+  memcpy(r.args, call->args, sizeof r.args);
+  if (*report_fd >= 0) {
+    long n;
+    do {
+      n = syscall(__NR_write, *report_fd, &r, sizeof r);
+    } while (n < 0 && errno == EINTR);
+  }
+  syscall(__X32_SYSCALL_BIT | __NR_getpid);
+
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGSYS, &dfl, NULL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGSYS);
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+  syscall(__NR_tgkill, getpid(), syscall(__NR_gettid), SIGSYS);
+  _exit(128 + SIGSYS);
+}
+
+int sbx_report_register_kill_handlers_raw(const int *report_fd) {
+  int table_end = sbx_syscall_max();
+  for (int nr = 0; nr < REPORT_NR_SEARCH_LIMIT; nr++) {
+    /* A NULL GError: a refusal allocates nothing. */
+    if (sbx_trap_register(nr, report_policy_kill, (void *)report_fd, NULL))
+      continue;
+    if (nr < table_end)
+      return -EINVAL;
+    break; /* the registry's range ends here */
+  }
+  return 0;
+}
+
+/* Async-signal-safe. */
+gboolean sbx_report_read(int fd, sbx_worker_report *out) {
+  memset(out, 0, sizeof *out);
+  if (fd < 0)
+    return FALSE;
+  sbx_worker_report r;
+  ssize_t n;
+  do {
+    n = read(fd, &r, sizeof r);
+  } while (n < 0 && errno == EINTR);
+  if (n != (ssize_t)sizeof r || r.magic != SBX_REPORT_MAGIC)
+    return FALSE;
+  if (r.kind != SBX_REPORT_POLICY_KILL && r.kind != SBX_REPORT_SETUP_FAILED)
+    return FALSE;
+  *out = r;
+  return TRUE;
+}
+
+char *sbx_report_describe(const sbx_worker_report *report) {
+  switch (report->kind) {
+    case SBX_REPORT_POLICY_KILL: {
+      const char *name = sbx_syscall_name(report->nr);
+      return g_strdup_printf(
+          "%s(%d) args 0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+          "x, 0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+          "x, 0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER "x",
+          name ? name : "unknown", report->nr, (guint64)report->args[0],
+          (guint64)report->args[1], (guint64)report->args[2],
+          (guint64)report->args[3], (guint64)report->args[4],
+          (guint64)report->args[5]);
+    }
+    case SBX_REPORT_SETUP_FAILED:
+      if (report->step == SBX_STEP_SECCOMP)
+        return g_strdup_printf("%s %d: %s", sbx_worker_step_name(report->step),
+                               report->detail, g_strerror(report->error));
+      return g_strdup_printf("%s: %s", sbx_worker_step_name(report->step),
+                             g_strerror(report->error));
+    default:
+      return g_strdup("no report");
+  }
+}

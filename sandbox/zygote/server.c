@@ -1,0 +1,334 @@
+/* The zygote's loop: see server.h. ASYNC-SIGNAL-SAFE throughout; the
+ * only memory is what the host allocated before forking. */
+#include "sandbox/zygote/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/kernel/namespaces/credentials.h"
+#include "sandbox/kernel/namespaces/fds.h"
+#include "sandbox/base/strbuf.h"
+#include "sandbox/kernel/seccomp/capget.h"
+#include "sandbox/kernel/seccomp/trap.h"
+#include "sandbox/zygote/protocol.h"
+#include "sandbox/zygote/report.h"
+
+_Noreturn static void init_failed(sbx_zygote_server *z, const char *what,
+                                  int err) {
+  char text[256];
+  sbx_strbuf sb;
+  sbx_strbuf_init(&sb, text, sizeof text);
+  sbx_strbuf_add(&sb, what);
+  if (err) {
+    sbx_strbuf_add(&sb, ": errno ");
+    sbx_strbuf_add_i64(&sb, err);
+  }
+  size_t len = sbx_strbuf_finish(&sb);
+  if (len >= sizeof text)
+    len = sizeof text - 1;
+  sbx_zygote_send(z->sock, SBX_ZMSG_INIT_FAILED, 0, text, len + 1, NULL, 0, 0);
+  _exit(1);
+}
+
+/* Everything the host left open is closed but the socket, /dev/null, the
+ * Landlock rulesets and stdio (the zygote's own last-resort messages). */
+static int keep_only_own_fds(sbx_zygote_server *z) {
+  sbx_fd_keep keep[SBX_FD_KEEP_MAX];
+  size_t n = 0;
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0)
+      keep[n++] = (sbx_fd_keep){.fd = fd, .target = SBX_FD_SAME};
+  }
+  keep[n++] =
+      (sbx_fd_keep){.fd = z->sock, .target = SBX_FD_SAME, .cloexec = true};
+  keep[n++] =
+      (sbx_fd_keep){.fd = z->devnull, .target = SBX_FD_SAME, .cloexec = true};
+  for (size_t i = 0; i < z->n_plans; i++) {
+    if (z->plans[i].landlock_fd < 0)
+      continue;
+    if (n >= SBX_FD_KEEP_MAX)
+      return -EMFILE;
+    keep[n++] = (sbx_fd_keep){
+        .fd = z->plans[i].landlock_fd, .target = SBX_FD_SAME, .cloexec = true};
+  }
+  return sbx_fd_keep_only_raw(keep, n);
+}
+
+static void send_spawn_failed(sbx_zygote_server *z, uint32_t request_id,
+                              int err, const char *what) {
+  sbx_zygote_spawn_failed body;
+  memset(&body, 0, sizeof body);
+  body.error = err;
+  size_t n = strlen(what);
+  if (n >= sizeof body.what)
+    n = sizeof body.what - 1;
+  memcpy(body.what, what, n);
+  sbx_zygote_send(z->sock, SBX_ZMSG_SPAWN_FAILED, request_id, &body,
+                  sizeof body, NULL, 0, 0);
+}
+
+static void close_fds(const int *fds, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    close(fds[i]);
+}
+
+static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
+                         int *fds, size_t n_fds) {
+  const sbx_zygote_spawn_body *body =
+      (const sbx_zygote_spawn_body *)(z->buf + sizeof *h);
+  const char *refusal = NULL;
+  if (h->body_len < sizeof *body)
+    refusal = "spawn request too short";
+  else if (body->process_type >= z->n_plans)
+    refusal = "unknown process type";
+  else if (body->n_fds > SBX_ZYGOTE_MAX_FDS)
+    refusal = "too many descriptors";
+  else if (body->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
+           body->payload_len != h->body_len - sizeof *body)
+    refusal = "payload length mismatch";
+  else if (body->flags & ~(uint32_t)SBX_ZSPAWN_HAS_BROKER_CHANNEL)
+    refusal = "unknown spawn flags";
+  if (refusal) {
+    close_fds(fds, n_fds);
+    send_spawn_failed(z, h->request_id, EINVAL, refusal);
+    return;
+  }
+  const sbx_worker_plan *plan = &z->plans[body->process_type];
+  bool has_channel = body->flags & SBX_ZSPAWN_HAS_BROKER_CHANNEL;
+  if (n_fds != body->n_fds + (has_channel ? 1 : 0))
+    refusal = "descriptor count mismatch";
+  else if (plan->uses_broker && !has_channel)
+    refusal = "broker channel missing";
+  else if (!plan->uses_broker && has_channel)
+    refusal = "unexpected broker channel";
+  if (refusal) {
+    close_fds(fds, n_fds);
+    send_spawn_failed(z, h->request_id, EINVAL, refusal);
+    return;
+  }
+
+  sbx_zygote_slot *slot = NULL;
+  for (size_t i = 0; i < z->capacity && !slot; i++) {
+    if (z->slots[i].pid == 0)
+      slot = &z->slots[i];
+  }
+  if (!slot) {
+    close_fds(fds, n_fds);
+    send_spawn_failed(z, h->request_id, EAGAIN, "worker table full");
+    return;
+  }
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
+    int err = errno;
+    close_fds(fds, n_fds);
+    send_spawn_failed(z, h->request_id, err, "report pipe");
+    return;
+  }
+
+  sbx_worker_spawn spawn = {
+      .fds = fds,
+      .n_fds = body->n_fds,
+      .broker_fd = has_channel ? fds[body->n_fds] : -1,
+      .report_fd = pipefd[1],
+      .devnull_fd = z->devnull,
+      .payload = (const unsigned char *)(body + 1),
+      .payload_len = body->payload_len,
+      .expected_ppid = getpid(),
+      .ns_reference = z->ns_reference.valid ? &z->ns_reference : NULL,
+      .report_fd_slot = &z->report_fd_slot,
+      .broker_client = z->broker_client,
+      .sigmask = z->host_sigmask,
+  };
+  /* _Fork: no atfork handlers, and the child's thread descriptor gets its
+   * own tid, so raise() and threads work in the worker. */
+  pid_t pid = _Fork();
+  if (pid == 0)
+    sbx_worker_run_raw(plan, &spawn);
+  int err = errno;
+  close(pipefd[1]);
+  close_fds(fds, n_fds);
+  if (pid < 0) {
+    close(pipefd[0]);
+    send_spawn_failed(z, h->request_id, err, "fork");
+    return;
+  }
+  slot->pid = pid;
+  slot->report_fd = pipefd[0];
+  z->live++;
+  z->spawned++;
+  sbx_zygote_spawned reply = {.zygote_pid = pid};
+  sbx_zygote_send(z->sock, SBX_ZMSG_SPAWNED, h->request_id, &reply,
+                  sizeof reply, NULL, 0, pid);
+}
+
+static void reap(sbx_zygote_server *z) {
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
+    if (pid <= 0)
+      return;
+    sbx_zygote_slot *slot = NULL;
+    for (size_t i = 0; i < z->capacity && !slot; i++) {
+      if (z->slots[i].pid == pid)
+        slot = &z->slots[i];
+    }
+    if (!slot)
+      continue; /* not a worker (cannot happen: workers cannot fork) */
+    sbx_zygote_exited ex;
+    memset(&ex, 0, sizeof ex);
+    ex.zygote_pid = pid;
+    ex.wait_status = status;
+    sbx_worker_report r;
+    if (sbx_report_read(slot->report_fd, &r)) {
+      /* A record counts only with the death it describes. */
+      if (r.kind == SBX_REPORT_POLICY_KILL && WIFSIGNALED(status) &&
+          WTERMSIG(status) == SIGSYS)
+        ex.report = r;
+      else if (r.kind == SBX_REPORT_SETUP_FAILED && WIFEXITED(status) &&
+               WEXITSTATUS(status) == SBX_WORKER_SETUP_FAILED_EXIT)
+        ex.report = r;
+    }
+    close(slot->report_fd);
+    slot->pid = 0;
+    slot->report_fd = -1;
+    z->live--;
+    z->exited++;
+    sbx_zygote_send(z->sock, SBX_ZMSG_EXITED, 0, &ex, sizeof ex, NULL, 0, 0);
+    /* One worker's last call and its arguments must not sit in the stack
+     * the next worker is forked with (S36). */
+    explicit_bzero(&r, sizeof r);
+    explicit_bzero(&ex, sizeof ex);
+  }
+}
+
+/* Returns false when the host has gone. */
+static bool handle_request(sbx_zygote_server *z) {
+  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  size_t n_fds = 0;
+  ssize_t n = sbx_zygote_recv(z->sock, z->buf, SBX_ZYGOTE_MAX_MESSAGE, fds,
+                              SBX_ZYGOTE_MAX_FDS + 1, &n_fds, NULL);
+  if (n == 0)
+    return false;
+  if (n == -EBADMSG) {
+    explicit_bzero(z->buf, SBX_ZYGOTE_MAX_MESSAGE); /* see below */
+    return true;
+  }
+  if (n == -EAGAIN || n == -EINTR)
+    return true;
+  if (n < 0)
+    return false;
+  const sbx_zygote_header *h = (const sbx_zygote_header *)z->buf;
+  switch (h->type) {
+    case SBX_ZMSG_SPAWN:
+      handle_spawn(z, h, fds, n_fds);
+      break;
+    case SBX_ZMSG_STATUS: {
+      close_fds(fds, n_fds);
+      sbx_zygote_status st = {
+          .live = (uint32_t)z->live,
+          .capacity = (uint32_t)z->capacity,
+          .spawned = z->spawned,
+          .exited = z->exited,
+      };
+      sbx_zygote_send(z->sock, SBX_ZMSG_STATUS_REPLY, h->request_id, &st,
+                      sizeof st, NULL, 0, 0);
+      break;
+    }
+    default:
+      close_fds(fds, n_fds);
+      break;
+  }
+  /* The next worker is forked with a copy of this buffer: nothing of this
+   * request (its payload above all) may still be in it then (S36). */
+  explicit_bzero(z->buf, (size_t)n);
+  return true;
+}
+
+_Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
+  int rc = keep_only_own_fds(z);
+  if (rc < 0)
+    init_failed(z, "descriptor hygiene", -rc);
+
+  if (z->empty_root) {
+    sbx_root_config root = {.mount_proc = true};
+    rc = sbx_root_make_empty_raw(&root, &z->root_result);
+    /* A failure before the pivot leaves the host's tree (reported in the
+     * status); one after it leaves a half-built root: never fork there. */
+    if (rc < 0 && z->root_result.mode == SBX_ROOT_EMPTY)
+      init_failed(z, z->root_result.failed_step, -rc);
+  }
+
+  /* The zygote never execs, so its bounding set guards nothing here; an
+   * empty one is inherited by every worker, whose own drop then costs one
+   * read of its status instead of a call per capability. */
+  rc = sbx_creds_drop_bounding_set_raw();
+  if (rc < 0)
+    init_failed(z, "dropping the bounding set", -rc);
+
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &chld, &z->host_sigmask) < 0)
+    init_failed(z, "sigprocmask", errno);
+  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0)
+    init_failed(z, "signalfd", errno);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &dfl, NULL);
+
+  /* The SIGSYS handlers, registered once for every worker to inherit:
+   * the policy-kill report first, the broker's file-system calls over it. */
+  z->report_fd_slot = -1;
+  rc = sbx_report_register_kill_handlers_raw(&z->report_fd_slot);
+  if (rc < 0)
+    init_failed(z, "registering the policy-kill handlers", -rc);
+  rc = sbx_capget_register_raw();
+  if (rc < 0)
+    init_failed(z, "registering the capget handler", -rc);
+  if (z->register_broker_traps_raw) {
+    rc = z->register_broker_traps_raw(z->broker_client);
+    if (rc < 0)
+      init_failed(z, "registering the broker client's handlers", -rc);
+  }
+  if (!sbx_trap_install(NULL))
+    init_failed(z, "installing the SIGSYS handler", 0);
+
+  /* No process of the same uid may ptrace the zygote or open its
+   * /proc/PID/mem or exe (S5, S34). The maps were written before it ran. */
+  rc = sbx_creds_set_undumpable_raw();
+  if (rc < 0)
+    init_failed(z, "PR_SET_DUMPABLE", -rc);
+
+  if (sbx_zygote_send(z->sock, SBX_ZMSG_READY, 0, NULL, 0, NULL, 0, 0) < 0)
+    _exit(1);
+
+  struct pollfd pfd[2] = {
+      {.fd = z->sock, .events = POLLIN},
+      {.fd = sigfd, .events = POLLIN},
+  };
+  for (;;) {
+    if (poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      _exit(1);
+    }
+    if (pfd[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+      }
+      reap(z);
+    }
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (!handle_request(z))
+        _exit(0); /* the host is gone: every worker dies with us */
+    }
+  }
+}

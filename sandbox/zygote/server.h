@@ -1,0 +1,67 @@
+/* The zygote process itself: the fork server's loop.
+ *
+ * Why it exists: forking workers from a small, single-purpose process
+ * that was set up once (namespaces entered, every policy compiled, the
+ * trap handlers registered, one Landlock ruleset per type built) makes a
+ * spawn cost one fork and a few system calls, and keeps the host's later
+ * state (threads, open files, secrets read after start) out of every
+ * worker.
+ *
+ * The zygote is pid 1 of its own pid namespace: when it dies, for any
+ * reason, the kernel kills every worker (F2), and its own parent-death
+ * signal ties it to the host. Workers are its children; it reaps them,
+ * reads each one's report pipe, and tells the host (protocol.h).
+ *
+ * What it trusts: the host on the other end of its socket, and the server
+ * state the host prepared before forking it. It refuses malformed
+ * requests (the descriptors they carried are closed) and tells the host.
+ *
+ * Everything after sbx_zygote_server_main() begins is ASYNC-SIGNAL-SAFE
+ * and allocates nothing: all memory was allocated by the host before the
+ * fork.
+ */
+#ifndef SBX_ZYGOTE_SERVER_H_
+#define SBX_ZYGOTE_SERVER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox/kernel/namespaces/rootfs.h"
+#include "sandbox/kernel/namespaces/status.h"
+#include "sandbox/zygote/worker.h"
+
+typedef struct {
+  pid_t pid;     /* in the zygote's pid namespace; 0: free slot */
+  int report_fd; /* read end of the worker's report pipe */
+} sbx_zygote_slot;
+
+/* Prepared by the host before the fork; the zygote's only memory. */
+typedef struct {
+  int sock;    /* to the host */
+  int devnull; /* for stdio slots a spawn does not fill */
+  sbx_worker_plan *plans;
+  size_t n_plans;
+  sbx_zygote_slot *slots;
+  size_t capacity;
+  size_t live;
+  uint64_t spawned, exited;
+  unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes */
+  sbx_ns_reference ns_reference;
+  bool empty_root;             /* pivot into an empty root with a new /proc */
+  sbx_root_result root_result; /* what that gave */
+  sigset_t host_sigmask;
+  /* The policy-kill handler reads the report fd here (report.h). */
+  int report_fd_slot;
+  /* Runs once in the zygote before READY, ASYNC-SIGNAL-SAFE: registers
+   * the broker client's trap handlers. NULL when no type uses the broker. */
+  int (*register_broker_traps_raw)(void *client);
+  void *broker_client;
+} sbx_zygote_server;
+
+/* The zygote's life, in the child of sbx_ns_clone(). Never returns: exits
+ * when the host closes its end of the socket. */
+_Noreturn void sbx_zygote_server_main(sbx_zygote_server *server);
+
+#endif /* SBX_ZYGOTE_SERVER_H_ */

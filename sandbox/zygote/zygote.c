@@ -1,0 +1,872 @@
+/* The zygote, host side: see zygote.h. */
+#include "sandbox/zygote/zygote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/kernel/namespaces/reap.h"
+#include "sandbox/kernel/namespaces/status.h"
+#include "sandbox/zygote/report.h"
+#include "sandbox/zygote/server.h"
+
+#define DEFAULT_MAX_WORKERS 256
+#define START_TIMEOUT_MS 20000
+
+/* The domain's name is its first argument, stringified: clang-format
+ * would put spaces into it. */
+// clang-format off
+G_DEFINE_QUARK(sbx-error-quark, sbx_error)
+// clang-format on
+
+typedef struct {
+  pid_t zygote_pid;
+  pid_t host_pid;
+} worker_pid;
+
+struct sbx_zygote {
+  int sock;
+  pid_t pid;
+  char (*type_names)[SBX_NAME_MAX];
+  bool *type_uses_broker;
+  size_t n_types;
+  sbx_landlock_report *landlock_reports;
+  bool *has_landlock;
+  GArray *workers; /* worker_pid, live workers */
+  GArray *pending; /* sbx_worker_exit, reported but not yet waited for */
+  GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
+  GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
+  uint32_t next_request;
+  bool dead;
+  int zygote_status;
+};
+
+/* ---- Starting ----------------------------------------------------------- */
+
+static int count_threads(void) {
+  GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+  if (!dir)
+    return -1;
+  int n = 0;
+  while (g_dir_read_name(dir))
+    n++;
+  g_dir_close(dir);
+  return n;
+}
+
+static void free_server(sbx_zygote_server *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->n_plans; i++) {
+    for (size_t j = 0; j < s->plans[i].n_layers; j++)
+      g_free(s->plans[i].layers[j].insns);
+    if (s->plans[i].landlock_fd >= 0)
+      close(s->plans[i].landlock_fd);
+  }
+  g_free(s->plans);
+  if (s->slots)
+    munmap(s->slots, s->capacity * sizeof *s->slots);
+  g_free(s->buf);
+  if (s->devnull >= 0)
+    close(s->devnull);
+  g_free(s);
+}
+
+/* The worker table holds every sibling's pid. It is wiped in each fork, so
+ * no worker learns which pids its siblings have (S39), at no cost to the
+ * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
+static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
+  size_t len = capacity * sizeof(sbx_zygote_slot);
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: mapping a table of %zu workers: %s", capacity,
+                g_strerror(errno));
+    return NULL;
+  }
+  if (madvise(p, len, MADV_WIPEONFORK) != 0) {
+    int err = errno;
+    munmap(p, len);
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: madvise(MADV_WIPEONFORK) on the worker table: %s",
+                g_strerror(err));
+    return NULL;
+  }
+  return p;
+}
+
+static void copy_name(char *dst, const char *src) {
+  g_strlcpy(dst, src, SBX_NAME_MAX);
+}
+
+static gboolean check_config(const sbx_zygote_config *config, GError **error) {
+  if (config->n_types == 0 || !config->types) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "zygote: no process types given");
+    return FALSE;
+  }
+  for (size_t i = 0; i < config->n_types; i++) {
+    const sbx_zygote_type *t = &config->types[i];
+    if (!t->name || !*t->name || strlen(t->name) >= SBX_NAME_MAX) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "zygote: process type %zu: the name must be 1 to %d bytes", i,
+                  SBX_NAME_MAX - 1);
+      return FALSE;
+    }
+    for (size_t j = 0; j < i; j++) {
+      if (strcmp(config->types[j].name, t->name) == 0) {
+        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                    "zygote: process type \"%s\" is defined twice", t->name);
+        return FALSE;
+      }
+    }
+    if (!t->entry) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "zygote: process type \"%s\" has no entry function", t->name);
+      return FALSE;
+    }
+    if (t->n_layers > SBX_WORKER_MAX_LAYERS ||
+        t->n_rlimits > SBX_WORKER_MAX_RLIMITS) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "zygote: process type \"%s\": at most %d seccomp layers "
+                  "and %d resource limits",
+                  t->name, SBX_WORKER_MAX_LAYERS, SBX_WORKER_MAX_RLIMITS);
+      return FALSE;
+    }
+    if (t->uses_broker && (t->n_layers == 0 || !config->broker_attach_raw ||
+                           !config->register_broker_traps_raw)) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "zygote: process type \"%s\" uses the broker but no "
+                  "broker-client layer or client hooks were given",
+                  t->name);
+      return FALSE;
+    }
+    for (size_t j = 0; j < t->n_layers; j++) {
+      if (!t->layers[j].insns || t->layers[j].len == 0 ||
+          t->layers[j].len > BPF_MAXINSNS) {
+        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                    "zygote: process type \"%s\": seccomp layer %zu is "
+                    "empty or longer than %d instructions",
+                    t->name, j, BPF_MAXINSNS);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Fills one plan: programs copied, the Landlock ruleset built now, in the
+ * host, where errors can still be reported properly. */
+static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
+                             sbx_landlock_report *report, bool *has_landlock,
+                             GError **error) {
+  copy_name(plan->name, t->name);
+  plan->entry = t->entry;
+  plan->user_data = t->user_data;
+  plan->uses_broker = t->uses_broker;
+  plan->collect_status = t->collect_status;
+  plan->landlock_fd = -1;
+  plan->landlock_abi = -1;
+  for (size_t j = 0; j < t->n_layers; j++) {
+    sbx_worker_layer *l = &plan->layers[j];
+    copy_name(l->name, t->layer_names && t->layer_names[j] ? t->layer_names[j]
+                                                           : "unnamed");
+    l->insns = g_memdup2(t->layers[j].insns,
+                         t->layers[j].len * sizeof(struct sock_filter));
+    l->len = t->layers[j].len;
+    plan->n_layers++;
+  }
+  if (t->n_rlimits)
+    memcpy(plan->rlimits, t->rlimits, t->n_rlimits * sizeof(sbx_rlimit));
+  plan->n_rlimits = t->n_rlimits;
+  *has_landlock = false;
+  if (!t->landlock)
+    return TRUE;
+
+  sbx_landlock_builder *b = sbx_landlock_builder_new();
+  GError *local = NULL;
+  int fd = sbx_landlock_build(b, report, &local);
+  sbx_landlock_builder_free(b);
+  if (fd < 0) {
+    if (t->landlock_optional &&
+        g_error_matches(local, SBX_LANDLOCK_ERROR,
+                        SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
+      g_error_free(local);
+      return TRUE;
+    }
+    g_propagate_prefixed_error(error, local,
+                               "zygote: process type \"%s\": ", t->name);
+    return FALSE;
+  }
+  plan->landlock_fd = fd;
+  plan->landlock_flags = report->restrict_flags;
+  plan->landlock_abi = report->abi;
+  *has_landlock = true;
+  return TRUE;
+}
+
+/* *got is the message's length, 0 at end of file, -1 when there was none
+ * to read (the socket is non-blocking). */
+static gboolean recv_message(sbx_zygote *z, void *buf, size_t len, ssize_t *got,
+                             pid_t *cred_pid, GError **error) {
+  int fds[1];
+  size_t n_fds;
+  ssize_t n = sbx_zygote_recv(z->sock, buf, len, fds, 0, &n_fds, cred_pid);
+  if (n == -EAGAIN || n == -EINTR) {
+    *got = -1;
+    return TRUE;
+  }
+  if (n < 0 && n != -ECONNRESET) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: receiving from the zygote: %s", g_strerror((int)-n));
+    return FALSE;
+  }
+  *got = n < 0 ? 0 : n;
+  return TRUE;
+}
+
+/* Reaps the zygote and says how it ended. One that closed its socket but
+ * does not end is killed; one the kernel does not let go of within the
+ * bound is left (a zombie, or stuck in the kernel) rather than waited for. */
+static char *reap_zygote(sbx_zygote *z) {
+  if (!z->dead) {
+    int status = 0;
+    int rc = sbx_reap_or_kill_child(z->pid, SBX_ZYGOTE_REAP_TIMEOUT_MS,
+                                    SBX_ZYGOTE_REAP_TIMEOUT_MS, &status);
+    z->dead = true;
+    z->zygote_status = rc > 0 ? status : -1;
+  }
+  int st = z->zygote_status;
+  if (st == -1)
+    return g_strdup_printf("did not end within %d ms of SIGKILL",
+                           SBX_ZYGOTE_REAP_TIMEOUT_MS);
+  if (WIFEXITED(st))
+    return g_strdup_printf("exited with status %d", WEXITSTATUS(st));
+  if (WIFSIGNALED(st))
+    return g_strdup_printf("killed by signal %d (%s)", WTERMSIG(st),
+                           g_strsignal(WTERMSIG(st)));
+  return g_strdup("ended");
+}
+
+static gboolean wait_ready(sbx_zygote *z, GError **error) {
+  struct pollfd pfd = {.fd = z->sock, .events = POLLIN};
+  int r;
+  do {
+    r = poll(&pfd, 1, START_TIMEOUT_MS);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: no answer within %d ms of starting", START_TIMEOUT_MS);
+    return FALSE;
+  }
+  char buf[512];
+  ssize_t n;
+  if (!recv_message(z, buf, sizeof buf - 1, &n, NULL, error))
+    return FALSE;
+  if (n < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: readable but no message while starting");
+    return FALSE;
+  }
+  const sbx_zygote_header *h = (const sbx_zygote_header *)buf;
+  if (n == 0) {
+    g_autofree char *how = reap_zygote(z);
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: %s before it was ready (namespace setup failed? "
+                "its stderr says which step)",
+                how);
+    return FALSE;
+  }
+  if (h->type == SBX_ZMSG_INIT_FAILED) {
+    buf[n] = '\0';
+    g_autofree char *how = reap_zygote(z);
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: setup failed: %s",
+                buf + sizeof *h);
+    return FALSE;
+  }
+  if (h->type != SBX_ZMSG_READY) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: unexpected message %u while starting", h->type);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
+                          GError **error) {
+  *out = NULL;
+  if (!check_config(config, error))
+    return FALSE;
+  int threads = count_threads();
+  if (threads > 1) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "zygote: the host already runs %d threads; start the sandbox "
+                "before creating any thread (the zygote is a fork of the "
+                "host, and locks held by other threads would stay locked in "
+                "every worker)",
+                threads);
+    return FALSE;
+  }
+
+  sbx_zygote *z = g_new0(sbx_zygote, 1);
+  z->sock = -1;
+  z->pid = -1;
+  z->n_types = config->n_types;
+  z->type_names = g_malloc0(SBX_NAME_MAX * config->n_types);
+  z->type_uses_broker = g_new0(bool, config->n_types);
+  z->landlock_reports = g_new0(sbx_landlock_report, config->n_types);
+  z->has_landlock = g_new0(bool, config->n_types);
+  z->workers = g_array_new(FALSE, FALSE, sizeof(worker_pid));
+  z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_worker_exit));
+  z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  z->abandoned_workers = g_array_new(FALSE, FALSE, sizeof(pid_t));
+  z->next_request = 1;
+
+  sbx_zygote_server *s = g_new0(sbx_zygote_server, 1);
+  s->devnull = -1;
+  s->n_plans = config->n_types;
+  s->plans = g_new0(sbx_worker_plan, config->n_types);
+  for (size_t i = 0; i < config->n_types; i++)
+    s->plans[i].landlock_fd = -1;
+  s->capacity = config->max_workers ? config->max_workers : DEFAULT_MAX_WORKERS;
+  s->slots = new_slot_table(s->capacity, error);
+  if (!s->slots)
+    goto fail;
+  s->buf = g_malloc0(SBX_ZYGOTE_MAX_MESSAGE);
+  s->empty_root = !config->host_root;
+  s->register_broker_traps_raw = config->register_broker_traps_raw;
+  s->broker_client = config->broker_client;
+
+  for (size_t i = 0; i < config->n_types; i++) {
+    const sbx_zygote_type *t = &config->types[i];
+    copy_name(z->type_names[i], t->name);
+    z->type_uses_broker[i] = t->uses_broker;
+    if (!prepare_plan(t, &s->plans[i], &z->landlock_reports[i],
+                      &z->has_landlock[i], error))
+      goto fail;
+    s->plans[i].broker_attach_raw = config->broker_attach_raw;
+  }
+
+  s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (s->devnull < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: opening /dev/null: %s", g_strerror(errno));
+    goto fail;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: socketpair: %s",
+                g_strerror(errno));
+    goto fail;
+  }
+  int one = 1;
+  /* Non-blocking on the host's side only (a description of its own): no
+   * send or receive there can outlast the reply timeout. */
+  if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0 ||
+      fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: SO_PASSCRED or O_NONBLOCK on its socket: %s",
+                g_strerror(errno));
+    close(sv[0]);
+    close(sv[1]);
+    goto fail;
+  }
+  z->sock = sv[0];
+  s->sock = sv[1];
+  if (sbx_status_record_reference(&s->ns_reference) < 0)
+    s->ns_reference.valid = false;
+
+  sbx_ns_config ns;
+  sbx_ns_config_init(&ns);
+  if (config->namespaces)
+    ns.namespaces = config->namespaces | SBX_NS_USER;
+  if (!(ns.namespaces & SBX_NS_MOUNT))
+    s->empty_root = false;
+  pid_t pid = sbx_ns_clone(&ns, error);
+  if (pid == 0)
+    sbx_zygote_server_main(s); /* the zygote; never returns */
+  close(s->sock);
+  s->sock = -1;
+  if (pid < 0) {
+    g_prefix_error(error, "zygote: ");
+    goto fail;
+  }
+  z->pid = pid;
+  free_server(s); /* the zygote has its own copy */
+  s = NULL;
+  if (!wait_ready(z, error)) {
+    sbx_zygote_stop(z);
+    return FALSE;
+  }
+  *out = z;
+  return TRUE;
+
+fail:
+  free_server(s);
+  sbx_zygote_stop(z);
+  return FALSE;
+}
+
+/* ---- Talking to it ------------------------------------------------------ */
+
+static pid_t host_pid_of(sbx_zygote *z, pid_t zygote_pid, bool remove) {
+  for (guint i = 0; i < z->workers->len; i++) {
+    worker_pid *w = &g_array_index(z->workers, worker_pid, i);
+    if (w->zygote_pid == zygote_pid) {
+      pid_t host = w->host_pid;
+      if (remove)
+        g_array_remove_index_fast(z->workers, i);
+      return host;
+    }
+  }
+  return -1;
+}
+
+static void describe_signal(sbx_worker_exit *e, const char *prefix) {
+  g_snprintf(e->detail, sizeof e->detail, "%s signal %d (%s)", prefix,
+             e->signal, g_strsignal(e->signal));
+}
+
+static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
+                      sbx_worker_exit *e) {
+  memset(e, 0, sizeof *e);
+  e->pid = host_pid;
+  e->syscall_nr = -1;
+  int st = ex->wait_status;
+  if (ex->report.kind == SBX_REPORT_POLICY_KILL) {
+    e->reason = SBX_EXIT_POLICY_KILL;
+    e->signal = SIGSYS;
+    e->syscall_nr = ex->report.nr;
+    memcpy(e->syscall_args, ex->report.args, sizeof e->syscall_args);
+    g_autofree char *d = sbx_report_describe(&ex->report);
+    g_snprintf(e->detail, sizeof e->detail, "policy kill: %s", d);
+  } else if (ex->report.kind == SBX_REPORT_SETUP_FAILED) {
+    e->reason = SBX_EXIT_SETUP_FAILED;
+    e->exit_code = WEXITSTATUS(st);
+    g_autofree char *d = sbx_report_describe(&ex->report);
+    g_snprintf(e->detail, sizeof e->detail, "sandbox setup failed: %s", d);
+  } else if (WIFEXITED(st)) {
+    e->reason = SBX_EXIT_NORMAL;
+    e->exit_code = WEXITSTATUS(st);
+    g_snprintf(e->detail, sizeof e->detail, "exited with status %d",
+               e->exit_code);
+  } else if (WIFSIGNALED(st)) {
+    e->reason = SBX_EXIT_SIGNALED;
+    e->signal = WTERMSIG(st);
+    /* No report: the handler never ran. The kernel reports both ways
+     * alike (it resets the handler either way), but a worker that obeys
+     * its sandbox never blocks SIGSYS, so the verdict comes first. */
+    describe_signal(e, e->signal == SIGSYS
+                           ? "killed by a seccomp kill verdict (a call from "
+                             "another architecture, an x32 number or a kill "
+                             "rule; or a trap with SIGSYS blocked),"
+                           : "killed by");
+  } else {
+    e->reason = SBX_EXIT_SIGNALED;
+    g_snprintf(e->detail, sizeof e->detail, "ended (wait status 0x%x)", st);
+  }
+}
+
+/* The zygote is gone: it took its workers with it. */
+static void zygote_gone(sbx_zygote *z) {
+  g_autofree char *how = reap_zygote(z);
+  for (guint i = 0; i < z->workers->len; i++) {
+    sbx_worker_exit e;
+    memset(&e, 0, sizeof e);
+    e.pid = g_array_index(z->workers, worker_pid, i).host_pid;
+    e.reason = SBX_EXIT_ZYGOTE_DIED;
+    e.signal = SIGKILL;
+    e.syscall_nr = -1;
+    g_snprintf(e.detail, sizeof e.detail,
+               "killed with its zygote (the zygote %s)", how);
+    g_array_append_val(z->pending, e);
+  }
+  g_array_set_size(z->workers, 0);
+  g_array_set_size(z->abandoned_requests, 0);
+  g_array_set_size(z->abandoned_workers, 0);
+  if (z->sock >= 0) {
+    close(z->sock);
+    z->sock = -1;
+  }
+}
+
+typedef struct {
+  uint32_t request_id; /* 0: none awaited */
+  uint32_t type;       /* the reply's message type */
+  char body[sizeof(sbx_zygote_spawn_failed) + sizeof(sbx_zygote_status)];
+  pid_t cred_pid;
+  bool done;
+} awaited_reply;
+
+static bool take_request(GArray *ids, uint32_t id) {
+  for (guint i = 0; i < ids->len; i++) {
+    if (g_array_index(ids, uint32_t, i) == id) {
+      g_array_remove_index_fast(ids, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool take_abandoned_worker(GArray *pids, pid_t pid) {
+  for (guint i = 0; i < pids->len; i++) {
+    if (g_array_index(pids, pid_t, i) == pid) {
+      g_array_remove_index_fast(pids, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A spawn reply that came after its request timed out: the caller was
+ * told the spawn failed and will never wait for this worker, so it is
+ * killed, and its exit is not reported. */
+static void kill_abandoned(sbx_zygote *z, const sbx_zygote_header *h,
+                           const char *body, pid_t cred) {
+  if (h->type != SBX_ZMSG_SPAWNED ||
+      h->body_len != sizeof(sbx_zygote_spawned) || cred <= 0)
+    return;
+  sbx_zygote_spawned ok;
+  memcpy(&ok, body, sizeof ok);
+  kill(cred, SIGKILL);
+  g_array_append_val(z->abandoned_workers, ok.zygote_pid);
+}
+
+/* Reads one message if there is one; queues exits, and fills *awaited
+ * when it is the reply. FALSE with an error only for a failure to read. */
+static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
+                         GError **error) {
+  union {
+    char bytes[1024];
+    sbx_zygote_header h;
+  } buf;
+  ssize_t n;
+  pid_t cred = 0;
+  if (!recv_message(z, buf.bytes, sizeof buf.bytes, &n, &cred, error))
+    return FALSE;
+  if (n < 0)
+    return TRUE;
+  if (n == 0) {
+    zygote_gone(z);
+    return TRUE;
+  }
+  const sbx_zygote_header *h = &buf.h;
+  const char *body = buf.bytes + sizeof *h;
+  if (h->type == SBX_ZMSG_EXITED && h->body_len == sizeof(sbx_zygote_exited)) {
+    sbx_zygote_exited ex;
+    memcpy(&ex, body, sizeof ex);
+    pid_t host = host_pid_of(z, ex.zygote_pid, true);
+    if (host > 0) {
+      sbx_worker_exit e;
+      fill_exit(&ex, host, &e);
+      g_array_append_val(z->pending, e);
+    } else {
+      take_abandoned_worker(z->abandoned_workers, ex.zygote_pid);
+    }
+    return TRUE;
+  }
+  if (awaited && awaited->request_id && h->request_id == awaited->request_id &&
+      h->body_len <= sizeof awaited->body) {
+    awaited->type = h->type;
+    memcpy(awaited->body, body, h->body_len);
+    awaited->cred_pid = cred;
+    awaited->done = true;
+  } else if (h->request_id &&
+             take_request(z->abandoned_requests, h->request_id)) {
+    kill_abandoned(z, h, body, cred);
+  }
+  return TRUE;
+}
+
+static gboolean zygote_dead_error(sbx_zygote *z, GError **error) {
+  g_autofree char *how = reap_zygote(z);
+  g_set_error(error, SBX_ERROR, SBX_ERROR_ZYGOTE_DIED,
+              "zygote: the zygote %s; no worker is left", how);
+  return FALSE;
+}
+
+static gint64 now_ms(void) {
+  return g_get_monotonic_time() / 1000;
+}
+
+/* Waits until the socket has one of events or deadline_ms passes: 1
+ * ready, 0 timed out, -errno. */
+static int wait_socket(const sbx_zygote *z, short events, gint64 deadline_ms) {
+  for (;;) {
+    gint64 left = deadline_ms - now_ms();
+    struct pollfd pfd = {.fd = z->sock, .events = events};
+    int r = poll(&pfd, 1, left > 0 ? (int)MIN(left, G_MAXINT) : 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    return r < 0 ? -errno : r;
+  }
+}
+
+static gboolean transact_failed(sbx_zygote *z, const char *what, int err,
+                                GError **error) {
+  if (err == ETIMEDOUT)
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: no reply to the %s request within %d ms (the "
+                "zygote, pid %d, is stopped or stuck)",
+                what, SBX_REPLY_TIMEOUT_MS, (int)z->pid);
+  else
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: %s request: %s",
+                what, g_strerror(err));
+  return FALSE;
+}
+
+/* Sends a request and reads until its reply, within SBX_REPLY_TIMEOUT_MS;
+ * exit reports read meanwhile are queued. */
+static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
+                         const void *body, size_t body_len, const int *fds,
+                         size_t n_fds, awaited_reply *reply, GError **error) {
+  if (z->sock < 0)
+    return zygote_dead_error(z, error);
+  memset(reply, 0, sizeof *reply);
+  reply->request_id = z->next_request++;
+  if (z->next_request == 0)
+    z->next_request = 1;
+  gint64 deadline = now_ms() + SBX_REPLY_TIMEOUT_MS;
+  for (;;) {
+    int rc = sbx_zygote_send(z->sock, type, reply->request_id, body, body_len,
+                             fds, n_fds, 0);
+    if (rc == 0)
+      break;
+    if (rc == -EPIPE || rc == -ECONNRESET) {
+      zygote_gone(z);
+      return zygote_dead_error(z, error);
+    }
+    if (rc != -EAGAIN)
+      return transact_failed(z, what, -rc, error);
+    int r = wait_socket(z, POLLOUT, deadline);
+    if (r <= 0)
+      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
+  }
+  while (!reply->done) {
+    int r = wait_socket(z, POLLIN, deadline);
+    if (r <= 0) {
+      if (r == 0 && type == SBX_ZMSG_SPAWN)
+        g_array_append_val(z->abandoned_requests, reply->request_id);
+      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
+    }
+    if (!read_one(z, reply, error))
+      return FALSE;
+    if (z->sock < 0)
+      return zygote_dead_error(z, error);
+  }
+  return TRUE;
+}
+
+static gssize find_type(const sbx_zygote *z, const char *name) {
+  for (size_t i = 0; name && i < z->n_types; i++) {
+    if (strcmp(z->type_names[i], name) == 0)
+      return (gssize)i;
+  }
+  return -1;
+}
+
+gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
+                          pid_t *pid, GError **error) {
+  *pid = -1;
+  gssize type = find_type(z, req->process_type);
+  if (type < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "spawn: unknown process type \"%s\"",
+                req->process_type ? req->process_type : "(null)");
+    return FALSE;
+  }
+  if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
+      (req->payload_len && !req->payload)) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "spawn: the payload must be at most %d bytes",
+                SBX_ZYGOTE_MAX_PAYLOAD);
+    return FALSE;
+  }
+  if (req->n_fds > SBX_ZYGOTE_MAX_FDS || (req->n_fds && !req->fds)) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "spawn: at most %d descriptors", SBX_ZYGOTE_MAX_FDS);
+    return FALSE;
+  }
+  bool channel = req->broker_channel >= 0;
+  if (channel != z->type_uses_broker[type]) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                channel ? "spawn: process type \"%s\" does not use the broker"
+                        : "spawn: process type \"%s\" needs a broker channel",
+                req->process_type);
+    return FALSE;
+  }
+  for (size_t i = 0; i < req->n_fds; i++) {
+    if (fcntl(req->fds[i], F_GETFD) < 0) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "spawn: descriptor %d (slot %zu) is not open", req->fds[i],
+                  i);
+      return FALSE;
+    }
+  }
+
+  size_t body_len = sizeof(sbx_zygote_spawn_body) + req->payload_len;
+  g_autofree unsigned char *body = g_malloc(body_len);
+  sbx_zygote_spawn_body head = {
+      .process_type = (uint32_t)type,
+      .n_fds = (uint32_t)req->n_fds,
+      .flags = channel ? SBX_ZSPAWN_HAS_BROKER_CHANNEL : 0,
+      .payload_len = (uint32_t)req->payload_len,
+  };
+  memcpy(body, &head, sizeof head);
+  if (req->payload_len)
+    memcpy(body + sizeof head, req->payload, req->payload_len);
+  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  if (req->n_fds)
+    memcpy(fds, req->fds, req->n_fds * sizeof(int));
+  if (channel)
+    fds[req->n_fds] = req->broker_channel;
+
+  awaited_reply reply;
+  if (!transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
+                req->n_fds + (channel ? 1 : 0), &reply, error))
+    return FALSE;
+  if (reply.type == SBX_ZMSG_SPAWN_FAILED) {
+    sbx_zygote_spawn_failed f;
+    memcpy(&f, reply.body, sizeof f);
+    f.what[sizeof f.what - 1] = '\0';
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "spawn: %s: %s", f.what,
+                g_strerror(f.error));
+    return FALSE;
+  }
+  sbx_zygote_spawned ok;
+  memcpy(&ok, reply.body, sizeof ok);
+  if (reply.type != SBX_ZMSG_SPAWNED || reply.cred_pid <= 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "spawn: the zygote's reply did not name the worker");
+    return FALSE;
+  }
+  worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = reply.cred_pid};
+  g_array_append_val(z->workers, w);
+  *pid = reply.cred_pid;
+  return TRUE;
+}
+
+static bool take_pending(sbx_zygote *z, pid_t pid, sbx_worker_exit *exit) {
+  for (guint i = 0; i < z->pending->len; i++) {
+    sbx_worker_exit *e = &g_array_index(z->pending, sbx_worker_exit, i);
+    if (pid == -1 || e->pid == pid) {
+      *exit = *e;
+      g_array_remove_index(z->pending, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool is_live(const sbx_zygote *z, pid_t pid) {
+  for (guint i = 0; i < z->workers->len; i++) {
+    if (g_array_index(z->workers, worker_pid, i).host_pid == pid)
+      return true;
+  }
+  return false;
+}
+
+gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
+                         sbx_worker_exit *exit, GError **error) {
+  memset(exit, 0, sizeof *exit);
+  gint64 deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  for (;;) {
+    if (take_pending(z, pid, exit))
+      return TRUE;
+    if (z->sock < 0)
+      return zygote_dead_error(z, error);
+    if (pid != -1 && !is_live(z, pid)) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "wait: %d is not a worker of this zygote (or was already "
+                  "waited for)",
+                  (int)pid);
+      return FALSE;
+    }
+    if (pid == -1 && z->workers->len == 0) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "wait: no worker is running");
+      return FALSE;
+    }
+    int wait_ms = -1;
+    if (deadline >= 0) {
+      gint64 left = deadline - now_ms();
+      wait_ms = left > 0 ? (int)left : 0;
+    }
+    struct pollfd pfd = {.fd = z->sock, .events = POLLIN};
+    int r = poll(&pfd, 1, wait_ms);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "wait: poll: %s",
+                  g_strerror(errno));
+      return FALSE;
+    }
+    if (r == 0) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_TIMED_OUT,
+                  "wait: no worker ended within %d ms", timeout_ms);
+      return FALSE;
+    }
+    if (!read_one(z, NULL, error))
+      return FALSE;
+  }
+}
+
+gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
+                          GError **error) {
+  awaited_reply reply;
+  if (!transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error))
+    return FALSE;
+  if (reply.type != SBX_ZMSG_STATUS_REPLY) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "zygote: unexpected reply %u to a status request", reply.type);
+    return FALSE;
+  }
+  memcpy(status, reply.body, sizeof *status);
+  return TRUE;
+}
+
+int sbx_zygote_fd(const sbx_zygote *z) {
+  return z->sock;
+}
+
+pid_t sbx_zygote_pid(const sbx_zygote *z) {
+  return z->pid;
+}
+
+const sbx_landlock_report *sbx_zygote_landlock_report(const sbx_zygote *z,
+                                                      size_t type_index) {
+  if (type_index >= z->n_types || !z->has_landlock[type_index])
+    return NULL;
+  return &z->landlock_reports[type_index];
+}
+
+void sbx_zygote_stop(sbx_zygote *z) {
+  if (!z)
+    return;
+  if (z->pid > 0 && !z->dead) {
+    /* Its pid namespace takes every remaining worker with it. */
+    kill(z->pid, SIGKILL);
+    sbx_reap_child(z->pid, SBX_ZYGOTE_REAP_TIMEOUT_MS, NULL);
+    z->dead = true;
+  }
+  if (z->sock >= 0)
+    close(z->sock);
+  g_free(z->type_names);
+  g_free(z->type_uses_broker);
+  g_free(z->landlock_reports);
+  g_free(z->has_landlock);
+  g_array_unref(z->workers);
+  g_array_unref(z->pending);
+  g_array_unref(z->abandoned_requests);
+  g_array_unref(z->abandoned_workers);
+  g_free(z);
+}

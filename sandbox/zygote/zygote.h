@@ -1,0 +1,133 @@
+/* The zygote, host side: start it, ask it for workers, hear how they end.
+ *
+ * Why it exists: see server.h for the zygote itself. This is the part of
+ * the fork server that stays in the host: it prepares everything the
+ * zygote will ever need (compiled programs, Landlock rulesets, tables),
+ * forks it into new namespaces, then speaks protocol.h to it.
+ *
+ * Life cycle:
+ *   1. sbx_zygote_start(&config, &z, &error)  while the host is
+ *      single-threaded; returns once the zygote is ready.
+ *   2. sbx_zygote_spawn(z, &request, &pid, &error)   pid as the host sees it
+ *   3. sbx_zygote_wait(z, pid, timeout_ms, &exit, &error)
+ *   4. sbx_zygote_stop(z)                     kills the zygote; its pid
+ *      namespace takes every remaining worker with it.
+ *
+ * Pids: workers live in the zygote's pid namespace, so the zygote's fork()
+ * returns a number the host cannot use. The zygote names the new worker in
+ * SCM_CREDENTIALS (it holds CAP_SYS_ADMIN in the user namespace that owns
+ * its pid namespace, which the kernel requires for naming another
+ * process), and the kernel translates that pid into the host's namespace
+ * on receipt (SO_PASSCRED).
+ *
+ * Zygote death (F2): the zygote is pid 1 of its namespace, so the kernel
+ * kills every worker when it dies, and waits for them before the zygote
+ * becomes a zombie. The host sees EOF on the socket, reaps the zygote, and
+ * from then on sbx_zygote_wait reports every worker it had as
+ * SBX_EXIT_ZYGOTE_DIED, then SBX_ERROR_ZYGOTE_DIED.
+ *
+ * Bounds: spawn and query wait at most SBX_REPLY_TIMEOUT_MS (sbx.h) for
+ * the zygote's reply, and fail (SBX_ERROR_FAILED, naming the request and
+ * the timeout) when it does not come; a worker whose reply comes after
+ * that is killed, since its caller was told the spawn failed. Exit
+ * reports that arrive meanwhile are kept. The host's socket is
+ * non-blocking, so a zygote that does not read cannot hold a send
+ * either. sbx_zygote_stop kills the zygote and waits at most
+ * SBX_ZYGOTE_REAP_TIMEOUT_MS for the kernel to let it be reaped.
+ *
+ * Ownership: the config and everything it points to are borrowed for the
+ * call and copied (programs included). The sbx_zygote belongs to the
+ * caller until sbx_zygote_stop.
+ */
+#ifndef SBX_ZYGOTE_ZYGOTE_H_
+#define SBX_ZYGOTE_ZYGOTE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "sandbox/kernel/landlock/landlock.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
+#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/zygote/protocol.h"
+#include "sbx/sbx.h"
+
+/* How long the host waits for a killed (or exiting) zygote to be reaped;
+ * its pid namespace's workers die first. */
+#define SBX_ZYGOTE_REAP_TIMEOUT_MS 2000
+
+typedef struct {
+  const char *name;
+  sbx_worker_entry entry;
+  void *user_data;
+  /* Seccomp layers, loaded in this order (the broker-client layer first
+   * when uses_broker). */
+  const sbx_bpf_program *layers;
+  const char *const *layer_names;
+  size_t n_layers;
+  bool uses_broker; /* every spawn of this type carries a broker channel */
+  const sbx_rlimit *rlimits;
+  size_t n_rlimits;
+  bool landlock;          /* a ruleset handling every right, with no rule */
+  bool landlock_optional; /* run without it on kernels that lack Landlock */
+  bool collect_status;    /* sbx_worker_args.status is filled */
+} sbx_zygote_type;
+
+typedef struct {
+  const sbx_zygote_type *types;
+  size_t n_types;
+  unsigned namespaces; /* SBX_NS_* for the zygote and its workers; 0: all */
+  bool host_root;      /* keep the host's file tree instead of an empty root */
+  size_t max_workers;  /* alive at once; 0: 256 */
+  /* The broker client, when a type uses the broker. Both hooks are
+   * ASYNC-SIGNAL-SAFE; register runs once in the zygote before any
+   * worker, attach in each worker (worker.h step 5). broker_client is
+   * borrowed: the zygote's copy of the host's memory is what they use. */
+  int (*register_broker_traps_raw)(void *client);
+  int (*broker_attach_raw)(void *client, int channel_fd);
+  void *broker_client;
+} sbx_zygote_config;
+
+typedef struct sbx_zygote sbx_zygote;
+
+gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
+                          GError **error);
+
+typedef struct {
+  const char *process_type;
+  const void *payload; /* copied */
+  size_t payload_len;  /* at most SBX_ZYGOTE_MAX_PAYLOAD */
+  const int *fds;      /* duplicated into the worker as 0..n_fds-1 */
+  size_t n_fds;        /* at most SBX_ZYGOTE_MAX_FDS */
+  int broker_channel;  /* the worker's end; -1 for types without broker.
+                          Not closed here. */
+} sbx_zygote_spawn_request;
+
+gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
+                          pid_t *pid, GError **error);
+
+/* See sbx_sandbox_wait in sbx/sbx.h. */
+gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
+                         sbx_worker_exit *exit, GError **error);
+
+/* The zygote's counters (protocol.h STATUS). */
+gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
+                          GError **error);
+
+/* The host's end of the zygote's socket (non-blocking), for poll(2); -1
+ * once the zygote is gone. */
+int sbx_zygote_fd(const sbx_zygote *z);
+pid_t sbx_zygote_pid(const sbx_zygote *z);
+
+/* What the Landlock builder enforced for a type (index into config types),
+ * or NULL when it has no ruleset. */
+const sbx_landlock_report *sbx_zygote_landlock_report(const sbx_zygote *z,
+                                                      size_t type_index);
+
+/* Kills the zygote (its workers die with it), reaps it within
+ * SBX_ZYGOTE_REAP_TIMEOUT_MS and frees z. NULL is ignored. */
+void sbx_zygote_stop(sbx_zygote *z);
+
+#endif /* SBX_ZYGOTE_ZYGOTE_H_ */

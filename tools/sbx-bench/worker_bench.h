@@ -1,0 +1,52 @@
+/* Benchmarks of a renderer worker as a host gets it, for sbx-bench
+ * (PERFORMANCE.md).
+ *
+ * Every function here starts a sandbox through the public API
+ * (sbx/sbx.h) with one process type, "renderer", under the built-in
+ * renderer profile: sbx_sandbox_start compiles layer 1 and the profile's
+ * policies, starts the broker and the zygote; each worker comes from
+ * sbx_sandbox_spawn with its own broker channel and every layer. Each
+ * function returns the metric in *value and the floor measured in the same
+ * run in *floor, both medians of several repetitions; the ratio is
+ * value / floor. A metric that cannot be measured on this machine fails
+ * with a message that starts "skipped: " and says why; any other failure
+ * is a real error.
+ *
+ * sbx_sandbox_start refuses a threaded host: call these from a
+ * single-threaded process (sbx-bench runs each one in a fresh fork of
+ * itself).
+ */
+#ifndef SBX_TOOLS_SBX_BENCH_WORKER_BENCH_H_
+#define SBX_TOOLS_SBX_BENCH_WORKER_BENCH_H_
+
+#include <glib.h>
+
+/* zygote_spawn_ratio: from sbx_sandbox_spawn (broker connect included) to
+ * the worker's entry function (microseconds), against
+ * fork()+_exit()+waitpid() in the host. */
+gboolean sbx_bench_zygote_spawn(double *value, double *floor, GError **error);
+
+/* syscall_getpid_ratio: one getpid() inside a renderer worker against the
+ * same loop in the unsandboxed host (nanoseconds per call). */
+gboolean sbx_bench_syscall_getpid(double *value, double *floor, GError **error);
+
+/* syscall_argcheck_ratio: one fcntl(F_GETFD) plus one FUTEX_WAKE_PRIVATE,
+ * both argument-checked by the renderer policy, against the unsandboxed
+ * host (nanoseconds per pair). */
+gboolean sbx_bench_syscall_argcheck(double *value, double *floor,
+                                    GError **error);
+
+/* spawn_vs_bwrap: the zygote_spawn_ratio latency against the wall time of
+ * `bwrap --unshare-all --ro-bind / / /bin/true` (microseconds). Skipped
+ * when bwrap is missing or cannot run here. */
+gboolean sbx_bench_spawn_vs_bwrap(double *value, double *floor, GError **error);
+
+/* worker_private_kib: Private_Dirty of an idle renderer worker, from
+ * /proc/PID/smaps_rollup read by the host (KiB). There is no floor:
+ * *floor is 0. The worker is undumpable, so the kernel lets only a reader
+ * with CAP_SYS_PTRACE over the host's user namespace open that file
+ * (root); anyone else gets "skipped: " and the kernel's answer. */
+gboolean sbx_bench_worker_private_kib(double *value, double *floor,
+                                      GError **error);
+
+#endif /* SBX_TOOLS_SBX_BENCH_WORKER_BENCH_H_ */
