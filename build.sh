@@ -13,7 +13,10 @@
 #   ./build.sh deps             only install missing packages
 #
 # Environment: SBX_FUZZ_SECONDS (default 60) bounds each fuzz target;
-# SBX_SKIP_ASAN=1 / SBX_SKIP_FUZZ=1 skip those stages locally.
+# SBX_SKIP_ASAN=1 / SBX_SKIP_FUZZ=1 skip those stages locally;
+# SBX_CORPUS_DIR names the corpus of third-party policy files the policy
+# suites read (build/corpus.gni; default: ../shared/corpus when it exists,
+# else those tests are skipped and counted as skipped).
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")"
@@ -54,6 +57,9 @@ install_deps() {
 # gen DIR ARGS: (re)generate an output tree when its args changed.
 gen() {
   local dir=$1 args=$2
+  if [ -n "${SBX_CORPUS_DIR:-}" ]; then
+    args="${args:+$args }sbx_corpus_dir=\"$(readlink -f "$SBX_CORPUS_DIR")\""
+  fi
   if [ ! -f "$dir/build.ninja" ] || [ "$(cat "$dir/args.gn" 2>/dev/null)" != "$args" ]; then
     mkdir -p "$dir"
     printf '%s' "$args" >"$dir/args.gn"
@@ -68,9 +74,11 @@ build_default() {
   ninja -C out/Default
 }
 
-# Prints the suites' output and keeps their `N passed, N failed` counts.
+# Prints the suites' output and keeps their `N passed, N failed, N skipped`
+# counts.
 TOTAL_PASSED=0
 TOTAL_FAILED=0
+TOTAL_SKIPPED=0
 run_check() {
   local dir=$1 log_file
   log_file=$(mktemp)
@@ -79,7 +87,7 @@ run_check() {
   local rc=${PIPESTATUS[0]}
   set -e
   local line
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log_file" | tail -n 1 || true)
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log_file" | tail -n 1 || true)
   rm -f "$log_file"
   if [ -z "$line" ]; then
     TOTAL_FAILED=$((TOTAL_FAILED + 1))
@@ -88,11 +96,13 @@ run_check() {
   fi
   TOTAL_PASSED=$((TOTAL_PASSED + $(echo "$line" | cut -d' ' -f1)))
   TOTAL_FAILED=$((TOTAL_FAILED + $(echo "$line" | cut -d' ' -f3)))
+  TOTAL_SKIPPED=$((TOTAL_SKIPPED + $(echo "$line" | cut -d' ' -f5)))
   [ "$rc" -eq 0 ] || [ "$(echo "$line" | cut -d' ' -f3)" -ne 0 ] || TOTAL_FAILED=$((TOTAL_FAILED + 1))
 }
 
 # Seeds of a fuzz target: sandbox/tests/fuzz/seeds/NAME.dirs lists seed
-# directories relative to the repository root, one per line.
+# directories relative to the repository root, one per line; @corpus/ names
+# the corpus (SBX_CORPUS_DIR, else ../shared/corpus), skipped when absent.
 run_fuzzers() {
   local seconds=${SBX_FUZZ_SECONDS:-60} f name work seeds
   [ -d out/Fuzz/fuzz ] || { log "no fuzz targets built"; return; }
@@ -103,7 +113,11 @@ run_fuzzers() {
     seeds=()
     if [ -f "sandbox/tests/fuzz/seeds/$name.dirs" ]; then
       while read -r d; do
-        [ -n "$d" ] && [ -d "$ROOT/$d" ] && seeds+=("$ROOT/$d")
+        case "$d" in
+          @corpus/*) d="${SBX_CORPUS_DIR:-$ROOT/../shared/corpus}/${d#@corpus/}" ;;
+          ?*) d="$ROOT/$d" ;;
+        esac
+        [ -n "$d" ] && [ -d "$d" ] && seeds+=("$d")
       done <"sandbox/tests/fuzz/seeds/$name.dirs"
     fi
     log "fuzzing $name for ${seconds}s"
@@ -136,20 +150,13 @@ cmd_test() {
     ninja -C out/Fuzz fuzzers
     run_fuzzers
   fi
-  echo "total: $TOTAL_PASSED passed, $TOTAL_FAILED failed"
+  echo "total: $TOTAL_PASSED passed, $TOTAL_FAILED failed, $TOTAL_SKIPPED skipped"
   [ "$TOTAL_FAILED" -eq 0 ]
 }
 
 cmd_run() {
   build_default
-  if [ -x out/Default/renderer-demo ]; then
-    exec out/Default/renderer-demo "$@"
-  fi
-  # Until the renderer demo lands: spawn real workers through the zygote
-  # under the renderer policy and Landlock, and show each escape attempt
-  # blocked next to its unsandboxed control.
-  ninja -C out/Default test_list >/dev/null
-  exec python3 build/run_tests.py out/Default/test_list.json out/Default escape_test
+  exec out/Default/renderer-demo "$@"
 }
 
 cmd_install() {

@@ -4,7 +4,9 @@
 Suites are Check programs (CK_FORK=yes). Each is run once as the invoking
 user and, when that user is root and the suite is marked unprivileged, once
 more as nobody (65534) under setpriv: users of sbx are not root. Output is
-streamed; the closing line is `N passed, N failed`.
+streamed; the closing line is `N passed, N failed, N skipped`. A test
+that cannot run here prints a line starting `sbx-skip: ` (with its name
+and why) and passes; it counts as skipped, not passed.
 """
 import json
 import os
@@ -13,6 +15,9 @@ import subprocess
 import sys
 
 SUMMARY = re.compile(r"(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)")
+# A test that cannot run here (its input is not part of the repository)
+# prints this line and passes; it is counted as skipped instead.
+SKIP = re.compile(r"^sbx-skip: ")
 UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
           "--inh-caps=-all", "--"]
 
@@ -22,10 +27,12 @@ def run_suite(test, argv, label, env):
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, text=True,
                             errors="replace")
-    passed = failed = 0
+    passed = failed = skipped = 0
     seen = False
     for line in proc.stdout:
         sys.stdout.write(line)
+        if SKIP.match(line):
+            skipped += 1
         m = SUMMARY.search(line)
         if m:
             seen = True
@@ -38,7 +45,8 @@ def run_suite(test, argv, label, env):
         print("%s (%s): exited %d without a complete Check summary"
               % (test["name"], label, rc), flush=True)
         failed += 1
-    return passed, failed
+    skipped = min(skipped, passed)
+    return passed - skipped, failed, skipped
 
 
 def main(argv):
@@ -48,7 +56,7 @@ def main(argv):
         tests = json.load(f)
     tests.sort(key=lambda t: t["name"])
     root = os.geteuid() == 0
-    total_pass = total_fail = 0
+    total_pass = total_fail = total_skip = 0
     failures = []
     for test in tests:
         if only and test["name"] not in only:
@@ -68,14 +76,16 @@ def main(argv):
         if root and test.get("unprivileged"):
             runs.append((UNPRIV + [path], "as nobody"))
         for cmd, label in runs:
-            p, f = run_suite(test, cmd, label, env)
+            p, f, k = run_suite(test, cmd, label, env)
             total_pass += p
             total_fail += f
+            total_skip += k
             if f:
                 failures.append("%s (%s)" % (test["name"], label))
     if failures:
         print("failing suites: " + ", ".join(failures))
-    print("%d passed, %d failed" % (total_pass, total_fail), flush=True)
+    print("%d passed, %d failed, %d skipped" % (total_pass, total_fail,
+                                                total_skip), flush=True)
     return 1 if total_fail else 0
 
 

@@ -15,6 +15,7 @@
 
 #include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/policy/compiler.h"
+#include "sandbox/tests/policy/policy_test_util.h"
 #include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/policy/parser.h"
 
@@ -627,11 +628,12 @@ END_TEST
 
 /* Every corpus policy that parses compiles, and agrees with the policy. */
 START_TEST(corpus_policies_compile_and_agree_with_the_policy) {
+  POLICY_TEST_NEEDS_CORPUS();
   static const char *const dirs[] = {"chromeos", "minijail"};
   int compiled = 0;
   rng r = {4242};
   for (size_t d = 0; d < G_N_ELEMENTS(dirs); d++) {
-    char *path = g_build_filename(SBX_CORPUS_DIR, dirs[d], NULL);
+    char *path = policy_test_corpus(dirs[d]);
     GDir *dir = g_dir_open(path, 0, NULL);
     ck_assert_msg(dir != NULL, "corpus %s missing", path);
     const char *name;

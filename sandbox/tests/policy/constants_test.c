@@ -72,6 +72,7 @@ static void collect_constant_names(const char *path, GHashTable *names) {
 }
 
 START_TEST(constants_resolve_every_name_the_corpus_uses) {
+  POLICY_TEST_NEEDS_CORPUS();
   GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                             NULL);
   const char *dirs[] = {"chromeos", "minijail"};

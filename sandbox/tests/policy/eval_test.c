@@ -259,6 +259,7 @@ START_TEST(eval_never_matches_comparisons_on_missing_arguments) {
 END_TEST
 
 START_TEST(eval_gives_the_corpus_policies_their_minijail_meaning) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *cat = policy_test_corpus("minijail/examples__cat.policy");
   GError *error = NULL;
   sbx_policy *p = sbx_policy_parse_file(cat, &error);

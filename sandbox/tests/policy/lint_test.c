@@ -82,6 +82,7 @@ START_TEST(lint_is_quiet_about_a_tight_policy) {
 END_TEST
 
 START_TEST(lint_warns_that_a_denylist_policy_allows_by_default) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *path = policy_test_corpus("minijail/policies__cros_default_v0.policy");
   GError *error = NULL;
   GPtrArray *w = sbx_policy_lint_file(path, &error);
@@ -211,6 +212,7 @@ START_TEST(lint_warns_about_repeated_alternatives) {
   expect_count(&r, 1);
   lint_done(&r);
   /* The corpus has one: cros_healthd lists an ioctl twice. */
+  POLICY_TEST_NEEDS_CORPUS();
   char *path =
       policy_test_corpus("chromeos/diagnostics__init__amd64__cros_healthd-"
                          "seccomp.policy");
@@ -259,6 +261,7 @@ START_TEST(lint_warns_in_included_files_at_their_own_lines) {
 END_TEST
 
 START_TEST(lint_reports_a_policy_that_does_not_parse_like_the_parser) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *path = policy_test_corpus("minijail/test__invalid_syscall_name.policy");
   GError *error = NULL;
   ck_assert_ptr_null(sbx_policy_lint_file(path, &error));
@@ -270,6 +273,7 @@ START_TEST(lint_reports_a_policy_that_does_not_parse_like_the_parser) {
 END_TEST
 
 START_TEST(lint_runs_over_the_whole_corpus) {
+  POLICY_TEST_NEEDS_CORPUS();
   GPtrArray *files = policy_test_corpus_files("chromeos");
   guint total = 0;
   for (guint i = 0; i < files->len; i++) {

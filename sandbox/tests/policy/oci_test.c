@@ -155,6 +155,7 @@ static void compile_ok(const sbx_policy *p, sbx_bpf_program *prog) {
 }
 
 START_TEST(oci_corpus_profiles_keep_their_verdicts_through_import_and_export) {
+  POLICY_TEST_NEEDS_CORPUS();
   GPtrArray *files = policy_test_corpus_files("oci");
   guint profiles = 0;
   for (guint f = 0; f < files->len; f++) {
@@ -207,6 +208,7 @@ static sbx_oci_profile *docker_default(void) {
 }
 
 START_TEST(oci_docker_default_keeps_its_argument_rules_and_capability_rules) {
+  POLICY_TEST_NEEDS_CORPUS();
   sbx_oci_profile *json = docker_default();
   sbx_policy *p = import_ok(json, "default.json");
   uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
@@ -567,6 +569,7 @@ static void check_through_libseccomp(const sbx_policy *p, const char *name) {
 }
 
 START_TEST(oci_exported_profiles_give_the_same_verdicts_through_libseccomp) {
+  POLICY_TEST_NEEDS_CORPUS();
   GPtrArray *files = policy_test_corpus_files("oci");
   for (guint f = 0; f < files->len; f++) {
     const char *path = g_ptr_array_index(files, f);

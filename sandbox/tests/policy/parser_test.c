@@ -97,6 +97,7 @@ static void check_rules_are_sane(const sbx_policy *p, const char *path) {
 }
 
 START_TEST(parser_accepts_every_chromeos_corpus_policy) {
+  POLICY_TEST_NEEDS_CORPUS();
   GPtrArray *files = policy_test_corpus_files("chromeos");
   ck_assert_uint_ge(files->len, 40);
   for (guint i = 0; i < files->len; i++) {
@@ -112,6 +113,7 @@ START_TEST(parser_accepts_every_chromeos_corpus_policy) {
 END_TEST
 
 START_TEST(parser_accepts_the_minijail_corpus_policies_minijail_accepts) {
+  POLICY_TEST_NEEDS_CORPUS();
   const char *names[] = {
       "minijail/examples__cat.policy",
       "minijail/policies__cros_default_v0.policy",
@@ -142,6 +144,7 @@ START_TEST(parser_accepts_the_minijail_corpus_policies_minijail_accepts) {
 END_TEST
 
 START_TEST(parser_rejects_invalid_arg_filter_corpus_file_with_line_and_text) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *path = policy_test_corpus("minijail/test__invalid_arg_filter.policy");
   char *msg = parse_file_error(path, SBX_POLICY_ERROR_SYNTAX);
   char *where = g_strdup_printf("%s:1:7: ", path);
@@ -155,6 +158,7 @@ START_TEST(parser_rejects_invalid_arg_filter_corpus_file_with_line_and_text) {
 END_TEST
 
 START_TEST(parser_rejects_invalid_syscall_name_corpus_file_with_line_and_text) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *path =
       policy_test_corpus("minijail/test__invalid_syscall_name.policy");
   char *msg = parse_file_error(path, SBX_POLICY_ERROR_UNKNOWN_SYSCALL);
@@ -169,6 +173,7 @@ START_TEST(parser_rejects_invalid_syscall_name_corpus_file_with_line_and_text) {
 END_TEST
 
 START_TEST(parser_rejects_nested_corpus_file_that_includes_itself) {
+  POLICY_TEST_NEEDS_CORPUS();
   /* As stored, test/nested.policy names itself relative to minijail's
    * source tree; beside the corpus file that path does not exist. */
   char *path = policy_test_corpus("minijail/test__nested.policy");

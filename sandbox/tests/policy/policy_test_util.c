@@ -2,6 +2,7 @@
 #include "sandbox/tests/policy/policy_test_util.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <linux/audit.h>
 #include <signal.h>
 #include <string.h>
@@ -13,6 +14,20 @@
 
 #include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/base/syscalls.h"
+
+bool policy_test_corpus_present(const char *test) {
+  if (SBX_CORPUS_DIR[0] != '\0' && g_file_test(SBX_CORPUS_DIR, G_FILE_TEST_IS_DIR))
+    return true;
+  /* Check names the test function NAME_fn. */
+  size_t len = strlen(test);
+  if (len > 3 && strcmp(test + len - 3, "_fn") == 0)
+    len -= 3;
+  printf("sbx-skip: %.*s: no corpus (gn arg sbx_corpus_dir, "
+         "build/corpus.gni)\n",
+         (int)len, test);
+  fflush(stdout);
+  return false;
+}
 
 char *policy_test_corpus(const char *relative) {
   return g_build_filename(SBX_CORPUS_DIR, relative, NULL);

@@ -4,6 +4,7 @@
 #ifndef SBX_TESTS_POLICY_POLICY_TEST_UTIL_H_
 #define SBX_TESTS_POLICY_POLICY_TEST_UTIL_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,7 +15,18 @@
 #include "sandbox/policy/parser.h"
 #include "sandbox/policy/policy.h"
 
-/* A file under the shared corpus (SBX_CORPUS_DIR); g_free the result. */
+/* The corpus of third-party policy files lives outside the repository
+ * (build/corpus.gni, gn arg sbx_corpus_dir). A test that reads it starts
+ * with POLICY_TEST_NEEDS_CORPUS(): without a corpus the test prints one
+ * "sbx-skip:" line, which the test runner counts as skipped, and ends. */
+#define POLICY_TEST_NEEDS_CORPUS()                \
+  do {                                            \
+    if (!policy_test_corpus_present(__func__)) \
+      return;                                     \
+  } while (0)
+bool policy_test_corpus_present(const char *test);
+
+/* A file under the corpus; g_free the result. */
 char *policy_test_corpus(const char *relative);
 
 /* Names of the regular files in a corpus subdirectory, sorted. */

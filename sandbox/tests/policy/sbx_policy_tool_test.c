@@ -117,6 +117,7 @@ static gboolean kernel_accepts(const char *path) {
 }
 
 START_TEST(tool_compile_writes_programs_the_kernel_accepts) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *dir = policy_test_tmpdir();
   GPtrArray *files = policy_test_corpus_files("chromeos");
   GPtrArray *more = policy_test_corpus_files("minijail");
@@ -339,6 +340,7 @@ START_TEST(tool_reports_every_policy_error_as_file_line_column) {
 END_TEST
 
 START_TEST(tool_imports_and_exports_docker_default_with_the_same_verdicts) {
+  POLICY_TEST_NEEDS_CORPUS();
   char *dir = policy_test_tmpdir();
   char *json = policy_test_corpus("oci/seccomp__default.json");
   char *imported = g_build_filename(dir, "docker.policy", NULL);
