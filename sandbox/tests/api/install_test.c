@@ -101,10 +101,10 @@ START_TEST(install_lays_out_library_headers_and_pkg_config_file) {
 }
 END_TEST
 
-/* The example block of docs/api.md, written to work/host.c. */
-static void write_example(void) {
+/* The example block of a document of the source tree (g_free). */
+static char *example_of(const char *relative) {
   g_autofree char *doc_path =
-      g_build_filename(SBX_TEST_SOURCE_ROOT, "docs", "api.md", NULL);
+      g_build_filename(SBX_TEST_SOURCE_ROOT, relative, NULL);
   g_autofree char *doc = NULL;
   ck_assert_msg(g_file_get_contents(doc_path, &doc, NULL, NULL), "%s",
                 doc_path);
@@ -114,9 +114,24 @@ static void write_example(void) {
   char *end = strstr(start, "\n```\n");
   ck_assert_ptr_nonnull(end);
   end[1] = '\0';
-  g_autofree char *path = g_build_filename(work, "host.c", NULL);
-  ck_assert(g_file_set_contents(path, start, -1, NULL));
+  return g_strdup(start);
 }
+
+/* The example block of docs/api.md, written to work/host.c. */
+static void write_example(void) {
+  g_autofree char *example = example_of("docs/api.md");
+  g_autofree char *path = g_build_filename(work, "host.c", NULL);
+  ck_assert(g_file_set_contents(path, example, -1, NULL));
+}
+
+/* The README shows the example these tests build, not a copy that could
+ * drift from it. */
+START_TEST(the_readme_shows_the_example_the_tests_build) {
+  g_autofree char *api = example_of("docs/api.md");
+  g_autofree char *readme = example_of("README.md");
+  ck_assert_str_eq(readme, api);
+}
+END_TEST
 
 static int count_lines(const char *path) {
   g_autofree char *text = NULL;
@@ -190,6 +205,7 @@ static Suite *install_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, install_lays_out_library_headers_and_pkg_config_file);
+  tcase_add_test(tc, the_readme_shows_the_example_the_tests_build);
   tcase_add_test(tc, example_host_builds_with_pkg_config_and_runs_a_worker);
   tcase_add_test(tc, example_host_links_statically_against_libsbx_a);
   suite_add_tcase(s, tc);
