@@ -36,6 +36,10 @@ static sbx_error_code public_code(const GError *e) {
                                               : SBX_ERROR_FAILED;
   if (e->domain == SBX_SECCOMP_ERROR)
     return SBX_ERROR_FAILED;
+  if (e->domain == SBX_LAYERS_ERROR)
+    return e->code == SBX_LAYERS_ERROR_INVALID       ? SBX_ERROR_INVALID
+           : e->code == SBX_LAYERS_ERROR_UNSUPPORTED ? SBX_ERROR_UNSUPPORTED
+                                                     : SBX_ERROR_FAILED;
   /* Profiles, policies, the compiler: the input is wrong. */
   return SBX_ERROR_INVALID;
 }
@@ -97,11 +101,11 @@ static gboolean build_allowlist(sbx_prepared_type *t,
 
 static gboolean add_layer(sbx_prepared_type *t, const char *layer_name,
                           GError **error) {
-  if (t->n_layers >= SBX_WORKER_MAX_LAYERS) {
+  if (t->n_layers >= SBX_LAYERS_MAX_FILTERS) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "%s: [profile] seccomp: at most %d layers can be stacked "
                 "(the broker-client layer counts as one)",
-                t->profile->source, SBX_WORKER_MAX_LAYERS);
+                t->profile->source, SBX_LAYERS_MAX_FILTERS);
     return FALSE;
   }
   t->layer_names[t->n_layers++] = g_strdup(layer_name);
@@ -169,7 +173,7 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *t, const char *name,
 }
 
 void sbx_prepared_type_clear(sbx_prepared_type *t) {
-  for (size_t i = 0; i < SBX_WORKER_MAX_LAYERS; i++) {
+  for (size_t i = 0; i < SBX_LAYERS_MAX_FILTERS; i++) {
     sbx_bpf_program_clear(&t->layers[i]);
     g_free(t->layer_names[i]);
   }
@@ -178,16 +182,4 @@ void sbx_prepared_type_clear(sbx_prepared_type *t) {
   sbx_profile_free(t->profile);
   g_free(t->name);
   memset(t, 0, sizeof *t);
-}
-
-/* The number of threads of the calling process, from the kernel's own
- * count in /proc/self/stat (field 20); -1 when it cannot be read. */
-long sbx_thread_count(void) {
-  g_autofree char *stat = NULL;
-  if (!g_file_get_contents("/proc/self/stat", &stat, NULL, NULL))
-    return -1;
-  const char *p = strrchr(stat, ')'); /* the command name may hold spaces */
-  for (int field = 2; p && field < 20; field++)
-    p = strchr(p + 1, ' ');
-  return p ? strtol(p + 1, NULL, 10) : -1;
 }

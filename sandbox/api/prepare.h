@@ -22,7 +22,7 @@
 
 #include "sandbox/files/permissions.h"
 #include "sandbox/kernel/seccomp/bpf.h"
-#include "sandbox/zygote/worker.h"
+#include "sandbox/layers/plan.h"
 #include "sandbox/policy/builtin/profile.h"
 
 typedef struct {
@@ -30,8 +30,8 @@ typedef struct {
   sbx_profile *profile;
   /* Layer 1 (the broker-client filter) first when with_layer1, then the
    * profile's policies in its order. */
-  sbx_bpf_program layers[SBX_WORKER_MAX_LAYERS];
-  char *layer_names[SBX_WORKER_MAX_LAYERS + 1]; /* NULL-terminated */
+  sbx_bpf_program layers[SBX_LAYERS_MAX_FILTERS];
+  char *layer_names[SBX_LAYERS_MAX_FILTERS + 1]; /* NULL-terminated */
   size_t n_layers;
   sbx_allowlist *allowlist; /* the profile's rules and the extra rules */
 } sbx_prepared_type;
@@ -55,9 +55,5 @@ int sbx_audit_log_open(const char *path, GError **error);
  * call failed; the message keeps local's and gets the printf prefix. */
 void sbx_api_propagate(GError **error, GError *local, const char *format, ...)
     G_GNUC_PRINTF(3, 4);
-
-/* The number of threads of the calling process, as the kernel counts them
- * (/proc/self/stat); -1 when it cannot be read. */
-long sbx_thread_count(void);
 
 #endif /* SBX_API_PREPARE_H_ */

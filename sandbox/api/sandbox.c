@@ -88,22 +88,6 @@ static gboolean check_config(const sbx_sandbox_config *config, GError **error) {
   return TRUE;
 }
 
-/* A profile's minimum Landlock ABI: the zygote builds whatever the kernel
- * has, so the minimum is checked here, where the profile is known. */
-static gboolean check_landlock(const sbx_prepared_type *t, GError **error) {
-  const sbx_profile *p = t->profile;
-  if (!p->landlock || p->landlock_min_abi <= 0)
-    return TRUE;
-  int abi = sbx_landlock_abi_version();
-  if (abi >= p->landlock_min_abi || (abi == 0 && p->landlock_optional))
-    return TRUE;
-  g_set_error(error, SBX_ERROR, SBX_ERROR_UNSUPPORTED,
-              "process type \"%s\": %s asks for Landlock ABI %d, the running "
-              "kernel has %d (a newer kernel is needed, or lower min-abi)",
-              t->name, p->source, p->landlock_min_abi, abi);
-  return FALSE;
-}
-
 static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
                              GError **error) {
   int audit_fd = sbx_audit_log_open(config->audit_log, error);
@@ -131,13 +115,13 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
 static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
                              GError **error) {
   sbx_zygote_type *zt = g_new0(sbx_zygote_type, s->n_types);
-  const char **names = g_new0(const char *, s->n_types *SBX_WORKER_MAX_LAYERS);
+  const char **names = g_new0(const char *, s->n_types *SBX_LAYERS_MAX_FILTERS);
   unsigned namespaces = 0;
   bool empty_root = false;
   for (size_t i = 0; i < s->n_types; i++) {
     const sbx_prepared_type *t = &s->types[i];
     const sbx_profile *p = t->profile;
-    const char **layer_names = names + i * SBX_WORKER_MAX_LAYERS;
+    const char **layer_names = names + i * SBX_LAYERS_MAX_FILTERS;
     for (size_t j = 0; j < t->n_layers; j++)
       layer_names[j] = t->layer_names[j];
     zt[i] = (sbx_zygote_type){
@@ -152,6 +136,7 @@ static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
         .n_rlimits = p->n_rlimits,
         .landlock = p->landlock,
         .landlock_optional = p->landlock_optional,
+        .landlock_min_abi = p->landlock_min_abi,
         .collect_status = p->status,
     };
     namespaces |= p->namespaces;
@@ -187,8 +172,7 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
     const sbx_process_type *t = &config->types[i];
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
                                 config->profile_dir, t->extra_rules, true,
-                                error) ||
-        !check_landlock(&s->types[i], error))
+                                error))
       goto fail;
     s->n_types++;
   }

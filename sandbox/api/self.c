@@ -3,9 +3,11 @@
  *
  * Why it exists: not every program can be split into a host and zygote
  * workers; a tool that parses untrusted input can instead lock itself
- * down once its set-up is done. The order is the security argument:
- *   1. prepare   profile loaded, policies compiled, Landlock ruleset built
- *                (nothing is installed yet; a bad file fails cleanly)
+ * down once its set-up is done. What happens, in order:
+ *   1. prepare   profile loaded, policies compiled (the broker-client
+ *                layer first), Landlock ruleset built: the layers plan
+ *                (sandbox/layers/plan.h). Nothing is installed yet; a bad
+ *                file fails cleanly
  *   2. broker    started now (its own program, broker_process.h), before
  *                any layer, so it has the process's file system view; the
  *                process keeps one channel to it
@@ -13,14 +15,13 @@
  *                then the empty root. Only a single-threaded process can
  *                enter a user namespace; pid is never entered here (it
  *                applies to children only, and the policy forbids fork)
- *   4. credentials  capabilities dropped, no_new_privs, undumpable; the
- *                session is kept (the host may own a terminal; TIOCSTI is
- *                refused by the ioctl allowlist instead)
- *   5. rlimits
- *   6. layer 1   file-system calls trap to the broker, on every thread
- *   7. layer 2.. the profile's policies, on every thread (TSYNC)
- *   8. Landlock  on the calling thread (and threads it creates later)
- * Steps 6 and 7 use TSYNC, so threads that already run are covered (S16).
+ *   4. traps     the broker client's SIGSYS handlers registered
+ *   5. layers    the plan applied by the layers engine, in its one order
+ *                (sandbox/layers/apply.h), with the flags of a process
+ *                that confines itself: it outlives its parent, keeps its
+ *                descriptors and its session (it may own a terminal;
+ *                TIOCSTI is refused by the ioctl allowlist instead), and
+ *                every filter goes on every thread (TSYNC, S16).
  * Landlock and capabilities are per thread in Linux: threads started
  * before the call keep their own, and are held by seccomp and the broker.
  *
@@ -38,62 +39,61 @@
 #include "sandbox/api/prepare.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
-#include "sandbox/kernel/landlock/landlock.h"
-#include "sandbox/kernel/namespaces/credentials.h"
-#include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/kernel/namespaces/rootfs.h"
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/kernel/seccomp/capget.h"
-#include "sandbox/kernel/seccomp/loader.h"
-#include "sandbox/zygote/self_pid.h"
-#include "sandbox/zygote/status.h"
+#include "sandbox/layers/apply.h"
 #include "sbx/sbx.h"
 
 /* The namespaces that mean something for a process entering them itself. */
 #define SELF_NAMESPACES (SBX_NS_ALL & ~SBX_NS_PID)
 
+/* What a process confining itself does not share with a worker: see the
+ * flags in sandbox/layers/plan.h. */
+#define SELF_FLAGS                                           \
+  (SBX_LAYERS_OUTLIVE_PARENT | SBX_LAYERS_KEEP_DESCRIPTORS | \
+   SBX_LAYERS_KEEP_SESSION | SBX_LAYERS_TSYNC)
+
 typedef struct {
   sbx_prepared_type type;
   unsigned namespaces;
-  int landlock_fd;
-  sbx_landlock_report landlock;
+  sbx_layer_plan layers;
   sbx_ns_reference reference;
 } self_plan;
 
 static void plan_clear(self_plan *plan) {
   sbx_prepared_type_clear(&plan->type);
-  if (plan->landlock_fd >= 0)
-    close(plan->landlock_fd);
-  plan->landlock_fd = -1;
+  sbx_layer_plan_clear(&plan->layers);
 }
 
-static gboolean build_landlock(self_plan *plan, GError **error) {
+static gboolean plan_layers(self_plan *plan, bool status, GError **error) {
   const sbx_profile *p = plan->type.profile;
-  if (!p->landlock)
-    return TRUE;
-  sbx_landlock_builder *b = sbx_landlock_builder_new();
-  if (p->landlock_min_abi > 0)
-    sbx_landlock_require_abi(b, p->landlock_min_abi);
+  sbx_layer_plan *layers = &plan->layers;
+  sbx_layer_plan_init(layers, plan->type.name, SELF_FLAGS);
+  layers->broker = true;
+  layers->collect_status = status;
   GError *local = NULL;
-  plan->landlock_fd = sbx_landlock_build(b, &plan->landlock, &local);
-  sbx_landlock_builder_free(b);
-  if (plan->landlock_fd >= 0)
-    return TRUE;
-  if (p->landlock_optional && g_error_matches(local, SBX_LANDLOCK_ERROR,
-                                              SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
-    g_error_free(local);
-    return TRUE;
-  }
-  sbx_api_propagate(error, local, "%s: [landlock]: ", p->source);
-  return FALSE;
+  gboolean ok = TRUE;
+  for (size_t i = 0; ok && i < plan->type.n_layers; i++)
+    ok = sbx_layer_plan_add_filter(layers, plan->type.layer_names[i],
+                                   &plan->type.layers[i], &local);
+  ok = ok &&
+       sbx_layer_plan_add_rlimits(layers, p->rlimits, p->n_rlimits, &local);
+  if (ok && p->landlock)
+    ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
+                                     p->landlock_optional, p->landlock_min_abi,
+                                     &local);
+  if (!ok)
+    sbx_api_propagate(error, local, "%s: ", p->source);
+  return ok;
 }
 
 static gboolean prepare(const sbx_self_config *config, self_plan *plan,
-                        GError **error) {
+                        bool status, GError **error) {
   const char *name = config->process_type ? config->process_type : "self";
   if (!sbx_prepared_type_init(&plan->type, name, config->profile,
-                              config->profile_dir, config->extra_rules, false,
+                              config->profile_dir, config->extra_rules, true,
                               error))
     return FALSE;
   plan->namespaces = config->keep_namespaces
@@ -111,7 +111,7 @@ static gboolean prepare(const sbx_self_config *config, self_plan *plan,
   }
   if (sbx_status_record_reference(&plan->reference) < 0)
     plan->reference.valid = false;
-  return build_landlock(plan, error);
+  return plan_layers(plan, status, error);
 }
 
 /* Step 2. Once a layer is installed the handle and the client are never
@@ -173,101 +173,22 @@ static gboolean make_empty_root(const self_plan *plan, GError **error) {
   return TRUE;
 }
 
-static gboolean raw_failed(GError **error, const char *step, int rc) {
-  g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "enter_self: %s: %s", step,
-              g_strerror(-rc));
+/* Step 4: the capget handler, then the broker client's handlers, whose
+ * registration installs the SIGSYS handler and freezes the registry. */
+static gboolean register_traps(sbx_broker_client *client, GError **error) {
+  int rc = sbx_capget_register_raw();
+  const char *what = "the capget handler";
+  if (rc == 0) {
+    rc = sbx_layer1_register_traps_raw(client);
+    what = "the broker client's SIGSYS handlers";
+  }
+  if (rc == 0)
+    return TRUE;
+  g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+              "enter_self: registering %s: %s (the trap registry is frozen "
+              "once a SIGSYS handler is installed)",
+              what, g_strerror(-rc));
   return FALSE;
-}
-
-/* Step 4. In a new user namespace every capability there is dropped. In
- * the process's own namespace an unprivileged caller cannot empty its
- * bounding set (CAP_SETPCAP); that is acceptable only when it holds no
- * capability at all, since the bounding set limits nothing but exec, which
- * no_new_privs and the policies refuse. */
-static gboolean drop_credentials(const self_plan *plan, GError **error) {
-  int rc;
-  if (plan->namespaces) {
-    sbx_creds_config creds;
-    sbx_creds_config_init(&creds);
-    creds.die_with_parent = false;
-    creds.new_session = false;
-    sbx_creds_result result;
-    rc = sbx_creds_apply_raw(&creds, &result);
-    return rc == 0 || raw_failed(error, result.failed_step, rc);
-  }
-  rc = sbx_creds_drop_capabilities_raw();
-  if (rc == -EPERM) {
-    sbx_layer_status now;
-    sbx_status_collect(NULL, &now);
-    if (now.cap_effective | now.cap_permitted | now.cap_inheritable |
-        now.cap_ambient) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
-                  "enter_self: the process holds capabilities but not "
-                  "CAP_SETPCAP, so its bounding set cannot be emptied; drop "
-                  "them before calling, or let the profile enter a user "
-                  "namespace");
-      return FALSE;
-    }
-    rc = 0;
-  }
-  if (rc < 0)
-    return raw_failed(error, "dropping capabilities", rc);
-  rc = sbx_creds_set_no_new_privs_raw();
-  if (rc < 0)
-    return raw_failed(error, "PR_SET_NO_NEW_PRIVS", rc);
-  rc = sbx_creds_set_undumpable_raw();
-  return rc == 0 || raw_failed(error, "PR_SET_DUMPABLE", rc);
-}
-
-/* Step 7. Each program is patched for this process's pid (self_pid.h). */
-static gboolean load_layers(const self_plan *plan, GError **error) {
-  pid_t self = getpid();
-  for (size_t i = 0; i < plan->type.n_layers; i++) {
-    const sbx_bpf_program *prog = &plan->type.layers[i];
-    g_autofree struct sock_filter *insns =
-        g_memdup2(prog->insns, prog->len * sizeof *insns);
-    sbx_self_pid_patch(insns, prog->len, self);
-    GError *local = NULL;
-    if (!sbx_seccomp_load(insns, prog->len, SBX_SECCOMP_TSYNC, NULL, &local)) {
-      sbx_api_propagate(error, local, "enter_self: seccomp layer %s: ",
-                        plan->type.layer_names[i]);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-/* The kernel's view, from two readings: early (right after the
- * namespaces, while /proc is still there) for what only /proc tells, late
- * (credentials final, before layer 1 sends every open to the broker) for
- * the rest. seccomp(2) and landlock_restrict_self(2) returning 0 is the
- * kernel's word that those layers are in place. */
-static void fill_status(const self_plan *plan, const sbx_layer_status *early,
-                        sbx_layer_status *late, sbx_sandbox_status *status) {
-  for (int i = 0; i < SBX_NS_KINDS; i++) {
-    if (late->ns[i] == SBX_TRI_UNKNOWN)
-      late->ns[i] = early->ns[i];
-  }
-  size_t n_layers = plan->type.n_layers + 1;
-  int filters = late->seccomp_filters >= 0 ? late->seccomp_filters
-                                           : early->seccomp_filters;
-  late->seccomp_mode = 2;
-  late->seccomp_filters = filters >= 0 ? filters + (int)n_layers : -1;
-  bool landlock = plan->landlock_fd >= 0;
-  late->landlock = landlock ? SBX_TRI_YES : SBX_TRI_NO;
-  late->landlock_abi = landlock ? plan->landlock.abi : -1;
-  const char *names[SBX_WORKER_MAX_LAYERS + 1];
-  names[0] = SBX_LAYER1_NAME;
-  for (size_t i = 0; i < plan->type.n_layers; i++)
-    names[i + 1] = plan->type.layer_names[i];
-  sbx_status_installed installed = {
-      .process_type = plan->type.name,
-      .layer_names = names,
-      .n_layers = n_layers,
-      .broker = true,
-      .landlock_abi = late->landlock_abi,
-  };
-  sbx_status_assemble(late, &installed, status);
 }
 
 gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
@@ -277,52 +198,36 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
                 "enter_self: no profile given");
     return FALSE;
   }
-  self_plan plan = {.landlock_fd = -1};
+  self_plan plan = {0};
+  sbx_layer_plan_init(&plan.layers, "", 0);
   sbx_broker *broker = NULL;
   sbx_broker_client *client = NULL;
   gboolean ok = FALSE;
   bool layered = false; /* from here on the broker must stay */
-  if (!prepare(config, &plan, error) ||
+  if (!prepare(config, &plan, status != NULL, error) ||
       !start_broker(config, &plan, &broker, &client, error))
     goto out;
-  const sbx_ns_reference *ref = plan.reference.valid ? &plan.reference : NULL;
   if (!enter_namespaces(&plan, error))
     goto out;
-  sbx_layer_status early, late;
-  sbx_status_collect(ref, &early);
-  if (!make_empty_root(&plan, error) || !drop_credentials(&plan, error))
+  /* /proc as the namespaces left it, before the empty root hides it. */
+  sbx_layer_status early;
+  sbx_status_collect(plan.reference.valid ? &plan.reference : NULL, &early);
+  if (!make_empty_root(&plan, error) || !register_traps(client, error))
     goto out;
-  size_t failed_limit = 0;
-  int rc = sbx_rlimits_apply_raw(plan.type.profile->rlimits,
-                                 plan.type.profile->n_rlimits, &failed_limit);
-  if (rc < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
-                "enter_self: %s: [rlimits] entry %zu: prlimit: %s",
-                plan.type.profile->source, failed_limit, g_strerror(-rc));
-    goto out;
-  }
-  sbx_status_collect(ref, &late);
-  rc = sbx_capget_register_raw();
-  if (rc < 0) {
-    raw_failed(error, "registering the capget handler", rc);
-    goto out;
-  }
-  GError *local = NULL;
-  if (!sbx_layer1_enter(client, &local)) {
-    sbx_api_propagate(error, local, "enter_self: broker-client layer: ");
+  sbx_layer_process process = {
+      .ns_reference = plan.reference.valid ? &plan.reference : NULL,
+      .early = &early,
+      .status = status,
+  };
+  sbx_layer_result result;
+  if (sbx_layer_apply_raw(&plan.layers, &process, &result) < 0) {
+    layered = result.step > SBX_LAYER_STEP_SECCOMP ||
+              (result.step == SBX_LAYER_STEP_SECCOMP && result.detail > 0);
+    g_autofree char *what = sbx_layer_result_describe(&plan.layers, &result);
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "enter_self: %s", what);
     goto out;
   }
   layered = true;
-  if (!load_layers(&plan, error))
-    goto out;
-  if (plan.landlock_fd >= 0 &&
-      !sbx_landlock_restrict_self(plan.landlock_fd,
-                                  plan.landlock.restrict_flags, &local)) {
-    sbx_api_propagate(error, local, "enter_self: Landlock: ");
-    goto out;
-  }
-  if (status)
-    fill_status(&plan, &early, &late, status);
   ok = TRUE;
 out:
   if (broker && !layered) {

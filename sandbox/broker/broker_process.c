@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,11 +115,6 @@ _Noreturn void sbx_broker_process_main(void) {
    * it was set. */
   if (getppid() != config->parent)
     _exit(1);
-  if (config->max_fds > 0) {
-    struct rlimit lim = {config->max_fds, config->max_fds};
-    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
-      fail("broker: setrlimit(RLIMIT_NOFILE)", NULL);
-  }
   /* Before the sandbox: the sink may be reopened through /proc. */
   sbx_audit audit;
   sbx_audit_open(&audit, config->have_audit ? SBX_BROKER_AUDIT_FD : -1,
@@ -130,12 +124,12 @@ _Noreturn void sbx_broker_process_main(void) {
     if (!sbx_broker_server_add_type(server, config->allowlists[i], &error))
       fail("broker: set-up failed", error);
 
-  /* Nobody may read the broker's memory or attach to it (S5). */
-  if (prctl(PR_SET_DUMPABLE, 0) != 0)
-    fail("broker: prctl(PR_SET_DUMPABLE)", NULL);
-  if (!config->dangerously_unsandboxed &&
-      !sbx_broker_sandbox_self(config->allowlists, config->n_allowlists,
-                               config->program, &error))
+  /* Undumpable (S5) even when dangerously unsandboxed: nobody may read
+   * the broker's memory or attach to it. */
+  if (!sbx_broker_sandbox_self(
+          config->allowlists, config->n_allowlists,
+          config->dangerously_unsandboxed ? NULL : config->program,
+          config->max_fds, config->parent, &error))
     fail("broker: cannot sandbox itself", error);
 
   sbx_broker_control_reply ready;

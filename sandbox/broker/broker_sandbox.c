@@ -8,11 +8,10 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "sandbox/kernel/landlock/landlock.h"
-#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/layers/apply.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/compiler.h"
 
@@ -68,8 +67,10 @@ static gboolean add_rules(sbx_landlock_builder *b, const sbx_allowlist *list,
   return TRUE;
 }
 
-static gboolean restrict_landlock(const sbx_allowlist *const *lists,
-                                  size_t n_lists, GError **error) {
+/* The ruleset: the union of the allowlists' rights, entry by entry. */
+static gboolean plan_landlock(sbx_layer_plan *plan,
+                              const sbx_allowlist *const *lists,
+                              size_t n_lists, GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
   gboolean want_proc = FALSE;
   for (size_t i = 0; i < n_lists; i++) {
@@ -84,24 +85,9 @@ static gboolean restrict_landlock(const sbx_allowlist *const *lists,
     sbx_landlock_builder_free(b);
     return FALSE;
   }
-  GError *local = NULL;
-  sbx_landlock_report report;
-  memset(&report, 0, sizeof(report));
-  int fd = sbx_landlock_build(b, &report, &local);
-  sbx_landlock_builder_free(b);
-  if (fd < 0) {
-    if (g_error_matches(local, SBX_LANDLOCK_ERROR,
-                        SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
-      /* The kernel has no Landlock: the broker's own checks remain. */
-      g_error_free(local);
-      return TRUE;
-    }
-    g_propagate_error(error, local);
-    return FALSE;
-  }
-  gboolean ok = sbx_landlock_restrict_self(fd, report.restrict_flags, error);
-  close(fd);
-  return ok;
+  /* Optional: on a kernel without Landlock the broker's own checks on
+   * the opened object remain. */
+  return sbx_layer_plan_set_landlock(plan, b, true, 0, error);
 }
 
 gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error) {
@@ -115,21 +101,26 @@ gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error) {
   return ok;
 }
 
+/* Where the broker differs from a worker: see the flags. */
+#define BROKER_LAYERS (SBX_LAYERS_KEEP_DESCRIPTORS | SBX_LAYERS_KEEP_CAPABILITIES)
+
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
                                  size_t n_lists,
                                  const sbx_bpf_program *program,
+                                 unsigned max_fds, pid_t parent,
                                  GError **error) {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    int err = errno;
-    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "prctl(PR_SET_NO_NEW_PRIVS): %s", g_strerror(err));
-    return FALSE;
+  sbx_layer_plan plan;
+  sbx_layer_plan_init(&plan, "broker", BROKER_LAYERS);
+  sbx_rlimit nofile = {RLIMIT_NOFILE, max_fds, max_fds};
+  gboolean ok =
+      (max_fds == 0 || sbx_layer_plan_add_rlimits(&plan, &nofile, 1, error)) &&
+      (!program ||
+       (sbx_layer_plan_add_filter(&plan, "broker.policy", program, error) &&
+        plan_landlock(&plan, lists, n_lists, error)));
+  if (ok) {
+    sbx_layer_process process = {.expected_ppid = parent, .parent_pidfd = -1};
+    ok = sbx_layer_apply(&plan, &process, error);
   }
-  if (!restrict_landlock(lists, n_lists, error))
-    return FALSE;
-  if (!sbx_seccomp_load(program->insns, program->len, 0, NULL, error)) {
-    g_prefix_error(error, "the broker's seccomp policy: ");
-    return FALSE;
-  }
-  return TRUE;
+  sbx_layer_plan_clear(&plan);
+  return ok;
 }

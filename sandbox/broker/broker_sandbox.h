@@ -7,14 +7,20 @@
  * and a seccomp filter (sandbox/policy/builtin/broker.policy) allowing only
  * the calls its request loop makes.
  *
+ * Both go on through the layers engine (sandbox/layers/apply.h), in its
+ * one order: the filter first, then Landlock, so broker.policy allows
+ * landlock_restrict_self (and nothing else of Landlock: no ruleset can be
+ * made or widened, and a domain only narrows).
+ *
  * What it trusts: the allowlists. What it refuses: nothing here is
- * optional except Landlock on a kernel without it, which is reported, not
- * ignored: the error names the missing feature.
+ * optional except Landlock on a kernel without it; the broker's own
+ * checks on the opened object remain.
  */
 #ifndef SBX_BROKER_BROKER_SANDBOX_H_
 #define SBX_BROKER_BROKER_SANDBOX_H_
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <glib.h>
 
@@ -32,13 +38,18 @@ guint64 sbx_broker_landlock_rights(const sbx_allow_entry *entry,
  * Runs in the host before the fork, so the broker only loads it. */
 gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error);
 
-/* Confines the calling (broker) process, in this order: no_new_privs,
- * Landlock (landlock_restrict_self is not in broker.policy, so it must come
- * first), then `program` (from sbx_broker_sandbox_compile). Run after the
- * resolvers have opened their roots. */
+/* Confines the calling (broker) process with the layers engine: dies
+ * with parent, at most max_fds descriptors (0: no limit), a new session,
+ * no_new_privs, undumpable, then `program` (from
+ * sbx_broker_sandbox_compile) and a Landlock ruleset equal to the union
+ * of lists. With program NULL (dangerously unsandboxed) only the process
+ * settings are applied. It keeps its descriptors and capabilities (see
+ * the flags in sandbox/layers/plan.h). Run after the resolvers have
+ * opened their roots. */
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
                                  size_t n_lists,
                                  const sbx_bpf_program *program,
+                                 unsigned max_fds, pid_t parent,
                                  GError **error);
 
 #endif /* SBX_BROKER_BROKER_SANDBOX_H_ */

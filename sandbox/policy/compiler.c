@@ -44,6 +44,7 @@ typedef struct {
   GArray *rev;        /* struct sock_filter, the last instruction first */
   GArray *trampoline; /* uint32_t per node: the newest far-jump helper */
   GArray *rets;       /* ret_entry: the one return per distinct action */
+  GArray *self_pid;   /* uint32_t: nodes whose constant is the own pid */
 } builder;
 
 /* A piece of code as a jump target. When its first instruction loads the
@@ -154,9 +155,13 @@ static code_ref emit_load(builder *b, uint32_t offset, uint32_t next) {
   return (code_ref){node, (int32_t)offset, next};
 }
 
-/* One comparison of the 32-bit word at `offset` with c. */
+/* One comparison of the 32-bit word at `offset` with c. A self_pid
+ * comparison's jump is recorded as a relocation: jumps are never copied
+ * (only returns and BPF_JA are), so the recorded node is the only one
+ * that holds the constant. */
 static code_ref emit_word_cmp(builder *b, uint32_t offset, sbx_cmp_op op,
-                              uint32_t c, code_ref t, code_ref f) {
+                              uint32_t c, bool self_pid, code_ref t,
+                              code_ref f) {
   switch (op) {
     case SBX_CMP_SET:
       if (c == 0)
@@ -216,6 +221,10 @@ static code_ref emit_word_cmp(builder *b, uint32_t offset, sbx_cmp_op op,
       node = emit_jump(b, BPF_JMP | BPF_JSET | BPF_K, ~c, no, yes);
       break;
   }
+  /* emit_jump returns an existing node when both targets merge. */
+  if (self_pid && node == next_node(b) - 1 &&
+      BPF_CLASS(insn_at(b, node)->code) == BPF_JMP && insn_at(b, node)->k == c)
+    g_array_append_val(b->self_pid, node);
   return emit_load(b, offset, node);
 }
 
@@ -251,32 +260,35 @@ static code_ref emit_cmp(builder *b, const sbx_cmp *cmp, code_ref t,
                          code_ref f) {
   uint32_t lo = OFF_ARG_LO(cmp->arg), hi = OFF_ARG_HI(cmp->arg);
   uint32_t vlo = (uint32_t)cmp->value, vhi = (uint32_t)(cmp->value >> 32);
+  /* A pid is positive: its high word is 0, like the placeholder's, so
+   * only the low word is patched. */
+  bool self = cmp->self_pid;
   if (cmp->arg_is_32bit)
-    return emit_word_cmp(b, lo, cmp->op, vlo, t, f);
+    return emit_word_cmp(b, lo, cmp->op, vlo, self, t, f);
   code_ref low;
   switch (cmp->op) {
     case SBX_CMP_EQ:
-      low = emit_word_cmp(b, lo, SBX_CMP_EQ, vlo, t, f);
-      return emit_word_cmp(b, hi, SBX_CMP_EQ, vhi, low, f);
+      low = emit_word_cmp(b, lo, SBX_CMP_EQ, vlo, self, t, f);
+      return emit_word_cmp(b, hi, SBX_CMP_EQ, vhi, false, low, f);
     case SBX_CMP_NE:
-      low = emit_word_cmp(b, lo, SBX_CMP_NE, vlo, t, f);
-      return emit_word_cmp(b, hi, SBX_CMP_EQ, vhi, low, t);
+      low = emit_word_cmp(b, lo, SBX_CMP_NE, vlo, self, t, f);
+      return emit_word_cmp(b, hi, SBX_CMP_EQ, vhi, false, low, t);
     case SBX_CMP_GT:
     case SBX_CMP_GE:
-      low = emit_word_cmp(b, lo, cmp->op, vlo, t, f);
+      low = emit_word_cmp(b, lo, cmp->op, vlo, false, t, f);
       return emit_high_order(b, hi, vhi, t, low, f);
     case SBX_CMP_LT:
     case SBX_CMP_LE:
-      low = emit_word_cmp(b, lo, cmp->op, vlo, t, f);
+      low = emit_word_cmp(b, lo, cmp->op, vlo, false, t, f);
       return emit_high_order(b, hi, vhi, f, low, t);
     case SBX_CMP_SET:
       /* Any bit of either half: the high half's miss tries the low half. */
-      low = emit_word_cmp(b, lo, SBX_CMP_SET, vlo, t, f);
-      return emit_word_cmp(b, hi, SBX_CMP_SET, vhi, t, low);
+      low = emit_word_cmp(b, lo, SBX_CMP_SET, vlo, false, t, f);
+      return emit_word_cmp(b, hi, SBX_CMP_SET, vhi, false, t, low);
     case SBX_CMP_IN:
     default:
-      low = emit_word_cmp(b, lo, SBX_CMP_IN, vlo, t, f);
-      return emit_word_cmp(b, hi, SBX_CMP_IN, vhi, low, f);
+      low = emit_word_cmp(b, lo, SBX_CMP_IN, vlo, false, t, f);
+      return emit_word_cmp(b, hi, SBX_CMP_IN, vhi, false, low, f);
   }
 }
 
@@ -473,8 +485,13 @@ static void add_interval(interval_set *set, uint64_t first, uint64_t last) {
   set->iv[set->n++] = (interval){first, last};
 }
 
-/* Whether the values for which cmp holds form at most two intervals. */
+/* Whether the values for which cmp holds form at most two intervals that
+ * a search may fold into its own boundaries. Never for the own pid: its
+ * value is known only when the process patches the one jump that holds
+ * it. */
 static bool cmp_is_range(const sbx_cmp *cmp) {
+  if (cmp->self_pid)
+    return false;
   uint64_t max = key_max(cmp_key(cmp));
   uint64_t v = cmp->value & max;
   uint64_t below = ~v & max;
@@ -1025,6 +1042,15 @@ static gboolean validate_policy(const sbx_policy *policy, GError **error) {
       }
       for (size_t c = 0; c < alt->n_cmps; c++) {
         const sbx_cmp *cmp = &alt->cmps[c];
+        if (cmp->self_pid &&
+            (cmp->op > SBX_CMP_NE || cmp->value != SBX_BPF_SELF_PID_UNPATCHED)) {
+          g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_POLICY,
+                      "%s: a comparison with the own pid must be == or != "
+                      "with the value 0x%x",
+                      rule_where(rule, where, sizeof(where)),
+                      SBX_BPF_SELF_PID_UNPATCHED);
+          return FALSE;
+        }
         if (cmp->arg > 5 || (unsigned)cmp->op > SBX_CMP_IN) {
           g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_POLICY,
                       "%s: comparison on arg%u with operator %d: system "
@@ -1089,11 +1115,29 @@ static void emit_returns(builder *b, const sbx_policy *policy) {
   g_array_free(values, TRUE);
 }
 
+static int compare_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The relocations, as indices into the program in its final order. A
+ * comparison that decided nothing emitted no jump and has none. */
+static void collect_relocs(const builder *b, sbx_bpf_program *out) {
+  size_t n = b->self_pid->len;
+  if (n == 0)
+    return;
+  out->self_pid_relocs = g_new(uint32_t, n);
+  for (size_t i = 0; i < n; i++)
+    out->self_pid_relocs[i] =
+        (uint32_t)(out->len - 1 - g_array_index(b->self_pid, uint32_t, i));
+  qsort(out->self_pid_relocs, n, sizeof(uint32_t), compare_u32);
+  out->n_self_pid_relocs = n;
+}
+
 gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
                          GError **error) {
   g_return_val_if_fail(policy != NULL && out != NULL, FALSE);
-  out->insns = NULL;
-  out->len = 0;
+  memset(out, 0, sizeof *out);
   if (!validate_policy(policy, error))
     return FALSE;
 
@@ -1118,6 +1162,7 @@ gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
       g_array_new(FALSE, FALSE, sizeof(struct sock_filter)),
       g_array_new(FALSE, FALSE, sizeof(uint32_t)),
       g_array_new(FALSE, FALSE, sizeof(ret_entry)),
+      g_array_new(FALSE, FALSE, sizeof(uint32_t)),
   };
   emit_returns(&b, policy);
   uint32_t kill = ret_node(&b, SECCOMP_RET_KILL_PROCESS);
@@ -1189,6 +1234,7 @@ gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
     out->len = len;
     for (size_t i = 0; i < len; i++)
       out->insns[i] = g_array_index(b.rev, struct sock_filter, len - 1 - i);
+    collect_relocs(&b, out);
   }
 
   g_free(prefix);
@@ -1198,5 +1244,6 @@ gboolean sbx_bpf_compile(const sbx_policy *policy, sbx_bpf_program *out,
   g_array_free(b.rev, TRUE);
   g_array_free(b.trampoline, TRUE);
   g_array_free(b.rets, TRUE);
+  g_array_free(b.self_pid, TRUE);
   return ok;
 }

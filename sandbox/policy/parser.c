@@ -17,6 +17,7 @@
 
 #include <string.h>
 
+#include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/policy/constants.h"
 #include "sandbox/policy/lexer.h"
 #include "sandbox/policy/source.h"
@@ -58,6 +59,7 @@ typedef struct {
   unsigned arg;
   sbx_cmp_op op;
   uint64_t value;
+  gboolean self_pid; /* SBX_SELF_PID: see policy.h */
   guint arg_tok;
   guint value_first, value_last;
 } atom;
@@ -143,6 +145,14 @@ static gboolean is_argument(const sbx_token *t) {
 static gboolean lookup_constant(stmt *s, const char *what, uint64_t *value,
                                 GError **error) {
   char *name = tok_text(peek(s));
+  if (strcmp(name, SBX_SELF_PID_NAME) == 0) {
+    span_error(error, s, SBX_POLICY_ERROR_INVALID, s->i, s->i,
+               "%s is the process's own pid, known only once it runs: it "
+               "stands alone after == or != (arg0 == %s)",
+               SBX_SELF_PID_NAME, SBX_SELF_PID_NAME);
+    g_free(name);
+    return FALSE;
+  }
   gboolean found = sbx_constant_lookup(name, value);
   if (!found)
     span_error(error, s, SBX_POLICY_ERROR_UNKNOWN_CONSTANT, s->i, s->i,
@@ -329,7 +339,27 @@ static const struct {
     {"&", SBX_CMP_SET}, {"in", SBX_CMP_IN},
 };
 
-/* atom = argN op value */
+/* SBX_SELF_PID after == or !=, alone: a relocation needs one whole
+ * constant to patch. */
+static gboolean parse_self_pid(stmt *s, atom *a, GError **error) {
+  if (a->op != SBX_CMP_EQ && a->op != SBX_CMP_NE) {
+    span_error(error, s, SBX_POLICY_ERROR_INVALID, s->i - 1, s->i,
+               "%s can only be compared with == or !=", SBX_SELF_PID_NAME);
+    return FALSE;
+  }
+  a->self_pid = TRUE;
+  a->value = SBX_BPF_SELF_PID_UNPATCHED;
+  a->value_last = s->i++;
+  if (peek_is(s, SBX_TOK_PIPE)) {
+    span_error(error, s, SBX_POLICY_ERROR_INVALID, a->value_first, s->i,
+               "%s stands alone: it cannot be combined with '|'",
+               SBX_SELF_PID_NAME);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* atom = argN op ( value | SBX_SELF_PID ) */
 static gboolean parse_atom(stmt *s, atom *a, GError **error) {
   if (at_end(s)) {
     end_error(error, s, SBX_POLICY_ERROR_SYNTAX,
@@ -383,6 +413,8 @@ static gboolean parse_atom(stmt *s, atom *a, GError **error) {
     return FALSE;
   }
   a->value_first = s->i;
+  if (sbx_token_is(peek(s), SBX_SELF_PID_NAME))
+    return parse_self_pid(s, a, error);
   if (!parse_value(s, &a->value, error))
     return FALSE;
   a->value_last = s->i - 1;
@@ -408,7 +440,7 @@ static gboolean parse_expression(stmt *s, filter *f, GError **error) {
     GArray *clause = g_array_new(FALSE, FALSE, sizeof(atom));
     g_ptr_array_add(f->clauses, clause);
     for (;;) {
-      atom a;
+      atom a = {0};
       if (!parse_atom(s, &a, error))
         return FALSE;
       g_array_append_val(clause, a);
@@ -493,7 +525,8 @@ static gboolean rules_equal(const pending_rule *a, const pending_rule *b) {
       return FALSE;
     for (size_t c = 0; c < x->n_cmps; c++) {
       const sbx_cmp *p = &x->cmps[c], *q = &y->cmps[c];
-      if (p->arg != q->arg || p->op != q->op || p->value != q->value)
+      if (p->arg != q->arg || p->op != q->op || p->value != q->value ||
+          p->self_pid != q->self_pid)
         return FALSE;
     }
   }
@@ -606,7 +639,8 @@ static gboolean instantiate(stmt *s, int nr, guint name_tok, const filter *f,
       conj->cmps[c] = (sbx_cmp){.arg = (uint8_t)a->arg,
                                 .arg_is_32bit = is32,
                                 .op = a->op,
-                                .value = a->value};
+                                .value = a->value,
+                                .self_pid = a->self_pid};
     }
   }
   if (p->denylist) {

@@ -53,11 +53,21 @@ typedef enum {
   SBX_CMP_IN,  /* arg in v: (arg & ~v) == 0 */
 } sbx_cmp_op;
 
+/* The named constant for the process's own pid (an sbx extension,
+ * docs/policy-language.md). */
+#define SBX_SELF_PID_NAME "SBX_SELF_PID"
+
 typedef struct {
   uint8_t arg;       /* 0..5 */
   bool arg_is_32bit; /* from the syscall's signature; see above */
   sbx_cmp_op op;
   uint64_t value;
+  /* The policy wrote SBX_SELF_PID (op is == or !=): value is
+   * SBX_BPF_SELF_PID_UNPATCHED, and the compiler records the jump that
+   * compares with it as a relocation, which the process patches with its
+   * own pid. The evaluator compares with the unpatched value: for a
+   * policy that is not loaded yet, no pid is "self". */
+  bool self_pid;
 } sbx_cmp;
 
 /* All comparisons must hold. */

@@ -21,13 +21,10 @@
 #include <unistd.h>
 
 #include "sandbox/files/resolver.h"
-#include "sandbox/kernel/landlock/landlock.h"
-#include "sandbox/kernel/namespaces/credentials.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
-#include "sandbox/kernel/namespaces/rlimits.h"
-#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/kernel/unotify/notify.h"
+#include "sandbox/layers/apply.h"
 #include "sandbox/supervisor/supervisor.h"
 
 /* The signals a terminal or a supervisor (systemd, a shell) sends that
@@ -38,43 +35,24 @@ static const int forwarded_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
 /* Messages from init and the program to the launcher: fixed size, one
  * datagram each. */
 typedef enum {
-  MSG_LISTENER = 1, /* SCM_RIGHTS carries the listener */
-  MSG_SETUP_FAILED, /* step, errno */
-  MSG_EXEC_FAILED,  /* errno of execve */
-  MSG_EXITED,       /* the program's wait status */
+  MSG_LISTENER = 1,    /* SCM_RIGHTS carries the listener */
+  MSG_INIT_FAILED,     /* a step of init's layers: step, detail, errno */
+  MSG_PROGRAM_FAILED,  /* a step of the program's layers: the same */
+  MSG_HANDOVER_FAILED, /* errno of sending the listener */
+  MSG_FORK_FAILED,     /* errno of starting the program */
+  MSG_EXEC_FAILED,     /* errno of execve */
+  MSG_EXITED,          /* the program's wait status */
 } msg_kind;
-
-typedef enum {
-  STEP_CREDENTIALS,
-  STEP_LANDLOCK,
-  STEP_FDS,
-  STEP_SECCOMP,
-  STEP_CHANNEL,
-  STEP_RLIMITS,
-  STEP_FORK,
-  STEP_LAYER,
-  STEP_COUNT,
-} setup_step;
-
-static const char *const step_names[STEP_COUNT] = {
-    "dropping privileges (capabilities, no_new_privs, new session)",
-    "entering the Landlock ruleset",
-    "closing inherited file descriptors",
-    "installing the seccomp baseline with its listener",
-    "handing the listener to the supervisor",
-    "applying resource limits",
-    "starting the program",
-    "installing a stacked --policy layer",
-};
 
 typedef struct {
   uint32_t kind;
-  uint32_t step;
+  uint32_t step; /* sbx_layer_step */
+  int32_t detail;
   int32_t value;
 } child_msg;
 
 typedef struct {
-  const sbx_run_plan *plan;
+  sbx_run_plan *plan; /* the child's own copy: apply patches it */
   int chan;
   int parent_pidfd;
 } child_args;
@@ -82,14 +60,22 @@ typedef struct {
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
 
 /* ASYNC-SIGNAL-SAFE. */
-static void send_msg(int chan, uint32_t kind, uint32_t step, int32_t value) {
-  child_msg m = {kind, step, value};
+static void send_msg(int chan, uint32_t kind, int32_t value) {
+  child_msg m = {kind, 0, 0, value};
   (void)send(chan, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
 /* ASYNC-SIGNAL-SAFE. */
-static _Noreturn void child_fail(int chan, setup_step step, int err) {
-  send_msg(chan, MSG_SETUP_FAILED, step, err);
+static _Noreturn void child_fail(int chan, uint32_t kind, int err) {
+  send_msg(chan, kind, err);
+  _exit(SBX_RUN_EXIT_SETUP);
+}
+
+/* A step of the layers engine failed. ASYNC-SIGNAL-SAFE. */
+static _Noreturn void layers_failed(int chan, uint32_t kind,
+                                    const sbx_layer_result *r) {
+  child_msg m = {kind, r->step, r->detail, r->error};
+  (void)send(chan, &m, sizeof(m), MSG_NOSIGNAL);
   _exit(SBX_RUN_EXIT_SETUP);
 }
 
@@ -99,9 +85,9 @@ static void ignore_signal(int sig) {
   (void)sig;
 }
 
-/* The program: stack the extra layers, exec. ASYNC-SIGNAL-SAFE. */
+/* The program: stack its own filters, exec. ASYNC-SIGNAL-SAFE. */
 static _Noreturn void run_program(const child_args *a, int chan) {
-  const sbx_run_plan *p = a->plan;
+  sbx_run_plan *p = a->plan;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
@@ -111,65 +97,46 @@ static _Noreturn void run_program(const child_args *a, int chan) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  for (size_t i = 0; i < p->n_layers; i++) {
-    int rc = sbx_seccomp_load_raw(p->layers[i].insns, p->layers[i].len, 0);
-    if (rc < 0)
-      child_fail(chan, STEP_LAYER, -rc);
-  }
+  sbx_layer_process inherited = {.parent_pidfd = -1};
+  sbx_layer_result r;
+  if (sbx_layer_apply_raw(&p->program_filters, &inherited, &r) < 0)
+    layers_failed(chan, MSG_PROGRAM_FAILED, &r);
   execve(p->program, p->argv, p->envp);
   int err = errno;
-  send_msg(chan, MSG_EXEC_FAILED, 0, err);
+  send_msg(chan, MSG_EXEC_FAILED, err);
   _exit(err == ENOENT ? SBX_RUN_EXIT_NOTFOUND : SBX_RUN_EXIT_NOEXEC);
 }
 
-/* pid 1 of the sandbox. ASYNC-SIGNAL-SAFE from here to the end. */
+/* pid 1 of the sandbox: init's layers by the engine (sandbox/layers/
+ * apply.h), then the listener handed over. ASYNC-SIGNAL-SAFE from here to
+ * the end. */
 static _Noreturn void run_init(const child_args *a) {
-  const sbx_run_plan *p = a->plan;
-  int chan = a->chan;
-
-  sbx_creds_config cc;
-  sbx_creds_config_init(&cc);
-  cc.parent_pidfd = a->parent_pidfd;
-  sbx_creds_result cr;
-  int rc = sbx_creds_apply_raw(&cc, &cr);
-  if (rc < 0)
-    child_fail(chan, STEP_CREDENTIALS, -rc);
-
-  if (p->landlock_fd >= 0) {
-    rc = sbx_landlock_restrict_self_raw(p->landlock_fd,
-                                        p->landlock.restrict_flags);
-    if (rc < 0)
-      child_fail(chan, STEP_LANDLOCK, -rc);
-  }
-
+  sbx_run_plan *p = a->plan;
   sbx_fd_keep keep[4];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
       keep[n_keep++] = (sbx_fd_keep){fd, SBX_FD_SAME, false};
-  keep[n_keep++] = (sbx_fd_keep){chan, SBX_FD_SAME, true};
-  rc = sbx_fd_keep_only_raw(keep, n_keep);
+  keep[n_keep++] = (sbx_fd_keep){a->chan, SBX_FD_SAME, true};
+  sbx_layer_process process = {
+      .keep = keep, .n_keep = n_keep, .parent_pidfd = a->parent_pidfd};
+  sbx_layer_result r;
+  int rc = sbx_layer_apply_raw(&p->init, &process, &r);
+  int chan = keep[n_keep - 1].fd;
   if (rc < 0)
-    child_fail(chan, STEP_FDS, -rc);
-  chan = keep[n_keep - 1].fd;
+    layers_failed(chan, MSG_INIT_FAILED, &r);
 
-  int listener = sbx_seccomp_load_raw(p->baseline.insns, p->baseline.len,
-                                      SBX_SECCOMP_NEW_LISTENER);
-  if (listener < 0)
-    child_fail(chan, STEP_SECCOMP, -listener);
-  child_msg lm = {MSG_LISTENER, 0, 0};
-  rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), listener);
-  close(listener);
+  /* Until the supervisor holds the listener, a notified call would wait
+   * for nobody: nothing but these calls runs before the go-ahead. */
+  child_msg lm = {MSG_LISTENER, 0, 0, 0};
+  rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
+  close(r.listener_fd);
   if (rc < 0)
-    child_fail(chan, STEP_CHANNEL, -rc);
+    child_fail(chan, MSG_HANDOVER_FAILED, -rc);
   /* No go-ahead, no program: the supervisor may have failed (S32). */
   char go = 0;
   if (read(chan, &go, 1) != 1 || go != 'G')
     _exit(SBX_RUN_EXIT_SETUP);
-
-  rc = sbx_rlimits_apply_raw(p->rlimits, p->n_rlimits, NULL);
-  if (rc < 0)
-    child_fail(chan, STEP_RLIMITS, -rc);
 
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -188,7 +155,7 @@ static _Noreturn void run_init(const child_args *a) {
   /* Raw clone: glibc's fork() after a raw clone is not to be relied on. */
   long child = syscall(SYS_clone, (unsigned long)SIGCHLD, 0L, 0L, 0L, 0L);
   if (child < 0)
-    child_fail(chan, STEP_FORK, errno);
+    child_fail(chan, MSG_FORK_FAILED, errno);
   if (child == 0)
     run_program(a, chan);
 
@@ -216,7 +183,7 @@ static _Noreturn void run_init(const child_args *a) {
     if (done)
       break;
   }
-  send_msg(chan, MSG_EXITED, 0, status);
+  send_msg(chan, MSG_EXITED, status);
   _exit(0);
 }
 
@@ -243,28 +210,45 @@ static void take_news(init_news *news, const child_msg *m) {
     news->prog_status = m->value;
   } else if (m->kind == MSG_EXEC_FAILED) {
     news->exec_errno = m->value;
-  } else if (m->kind == MSG_SETUP_FAILED) {
+  } else if (m->kind != MSG_LISTENER) {
     news->setup_failed = true;
     news->failure = *m;
   }
 }
 
-static const char *setup_hint(setup_step step, int err) {
-  if (step == STEP_SECCOMP && err == EBUSY)
+static const char *setup_hint(const child_msg *m) {
+  if (m->kind == MSG_INIT_FAILED && m->step == SBX_LAYER_STEP_SECCOMP &&
+      m->value == EBUSY)
     return " (this process already runs under a seccomp filter with a "
            "listener - another supervisor - and the kernel allows only one)";
-  if (step == STEP_LANDLOCK && err == EPERM)
-    return " (no_new_privs could not be set)";
   return "";
 }
 
-static void set_setup_error(GError **error, const child_msg *m) {
-  setup_step step = m->step < STEP_COUNT ? (setup_step)m->step : STEP_FORK;
+static void set_setup_error(GError **error, const sbx_run_plan *plan,
+                            const child_msg *m) {
+  g_autofree char *what = NULL;
+  if (m->kind == MSG_INIT_FAILED || m->kind == MSG_PROGRAM_FAILED) {
+    const sbx_layer_plan *layers =
+        m->kind == MSG_INIT_FAILED ? &plan->init : &plan->program_filters;
+    sbx_layer_result r = {.step = (sbx_layer_step)m->step,
+                          .detail = m->detail,
+                          .error = m->value};
+    g_autofree char *step = sbx_layer_result_describe(layers, &r);
+    what = g_strdup_printf("%s: %s", m->kind == MSG_INIT_FAILED
+                                         ? "the sandbox's init"
+                                         : "the program's own filters",
+                           step);
+  } else {
+    what = g_strdup_printf(
+        "%s: %s",
+        m->kind == MSG_HANDOVER_FAILED ? "handing the listener to the "
+                                         "supervisor"
+                                       : "starting the program",
+        g_strerror(m->value));
+  }
   g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
-              "sandbox setup failed while %s: %s%s; the program was not "
-              "started",
-              step_names[step], g_strerror(m->value),
-              setup_hint(step, m->value));
+              "sandbox setup failed at %s%s; the program was not started",
+              what, setup_hint(m));
 }
 
 /* As root the program runs as nobody (namespaces.h); the supervisor then
@@ -361,8 +345,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   if (n <= 0 || m.kind != MSG_LISTENER || listener < 0) {
     if (listener >= 0)
       close(listener);
-    if (n > 0 && m.kind == MSG_SETUP_FAILED)
-      set_setup_error(error, &m);
+    if (n > 0 && m.kind != MSG_LISTENER)
+      set_setup_error(error, plan, &m);
     else
       g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                   "the sandbox's init process ended before its supervisor "
@@ -372,7 +356,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
 
   sbx_unotify_config cfg = {
       .resolver = resolver,
-      .allow_exec = plan->allow_exec && plan->landlock_fd >= 0,
+      .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
       .allow_sockets = plan->net,
       .on_event = sbx_run_report_event,
@@ -456,7 +440,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     take_news(&news, &m);
   }
   if (news.setup_failed) {
-    set_setup_error(error, &news.failure);
+    set_setup_error(error, plan, &news.failure);
     result = SBX_RUN_EXIT_SETUP;
   } else if (news.exec_errno) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_PROGRAM,

@@ -1,19 +1,20 @@
 /* Starting the program inside the sandbox and supervising it to the end.
  *
  * Why it exists: the order in which the layers go on is what makes them
- * hold, so it lives in one place. The launcher (this process) clones an
- * init process into new user, pid, ipc, uts, mount, cgroup (and, without
- * --net, network) namespaces; init
- *   1. dies with the launcher, starts a new session (S10), drops every
- *      capability, sets no_new_privs and becomes undumpable (S33);
- *   2. enters the Landlock ruleset;
- *   3. keeps only stdin, stdout, stderr and its channel to the launcher;
- *   4. installs the baseline filter with a user-notification listener and
- *      hands the listener to the launcher;
- *   5. waits for the launcher to confirm that the supervisor runs - if it
+ * hold, so it is the layers engine's (sandbox/layers/apply.h), the same
+ * for every kind of sandboxed process. The launcher (this process) clones
+ * an init process into new user, pid, ipc, uts, mount, cgroup (and,
+ * without --net, network) namespaces; init
+ *   1. applies its plan: dies with the launcher, keeps only stdin,
+ *      stdout, stderr and its channel to the launcher, takes the
+ *      profile's rlimits, a new session (S10), no capabilities,
+ *      no_new_privs, undumpable (S33), the baseline filter with a
+ *      user-notification listener, then the Landlock ruleset;
+ *   2. hands the listener to the launcher;
+ *   3. waits for the launcher to confirm that the supervisor runs - if it
  *      does not, nothing of the program ever runs (S32);
- *   6. applies the rlimits and forks the program, which stacks the extra
- *      policy layers and execs; init then forwards signals to it, reaps
+ *   4. forks the program, which stacks its own filters (--policy, the
+ *      profile's) and execs; init then forwards signals to it, reaps
  *      every orphan, and reports the program's wait status.
  * The program is pid 2, not pid 1: a pid-1 process ignores signals it has
  * no handler for, which would change what kill(getpid(), SIGTERM) does.

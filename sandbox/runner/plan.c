@@ -42,11 +42,8 @@ void sbx_run_plan_free(sbx_run_plan *p) {
   if (!p)
     return;
   sbx_allowlist_free(p->allowlist);
-  sbx_bpf_program_clear(&p->baseline);
-  for (size_t i = 0; i < p->n_layers; i++)
-    sbx_bpf_program_clear(&p->layers[i]);
-  if (p->landlock_fd >= 0)
-    close(p->landlock_fd);
+  sbx_layer_plan_clear(&p->init);
+  sbx_layer_plan_clear(&p->program_filters);
   g_free(p->program);
   g_strfreev(p->argv);
   g_strfreev(p->envp);
@@ -256,7 +253,7 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
  * the program itself opens or executes: a second line behind the
  * supervisor, and the only one for execve. */
 static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
-                               GError **error) {
+                               int min_abi, GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
   /* Abstract unix names are refused by the supervisor in every mode (the
    * host's local services under --net); the scope says so again in the
@@ -292,18 +289,14 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       return FALSE;
     }
   }
+  /* Optional: the supervisor still decides every file access; the
+   * report in docs/sbx-run.md says what is lost (exec is then
+   * unchecked). */
   GError *local = NULL;
-  p->landlock_fd = sbx_landlock_build(b, &p->landlock, &local);
-  sbx_landlock_builder_free(b);
-  if (p->landlock_fd < 0) {
-    if (g_error_matches(local, SBX_LANDLOCK_ERROR,
-                        SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
-      /* The supervisor still decides every file access; the report in
-       * docs/sbx-run.md says what is lost (exec is then unchecked). */
-      g_error_free(local);
-      return TRUE;
-    }
-    g_propagate_error(error, local);
+  if (!sbx_layer_plan_set_landlock(&p->init, b, true, min_abi, &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP, "%s",
+                local->message);
+    g_error_free(local);
     return FALSE;
   }
   return TRUE;
@@ -346,22 +339,24 @@ static gboolean check_layer(const sbx_policy *pol, const char *name,
 
 static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
                           GError **error) {
-  if (p->n_layers == SBX_RUN_MAX_LAYERS) {
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
-                "at most %d stacked policy layers", SBX_RUN_MAX_LAYERS);
-    return FALSE;
-  }
   if (!check_layer(pol, name, error))
     return FALSE;
   GError *local = NULL;
-  if (!sbx_bpf_compile(pol, &p->layers[p->n_layers], &local)) {
+  sbx_bpf_program prog;
+  if (!sbx_bpf_compile(pol, &prog, &local)) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY, "%s: %s", name,
                 local->message);
     g_error_free(local);
     return FALSE;
   }
-  p->n_layers++;
-  return TRUE;
+  gboolean ok = sbx_layer_plan_add_filter(&p->program_filters, name, &prog, &local);
+  sbx_bpf_program_clear(&prog);
+  if (!ok) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s",
+                local->message);
+    g_error_free(local);
+  }
+  return ok;
 }
 
 /* ---- the profile -------------------------------------------------------- */
@@ -434,9 +429,14 @@ static gboolean apply_profile(sbx_run_plan *p, const sbx_profile *prof,
       p->net = true;
   }
   *min_abi = prof->landlock_min_abi;
-  for (size_t i = 0; i < prof->n_rlimits && p->n_rlimits < SBX_RUN_MAX_RLIMITS;
-       i++)
-    p->rlimits[p->n_rlimits++] = prof->rlimits[i];
+  GError *local = NULL;
+  if (!sbx_layer_plan_add_rlimits(&p->init, prof->rlimits, prof->n_rlimits,
+                                  &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s: [rlimits]: %s",
+                prof->source, local->message);
+    g_error_free(local);
+    return FALSE;
+  }
 
   g_autoptr(GPtrArray) names = g_ptr_array_new();
   for (char **s = prof->seccomp; s && *s; s++)
@@ -489,7 +489,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     return NULL;
   }
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);
-  p->landlock_fd = -1;
+  sbx_layer_plan_init(&p->init, "sbx-run", SBX_RUN_INIT_LAYERS);
+  sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
   p->net = o->net;
   p->allow_exec = o->allow_exec;
   p->audit = g_strdup(o->audit);
@@ -549,7 +550,13 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (p->net)
     p->ns.namespaces &= ~(unsigned)SBX_NS_NET;
 
-  sbx_run_baseline(&p->baseline);
+  sbx_bpf_program baseline;
+  sbx_run_baseline(&baseline);
+  gboolean have_baseline =
+      sbx_layer_plan_add_filter(&p->init, "sbx-run.policy", &baseline, error);
+  sbx_bpf_program_clear(&baseline);
+  if (!have_baseline)
+    goto fail;
   for (char **f = o->policies; f && *f; f++) {
     sbx_policy *pol = sbx_policy_parse_file(*f, error);
     if (!pol)
@@ -570,14 +577,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
       free(real);
     }
   }
-  if (!build_landlock(p, exec_files, error))
+  if (!build_landlock(p, exec_files, min_abi, error))
     goto fail;
-  if (min_abi > 0 && p->landlock.abi < min_abi) {
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
-                "the profile requires Landlock ABI %d; this kernel has %d",
-                min_abi, p->landlock.kernel_abi);
-    goto fail;
-  }
   return p;
 
 fail:

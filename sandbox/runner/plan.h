@@ -29,11 +29,12 @@
 #include "sandbox/files/permissions.h"
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
-#include "sandbox/kernel/namespaces/rlimits.h"
-#include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/layers/plan.h"
 
-#define SBX_RUN_MAX_LAYERS 8
-#define SBX_RUN_MAX_RLIMITS 16
+/* Where init's layers differ from a worker's: its first filter, the
+ * baseline, returns a user-notification listener that init hands to the
+ * supervisor before the program runs. */
+#define SBX_RUN_INIT_LAYERS SBX_LAYERS_LISTENER
 
 /* The command line (and profile) as given. */
 typedef struct {
@@ -54,14 +55,14 @@ void sbx_run_options_clear(sbx_run_options *o);
 
 typedef struct {
   sbx_allowlist *allowlist;
-  sbx_bpf_program baseline;  /* builtin:sbx-run.policy (baseline.h) */
-  sbx_bpf_program layers[SBX_RUN_MAX_LAYERS]; /* --policy and profile */
-  size_t n_layers;
-  int landlock_fd;           /* -1 on a kernel without Landlock */
-  sbx_landlock_report landlock;
+  /* init's layers: the profile's rlimits, the baseline
+   * (builtin:sbx-run.policy, baseline.h) with its listener, and the
+   * Landlock ruleset (none on a kernel without Landlock). */
+  sbx_layer_plan init;
+  /* The program's own filters, stacked on init's: --policy and the
+   * profile's, which init itself must not run under. */
+  sbx_layer_plan program_filters;
   sbx_ns_config ns;
-  sbx_rlimit rlimits[SBX_RUN_MAX_RLIMITS];
-  size_t n_rlimits;
   bool net;
   bool allow_exec;
   char *program;  /* the path execve() receives */

@@ -18,31 +18,8 @@
 /* Numbers the registry might accept past the syscall table's end. */
 #define REPORT_NR_SEARCH_LIMIT 4096
 
-const char *sbx_worker_step_name(int step) {
-  switch (step) {
-    case SBX_STEP_PARENT_DEATH:
-      return "parent-death signal";
-    case SBX_STEP_SESSION:
-      return "new session";
-    case SBX_STEP_FDS:
-      return "descriptor hygiene";
-    case SBX_STEP_RLIMITS:
-      return "resource limits";
-    case SBX_STEP_CREDENTIALS:
-      return "credentials";
-    case SBX_STEP_BROKER:
-      return "broker channel";
-    case SBX_STEP_SECCOMP:
-      return "seccomp layer";
-    case SBX_STEP_LANDLOCK:
-      return "landlock";
-    default:
-      return "unknown step";
-  }
-}
-
 /* Async-signal-safe: between fork and entry. */
-void sbx_report_setup_failure(int fd, sbx_worker_step step, int detail,
+void sbx_report_setup_failure(int fd, sbx_layer_step step, int detail,
                               int error) {
   sbx_worker_report r;
   memset(&r, 0, sizeof r);
@@ -138,10 +115,11 @@ char *sbx_report_describe(const sbx_worker_report *report) {
           (guint64)report->args[5]);
     }
     case SBX_REPORT_SETUP_FAILED:
-      if (report->step == SBX_STEP_SECCOMP)
-        return g_strdup_printf("%s %d: %s", sbx_worker_step_name(report->step),
+      if (report->step == SBX_LAYER_STEP_SECCOMP ||
+          report->step == SBX_LAYER_STEP_RLIMITS)
+        return g_strdup_printf("%s %d: %s", sbx_layer_step_name(report->step),
                                report->detail, g_strerror(report->error));
-      return g_strdup_printf("%s: %s", sbx_worker_step_name(report->step),
+      return g_strdup_printf("%s: %s", sbx_layer_step_name(report->step),
                              g_strerror(report->error));
     default:
       return g_strdup("no report");

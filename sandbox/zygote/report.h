@@ -23,6 +23,8 @@
 
 #include <glib.h>
 
+#include "sandbox/layers/apply.h"
+
 #define SBX_REPORT_MAGIC 0x5b726570u /* "[rep" */
 
 typedef enum {
@@ -31,35 +33,19 @@ typedef enum {
   SBX_REPORT_SETUP_FAILED, /* step, detail, error: the layer that failed */
 } sbx_report_kind;
 
-/* The steps of a worker's start, in order; a SETUP_FAILED record names one. */
-typedef enum {
-  SBX_STEP_NONE = 0,
-  SBX_STEP_PARENT_DEATH, /* PR_SET_PDEATHSIG, parent still alive */
-  SBX_STEP_SESSION,      /* setsid */
-  SBX_STEP_FDS,          /* descriptor hygiene */
-  SBX_STEP_RLIMITS,
-  SBX_STEP_CREDENTIALS, /* capabilities, no_new_privs, dumpable */
-  SBX_STEP_BROKER,      /* broker channel */
-  SBX_STEP_SECCOMP,     /* detail: layer index, 0 = broker-client layer */
-  SBX_STEP_LANDLOCK,
-} sbx_worker_step;
-
 typedef struct {
   uint32_t magic;
   uint32_t kind; /* sbx_report_kind */
   int32_t nr;
-  int32_t step; /* sbx_worker_step */
+  int32_t step; /* sbx_layer_step (sandbox/layers/apply.h) */
   int32_t detail;
   int32_t error; /* errno */
   uint64_t args[6];
 } sbx_worker_report;
 
-/* The name of a step ("landlock", ...). Async-signal-safe. */
-const char *sbx_worker_step_name(int step);
-
 /* Writes a SETUP_FAILED record to fd. Async-signal-safe; for the worker
  * between fork and entry. */
-void sbx_report_setup_failure(int fd, sbx_worker_step step, int detail,
+void sbx_report_setup_failure(int fd, sbx_layer_step step, int detail,
                               int error);
 
 /* Registers the policy-kill handler with the SIGSYS trap registry for every

@@ -50,12 +50,12 @@ static int keep_only_own_fds(sbx_zygote_server *z) {
   keep[n++] =
       (sbx_fd_keep){.fd = z->devnull, .target = SBX_FD_SAME, .cloexec = true};
   for (size_t i = 0; i < z->n_plans; i++) {
-    if (z->plans[i].landlock_fd < 0)
+    if (z->plans[i].layers.landlock_fd < 0)
       continue;
     if (n >= SBX_FD_KEEP_MAX)
       return -EMFILE;
     keep[n++] = (sbx_fd_keep){
-        .fd = z->plans[i].landlock_fd, .target = SBX_FD_SAME, .cloexec = true};
+        .fd = z->plans[i].layers.landlock_fd, .target = SBX_FD_SAME, .cloexec = true};
   }
   return sbx_fd_keep_only_raw(keep, n);
 }
@@ -99,13 +99,13 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
     send_spawn_failed(z, h->request_id, EINVAL, refusal);
     return;
   }
-  const sbx_worker_plan *plan = &z->plans[body->process_type];
+  sbx_worker_plan *plan = &z->plans[body->process_type];
   bool has_channel = body->flags & SBX_ZSPAWN_HAS_BROKER_CHANNEL;
   if (n_fds != body->n_fds + (has_channel ? 1 : 0))
     refusal = "descriptor count mismatch";
-  else if (plan->uses_broker && !has_channel)
+  else if (plan->layers.broker && !has_channel)
     refusal = "broker channel missing";
-  else if (!plan->uses_broker && has_channel)
+  else if (!plan->layers.broker && has_channel)
     refusal = "unexpected broker channel";
   if (refusal) {
     close_fds(fds, n_fds);

@@ -51,26 +51,11 @@ struct sbx_zygote {
 
 /* ---- Starting ----------------------------------------------------------- */
 
-static int count_threads(void) {
-  GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
-  if (!dir)
-    return -1;
-  int n = 0;
-  while (g_dir_read_name(dir))
-    n++;
-  g_dir_close(dir);
-  return n;
-}
-
 static void free_server(sbx_zygote_server *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->n_plans; i++) {
-    for (size_t j = 0; j < s->plans[i].n_layers; j++)
-      g_free(s->plans[i].layers[j].insns);
-    if (s->plans[i].landlock_fd >= 0)
-      close(s->plans[i].landlock_fd);
-  }
+  for (size_t i = 0; i < s->n_plans; i++)
+    sbx_layer_plan_clear(&s->plans[i].layers);
   g_free(s->plans);
   if (s->slots)
     munmap(s->slots, s->capacity * sizeof *s->slots);
@@ -134,14 +119,6 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
                   "zygote: process type \"%s\" has no entry function", t->name);
       return FALSE;
     }
-    if (t->n_layers > SBX_WORKER_MAX_LAYERS ||
-        t->n_rlimits > SBX_WORKER_MAX_RLIMITS) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
-                  "zygote: process type \"%s\": at most %d seccomp layers "
-                  "and %d resource limits",
-                  t->name, SBX_WORKER_MAX_LAYERS, SBX_WORKER_MAX_RLIMITS);
-      return FALSE;
-    }
     if (t->uses_broker && (t->n_layers == 0 || !config->broker_attach_raw ||
                            !config->register_broker_traps_raw)) {
       g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
@@ -150,16 +127,6 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
                   t->name);
       return FALSE;
     }
-    for (size_t j = 0; j < t->n_layers; j++) {
-      if (!t->layers[j].insns || t->layers[j].len == 0 ||
-          t->layers[j].len > BPF_MAXINSNS) {
-        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
-                    "zygote: process type \"%s\": seccomp layer %zu is "
-                    "empty or longer than %d instructions",
-                    t->name, j, BPF_MAXINSNS);
-        return FALSE;
-      }
-    }
   }
   return TRUE;
 }
@@ -167,51 +134,27 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
 /* Fills one plan: programs copied, the Landlock ruleset built now, in the
  * host, where errors can still be reported properly. */
 static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
-                             sbx_landlock_report *report, bool *has_landlock,
                              GError **error) {
-  copy_name(plan->name, t->name);
+  sbx_layer_plan *layers = &plan->layers;
+  sbx_layer_plan_init(layers, t->name, 0);
   plan->entry = t->entry;
   plan->user_data = t->user_data;
-  plan->uses_broker = t->uses_broker;
-  plan->collect_status = t->collect_status;
-  plan->landlock_fd = -1;
-  plan->landlock_abi = -1;
-  for (size_t j = 0; j < t->n_layers; j++) {
-    sbx_worker_layer *l = &plan->layers[j];
-    copy_name(l->name, t->layer_names && t->layer_names[j] ? t->layer_names[j]
-                                                           : "unnamed");
-    l->insns = g_memdup2(t->layers[j].insns,
-                         t->layers[j].len * sizeof(struct sock_filter));
-    l->len = t->layers[j].len;
-    plan->n_layers++;
-  }
-  if (t->n_rlimits)
-    memcpy(plan->rlimits, t->rlimits, t->n_rlimits * sizeof(sbx_rlimit));
-  plan->n_rlimits = t->n_rlimits;
-  *has_landlock = false;
-  if (!t->landlock)
-    return TRUE;
-
-  sbx_landlock_builder *b = sbx_landlock_builder_new();
-  GError *local = NULL;
-  int fd = sbx_landlock_build(b, report, &local);
-  sbx_landlock_builder_free(b);
-  if (fd < 0) {
-    if (t->landlock_optional &&
-        g_error_matches(local, SBX_LANDLOCK_ERROR,
-                        SBX_LANDLOCK_ERROR_UNSUPPORTED)) {
-      g_error_free(local);
-      return TRUE;
-    }
-    g_propagate_prefixed_error(error, local,
-                               "zygote: process type \"%s\": ", t->name);
-    return FALSE;
-  }
-  plan->landlock_fd = fd;
-  plan->landlock_flags = report->restrict_flags;
-  plan->landlock_abi = report->abi;
-  *has_landlock = true;
-  return TRUE;
+  layers->broker = t->uses_broker;
+  layers->collect_status = t->collect_status;
+  gboolean ok = TRUE;
+  for (size_t j = 0; ok && j < t->n_layers; j++)
+    ok = sbx_layer_plan_add_filter(
+        layers,
+        t->layer_names && t->layer_names[j] ? t->layer_names[j] : "unnamed",
+        &t->layers[j], error);
+  ok = ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
+  if (ok && t->landlock)
+    ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
+                                     t->landlock_optional, t->landlock_min_abi,
+                                     error);
+  if (!ok)
+    g_prefix_error(error, "zygote: process type \"%s\": ", t->name);
+  return ok;
 }
 
 /* *got is the message's length, 0 at end of file, -1 when there was none
@@ -306,10 +249,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   *out = NULL;
   if (!check_config(config, error))
     return FALSE;
-  int threads = count_threads();
+  long threads = sbx_thread_count();
   if (threads > 1) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
-                "zygote: the host already runs %d threads; start the sandbox "
+                "zygote: the host already runs %ld threads; start the sandbox "
                 "before creating any thread (the zygote is a fork of the "
                 "host, and locks held by other threads would stay locked in "
                 "every worker)",
@@ -336,7 +279,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   s->n_plans = config->n_types;
   s->plans = g_new0(sbx_worker_plan, config->n_types);
   for (size_t i = 0; i < config->n_types; i++)
-    s->plans[i].landlock_fd = -1;
+    sbx_layer_plan_init(&s->plans[i].layers, "", 0);
   s->capacity = config->max_workers ? config->max_workers : DEFAULT_MAX_WORKERS;
   s->slots = new_slot_table(s->capacity, error);
   if (!s->slots)
@@ -350,9 +293,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     const sbx_zygote_type *t = &config->types[i];
     copy_name(z->type_names[i], t->name);
     z->type_uses_broker[i] = t->uses_broker;
-    if (!prepare_plan(t, &s->plans[i], &z->landlock_reports[i],
-                      &z->has_landlock[i], error))
+    if (!prepare_plan(t, &s->plans[i], error))
       goto fail;
+    z->landlock_reports[i] = s->plans[i].layers.landlock;
+    z->has_landlock[i] = s->plans[i].layers.landlock_fd >= 0;
     s->plans[i].broker_attach_raw = config->broker_attach_raw;
   }
 

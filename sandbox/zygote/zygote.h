@@ -72,6 +72,7 @@ typedef struct {
   size_t n_rlimits;
   bool landlock;          /* a ruleset handling every right, with no rule */
   bool landlock_optional; /* run without it on kernels that lack Landlock */
+  int landlock_min_abi;   /* 0: any ABI; else at least this one */
   bool collect_status;    /* sbx_worker_args.status is filled */
 } sbx_zygote_type;
 
@@ -83,7 +84,7 @@ typedef struct {
   size_t max_workers;  /* alive at once; 0: 256 */
   /* The broker client, when a type uses the broker. Both hooks are
    * ASYNC-SIGNAL-SAFE; register runs once in the zygote before any
-   * worker, attach in each worker (worker.h step 5). broker_client is
+   * worker, attach in each worker (worker.h). broker_client is
    * borrowed: the zygote's copy of the host's memory is what they use. */
   int (*register_broker_traps_raw)(void *client);
   int (*broker_attach_raw)(void *client, int channel_fd);

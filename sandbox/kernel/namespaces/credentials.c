@@ -69,10 +69,7 @@ int sbx_creds_drop_bounding_set_raw(void) {
   return 0;
 }
 
-int sbx_creds_drop_capabilities_raw(void) {
-  int rc = sbx_creds_drop_bounding_set_raw();
-  if (rc)
-    return rc;
+int sbx_creds_clear_capability_sets_raw(void) {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
       errno != EINVAL)
     return -errno;
@@ -82,6 +79,34 @@ int sbx_creds_drop_capabilities_raw(void) {
   if (syscall(SYS_capset, &hdr, data) != 0)
     return -errno;
   return 0;
+}
+
+int sbx_creds_holds_capabilities_raw(void) {
+  struct __user_cap_header_struct hdr = {.version =
+                                             _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct data[2] = {{0}};
+  if (syscall(SYS_capget, &hdr, data) != 0)
+    return -errno;
+  for (int i = 0; i < 2; i++) {
+    if (data[i].effective | data[i].permitted | data[i].inheritable)
+      return 1;
+  }
+  /* Asked cap by cap: /proc may be gone (an empty root). */
+  for (unsigned long cap = 0; cap < 64; cap++) {
+    int set = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+    if (set < 0)
+      return errno == EINVAL ? 0 : -errno;
+    if (set)
+      return 1;
+  }
+  return 0;
+}
+
+int sbx_creds_drop_capabilities_raw(void) {
+  int rc = sbx_creds_drop_bounding_set_raw();
+  if (rc)
+    return rc;
+  return sbx_creds_clear_capability_sets_raw();
 }
 
 int sbx_creds_set_no_new_privs_raw(void) {

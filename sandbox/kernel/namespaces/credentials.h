@@ -73,6 +73,16 @@ int sbx_creds_drop_bounding_set_raw(void);
  * ASYNC-SIGNAL-SAFE. */
 int sbx_creds_drop_capabilities_raw(void);
 
+/* Clears the ambient set (PR_CAP_AMBIENT_CLEAR_ALL), then capset()s
+ * effective, permitted and inheritable to zero; dropping is always
+ * allowed. ASYNC-SIGNAL-SAFE. */
+int sbx_creds_clear_capability_sets_raw(void);
+
+/* 1 when the effective, permitted, inheritable or ambient set holds a
+ * capability, 0 when all four are empty, -errno when they cannot be read.
+ * ASYNC-SIGNAL-SAFE. */
+int sbx_creds_holds_capabilities_raw(void);
+
 /* PR_SET_NO_NEW_PRIVS. ASYNC-SIGNAL-SAFE. */
 int sbx_creds_set_no_new_privs_raw(void);
 

@@ -16,9 +16,21 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+/* The constant of a comparison with the process's own pid (SBX_SELF_PID
+ * in a policy, docs/policy-language.md) until the process patches it: a
+ * positive int above PID_MAX_LIMIT (4194304), so an unpatched program
+ * names no process. */
+#define SBX_BPF_SELF_PID_UNPATCHED 0x7fff5e1fu
+
 typedef struct {
   struct sock_filter *insns; /* owned; g_free'd by sbx_bpf_program_clear */
   size_t len;
+  /* Relocations: the indices, in increasing order, of the conditional
+   * jumps whose constant is the process's own pid. Recorded by the
+   * compiler; the process writes getpid() there and nowhere else
+   * (sandbox/layers/self_pid.h). Owned; NULL when there is none. */
+  uint32_t *self_pid_relocs;
+  size_t n_self_pid_relocs;
 } sbx_bpf_program;
 
 #define SBX_BPF_ERROR (sbx_bpf_error_quark())
@@ -31,6 +43,9 @@ typedef enum {
 } sbx_bpf_error_code;
 
 void sbx_bpf_program_clear(sbx_bpf_program *program);
+
+/* A deep copy of src, relocations included, into *dst. */
+void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src);
 
 /* Runs a program on one input. Returns the SECCOMP_RET_* value; an invalid
  * program (bad opcode, jump out of range, no return) yields

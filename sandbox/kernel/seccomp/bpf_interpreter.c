@@ -23,8 +23,23 @@ void sbx_bpf_program_clear(sbx_bpf_program *program) {
   if (program == NULL)
     return;
   g_free(program->insns);
+  g_free(program->self_pid_relocs);
   program->insns = NULL;
   program->len = 0;
+  program->self_pid_relocs = NULL;
+  program->n_self_pid_relocs = 0;
+}
+
+void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src) {
+  dst->insns = src->len ? g_memdup2(src->insns, src->len * sizeof *src->insns)
+                        : NULL;
+  dst->len = src->len;
+  dst->self_pid_relocs =
+      src->n_self_pid_relocs
+          ? g_memdup2(src->self_pid_relocs,
+                      src->n_self_pid_relocs * sizeof *src->self_pid_relocs)
+          : NULL;
+  dst->n_self_pid_relocs = src->n_self_pid_relocs;
 }
 
 /* Opcodes seccomp accepts; the rest of classic BPF (byte and half-word

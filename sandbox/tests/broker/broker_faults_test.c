@@ -151,7 +151,7 @@ static int sandboxed_child(void *arg) {
     return 10; /* control: readable before */
   close(canary);
   const sbx_allowlist *lists[] = {a->list};
-  if (!sbx_broker_sandbox_self(lists, 1, a->program, NULL))
+  if (!sbx_broker_sandbox_self(lists, 1, a->program, 0, getppid(), NULL))
     return 11;
   /* Landlock is in force: inside the allowlist yes, the canary no. */
   int fd = open2(a->t->good_file);
@@ -161,14 +161,14 @@ static int sandboxed_child(void *arg) {
   fd = open2(a->t->canary);
   if (fd >= 0 || errno != EACCES)
     return 13;
-  /* The seccomp layer came after Landlock: from here on the Landlock
-   * calls themselves are fatal, so the order could not be the reverse. */
+  /* The filter is in force too: no ruleset can be made any more, so
+   * none can be built to stack on the broker's. */
   syscall(SYS_landlock_create_ruleset, NULL, 0,
           LANDLOCK_CREATE_RULESET_VERSION);
   return 14;
 }
 
-START_TEST(broker_sandbox_puts_landlock_before_seccomp) {
+START_TEST(broker_sandbox_enforces_landlock_and_its_filter) {
   broker_test_tree t;
   broker_test_tree_make(&t);
   sbx_allowlist *list = broker_test_tree_allowlist(&t, "worker");
@@ -1005,7 +1005,7 @@ int main(void) {
   TCase *tc = tcase_create("sandbox");
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, broker_runs_under_its_own_seccomp_filter);
-  tcase_add_test(tc, broker_sandbox_puts_landlock_before_seccomp);
+  tcase_add_test(tc, broker_sandbox_enforces_landlock_and_its_filter);
   tcase_add_test(tc, broker_serves_every_command_and_audits_under_its_filter);
   tcase_add_test(
       tc, broker_writes_its_audit_log_to_every_kind_of_sink_under_its_filter);

@@ -670,6 +670,97 @@ START_TEST(corpus_policies_compile_and_agree_with_the_policy) {
 }
 END_TEST
 
+
+/* ---- SBX_SELF_PID: relocations ------------------------------------------ */
+
+static sbx_bpf_program compile_text(const char *text) {
+  GError *error = NULL;
+  sbx_policy *p = sbx_policy_parse_string(text, "self-pid", NULL, &error);
+  ck_assert_msg(p, "%s", error ? error->message : "");
+  sbx_bpf_program prog = {0};
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  sbx_policy_free(p);
+  return prog;
+}
+
+static uint32_t run_call(const sbx_bpf_program *p, int nr, uint64_t a0,
+                         uint64_t a1) {
+  struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+  d.args[0] = a0;
+  d.args[1] = a1;
+  return sbx_bpf_run(p->insns, p->len, &d, NULL);
+}
+
+START_TEST(self_pid_comparisons_compile_to_exactly_their_relocations) {
+  /* Two int-sized comparisons (one jump each) and a 64-bit one (its high
+   * word is compared with 0 and is not relocated). */
+  sbx_bpf_program p = compile_text(
+      "kill: arg0 == SBX_SELF_PID; return EPERM\n"
+      "tgkill: arg0 != SBX_SELF_PID && arg1 == 7; return EPERM\n"
+      "prctl: arg1 == SBX_SELF_PID || arg0 == 1; return EPERM\n"
+      "@default allow\n");
+  ck_assert_uint_eq(p.n_self_pid_relocs, 3);
+  for (size_t i = 0; i < p.n_self_pid_relocs; i++) {
+    const struct sock_filter *insn = &p.insns[p.self_pid_relocs[i]];
+    ck_assert_uint_eq(insn->code, BPF_JMP | BPF_JEQ | BPF_K);
+    ck_assert_uint_eq(insn->k, SBX_BPF_SELF_PID_UNPATCHED);
+    if (i)
+      ck_assert_uint_gt(p.self_pid_relocs[i], p.self_pid_relocs[i - 1]);
+  }
+  /* The relocations are the only instructions holding the value. */
+  size_t holding = 0;
+  for (size_t i = 0; i < p.len; i++)
+    holding += p.insns[i].k == SBX_BPF_SELF_PID_UNPATCHED;
+  ck_assert_uint_eq(holding, 3);
+
+  /* Unpatched, no pid is "self". Patched there, 4321 is. */
+  ck_assert_uint_eq(run_call(&p, __NR_kill, 4321, 0),
+                    SECCOMP_RET_ERRNO | EPERM);
+  for (size_t i = 0; i < p.n_self_pid_relocs; i++)
+    p.insns[p.self_pid_relocs[i]].k = 4321;
+  ck_assert_uint_eq(run_call(&p, __NR_kill, 4321, 0), SECCOMP_RET_ALLOW);
+  ck_assert_uint_eq(run_call(&p, __NR_kill, 4322, 0),
+                    SECCOMP_RET_ERRNO | EPERM);
+  ck_assert_uint_eq(run_call(&p, __NR_tgkill, 4322, 7), SECCOMP_RET_ALLOW);
+  ck_assert_uint_eq(run_call(&p, __NR_tgkill, 4321, 7),
+                    SECCOMP_RET_ERRNO | EPERM);
+  ck_assert_uint_eq(run_call(&p, __NR_prctl, 0, 4321), SECCOMP_RET_ALLOW);
+  ck_assert_uint_eq(run_call(&p, __NR_prctl, 0, 4321 | 1ull << 32),
+                    SECCOMP_RET_ERRNO | EPERM);
+  sbx_bpf_program_clear(&p);
+}
+END_TEST
+
+START_TEST(a_literal_placeholder_value_is_not_a_relocation) {
+  sbx_bpf_program p =
+      compile_text("kill: arg0 == 0x7fff5e1f; return EPERM\n@default allow\n");
+  ck_assert_uint_eq(p.n_self_pid_relocs, 0);
+  ck_assert_ptr_null(p.self_pid_relocs);
+  sbx_bpf_program_clear(&p);
+}
+END_TEST
+
+START_TEST(self_pid_stands_alone_after_equality) {
+  const char *bad[] = {
+      "kill: arg0 > SBX_SELF_PID\n",
+      "kill: arg0 & SBX_SELF_PID\n",
+      "kill: arg0 == SBX_SELF_PID | 1\n",
+      "kill: arg0 == 1 | SBX_SELF_PID\n",
+      "kill: arg0 == ~SBX_SELF_PID\n",
+      "kill: return SBX_SELF_PID\n",
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *error = NULL;
+    sbx_policy *p = sbx_policy_parse_string(bad[i], "bad", NULL, &error);
+    ck_assert_msg(p == NULL, "accepted: %s", bad[i]);
+    ck_assert_msg(strstr(error->message, "SBX_SELF_PID") != NULL, "%s",
+                  error->message);
+    g_error_free(error);
+  }
+}
+END_TEST
+
 static Suite *bpf_compiler_suite(void) {
   Suite *s = suite_create("bpf_compiler");
   TCase *tc = tcase_create("compiler");
@@ -687,6 +778,9 @@ static Suite *bpf_compiler_suite(void) {
   tcase_add_test(tc, large_disjunctions_run_alike_in_the_kernel);
   tcase_add_test(tc, checker_accepts_exactly_what_the_kernel_accepts);
   tcase_add_test(tc, interpreter_follows_alu_and_scratch_semantics);
+  tcase_add_test(tc, self_pid_comparisons_compile_to_exactly_their_relocations);
+  tcase_add_test(tc, a_literal_placeholder_value_is_not_a_relocation);
+  tcase_add_test(tc, self_pid_stands_alone_after_equality);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -27,7 +27,6 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/policy/compiler.h"
-#include "sandbox/zygote/self_pid.h"
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/policy.h"
@@ -69,8 +68,14 @@ START_TEST(every_builtin_policy_parses_and_compiles) {
     sbx_bpf_program p = compile_builtin(kTypes[i]);
     ck_assert_uint_gt(p.len, 10);
     ck_assert_uint_le(p.len, BPF_MAXINSNS);
-    /* The self-pid placeholder only ever sits in jump constants. */
-    ck_assert_int_ge(sbx_self_pid_count(p.insns, p.len), 4);
+    /* kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo compare their
+     * int-sized first argument with SBX_SELF_PID: one jump each. */
+    ck_assert_uint_eq(p.n_self_pid_relocs, 4);
+    for (size_t r = 0; r < p.n_self_pid_relocs; r++) {
+      const struct sock_filter *insn = &p.insns[p.self_pid_relocs[r]];
+      ck_assert_uint_eq(BPF_CLASS(insn->code), BPF_JMP);
+      ck_assert_uint_eq(insn->k, SBX_BPF_SELF_PID_UNPATCHED);
+    }
     sbx_bpf_program_clear(&p);
   }
 }
@@ -248,7 +253,7 @@ START_TEST(builtin_policies_give_the_documented_verdicts) {
     ck_assert_uint_eq(run(&p, __NR_personality, 0xffffffff, 0, 0, 0),
                       SECCOMP_RET_ALLOW);
     /* S19: only the patched self pid passes. */
-    ck_assert_uint_eq(run(&p, __NR_kill, SBX_SELF_PID_PLACEHOLDER, 0, 0, 0),
+    ck_assert_uint_eq(run(&p, __NR_kill, SBX_BPF_SELF_PID_UNPATCHED, 0, 0, 0),
                       SECCOMP_RET_ALLOW);
     ck_assert_uint_eq(run(&p, __NR_kill, 1, 9, 0, 0), ERRNO(EPERM));
     ck_assert_uint_eq(run(&p, __NR_kill, (uint64_t)-1, 9, 0, 0), ERRNO(EPERM));

@@ -33,7 +33,7 @@ static sbx_broker *broker;
 static sbx_allowlist *allowlist;
 /* Layer 1, then the profile's policies: "brokered" uses all of them,
  * "sandboxed" all but the first. */
-static sbx_bpf_program layers[SBX_WORKER_MAX_LAYERS];
+static sbx_bpf_program layers[SBX_LAYERS_MAX_FILTERS];
 static size_t n_layers;
 static int devnull = -1;
 /* The broker client's state; every worker uses its own copy. */
@@ -72,11 +72,11 @@ void escape_start_profile(const char *name, sbx_worker_entry entry) {
   GPtrArray *policies = sbx_profile_policies(profile, &names, &error);
   if (!policies)
     ck_abort_msg("%s", error->message);
-  ck_assert_uint_lt(policies->len, SBX_WORKER_MAX_LAYERS);
+  ck_assert_uint_lt(policies->len, SBX_LAYERS_MAX_FILTERS);
   if (!sbx_layer1_compile(&layers[0], &error))
     ck_abort_msg("%s", error->message);
   n_layers = 1 + policies->len;
-  const char *layer_names[SBX_WORKER_MAX_LAYERS];
+  const char *layer_names[SBX_LAYERS_MAX_FILTERS];
   layer_names[0] = SBX_LAYER1_NAME;
   for (guint i = 0; i < policies->len; i++) {
     if (!sbx_bpf_compile(g_ptr_array_index(policies, i), &layers[1 + i],

@@ -27,7 +27,6 @@
 #include <linux/seccomp.h>
 
 #include "sandbox/kernel/namespaces/fds.h"
-#include "sandbox/zygote/self_pid.h"
 #include "sandbox/zygote/zygote.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -110,7 +109,8 @@ static sbx_bpf_program one_rule(int nr, uint32_t action) {
   return p;
 }
 
-/* kill(arg0 == placeholder) allowed, any other kill EPERM. */
+/* kill(arg0 == own pid) allowed, any other kill EPERM; instruction 7 is
+ * the relocation. */
 static sbx_bpf_program kill_self_only(void) {
   struct sock_filter insns[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -121,12 +121,15 @@ static sbx_bpf_program kill_self_only(void) {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                offsetof(struct seccomp_data, args[0])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SBX_SELF_PID_PLACEHOLDER, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SBX_BPF_SELF_PID_UNPATCHED, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
   };
+  static const uint32_t relocs[] = {7};
   sbx_bpf_program p = {.insns = g_memdup2(insns, sizeof insns),
-                       .len = G_N_ELEMENTS(insns)};
+                       .len = G_N_ELEMENTS(insns),
+                       .self_pid_relocs = g_memdup2(relocs, sizeof relocs),
+                       .n_self_pid_relocs = 1};
   return p;
 }
 
@@ -568,7 +571,7 @@ START_TEST(zygote_reports_a_layer_that_cannot_be_installed) {
   pid_t pid = spawn(z, "t", NULL, 0, NULL, 0);
   sbx_worker_exit e = wait_worker(z, pid);
   ck_assert_int_eq(e.reason, SBX_EXIT_SETUP_FAILED);
-  ck_assert_ptr_nonnull(strstr(e.detail, "seccomp layer 0"));
+  ck_assert_ptr_nonnull(strstr(e.detail, "seccomp filter 0"));
   sbx_zygote_stop(z);
 }
 END_TEST

@@ -1,9 +1,10 @@
 /* The sandbox status report: see status.h. */
-#include "sandbox/zygote/status.h"
+#include "sandbox/layers/status.h"
 
 #include <string.h>
 
 #include "sandbox/base/strbuf.h"
+#include "sandbox/kernel/namespaces/fds.h"
 
 static sbx_layer_state from_tri(sbx_tristate t) {
   switch (t) {
@@ -36,12 +37,37 @@ static void copy_name(char *dst, const char *src) {
   dst[n] = '\0';
 }
 
+/* The kernel's view, completed with what only the plan knows. Seccomp's
+ * and Landlock's own returns are the kernel's word for the layers
+ * installed after the reading. Async-signal-safe. */
+static void complete(const sbx_layer_plan *plan, const sbx_layer_status *early,
+                     sbx_layer_status *kernel, size_t n_filters,
+                     bool landlock) {
+  for (int i = 0; early && i < SBX_NS_KINDS; i++) {
+    if (kernel->ns[i] == SBX_TRI_UNKNOWN)
+      kernel->ns[i] = early->ns[i];
+  }
+  if (n_filters) {
+    int before = kernel->seccomp_filters;
+    if (before < 0 && early)
+      before = early->seccomp_filters;
+    kernel->seccomp_mode = 2;
+    kernel->seccomp_filters = before >= 0 ? before + (int)n_filters : -1;
+  }
+  kernel->landlock = landlock ? SBX_TRI_YES : SBX_TRI_NO;
+  kernel->landlock_abi = landlock ? plan->landlock.abi : -1;
+  int open_now = sbx_fd_list_open_raw(NULL, 0);
+  kernel->open_fds = open_now >= 0 ? open_now : -1;
+}
+
 /* Async-signal-safe. */
-void sbx_status_assemble(const sbx_layer_status *kernel,
-                         const sbx_status_installed *installed,
-                         sbx_sandbox_status *out) {
+void sbx_status_finish(const sbx_layer_plan *plan,
+                       const sbx_layer_status *early, sbx_layer_status *kernel,
+                       size_t n_filters, bool landlock,
+                       sbx_sandbox_status *out) {
+  complete(plan, early, kernel, n_filters, landlock);
   memset(out, 0, sizeof *out);
-  copy_name(out->process_type, installed->process_type);
+  copy_name(out->process_type, plan->process_type);
   out->pid = kernel->pid;
   out->uid = kernel->uid;
   out->gid = kernel->gid;
@@ -62,16 +88,12 @@ void sbx_status_assemble(const sbx_layer_status *kernel,
   else
     out->seccomp = kernel->seccomp_mode == 2 ? SBX_LAYER_ON : SBX_LAYER_OFF;
   out->seccomp_filters = kernel->seccomp_filters;
-  size_t n = installed->n_layers;
-  if (n > SBX_STATUS_MAX_LAYERS)
-    n = SBX_STATUS_MAX_LAYERS;
-  for (size_t i = 0; i < n; i++)
-    copy_name(out->seccomp_layers[i], installed->layer_names[i]);
-  out->n_seccomp_layers = (unsigned)n;
-  out->broker = installed->broker ? SBX_LAYER_ON : SBX_LAYER_OFF;
-  out->landlock = installed->landlock_abi > 0 ? SBX_LAYER_ON : SBX_LAYER_OFF;
-  out->landlock_abi =
-      installed->landlock_abi > 0 ? installed->landlock_abi : -1;
+  for (size_t i = 0; i < n_filters; i++)
+    copy_name(out->seccomp_layers[i], plan->filters[i].name);
+  out->n_seccomp_layers = (unsigned)n_filters;
+  out->broker = plan->broker ? SBX_LAYER_ON : SBX_LAYER_OFF;
+  out->landlock = landlock ? SBX_LAYER_ON : SBX_LAYER_OFF;
+  out->landlock_abi = landlock ? plan->landlock.abi : -1;
   out->open_fds = (int)kernel->open_fds;
   out->fully_sandboxed = sbx_status_is_fully_sandboxed(kernel) &&
                          out->landlock == SBX_LAYER_ON &&
