@@ -78,6 +78,7 @@
 #include <glib.h>
 #include <linux/seccomp.h>
 
+#include "sandbox/files/fs_calls.h"
 #include "sandbox/files/resolver.h"
 
 /* Which option of the launcher would have allowed a denied call. */
@@ -96,12 +97,18 @@ typedef struct {
   pid_t pid;             /* the calling thread, as the supervisor sees it */
   int nr;                /* system call number */
   const char *syscall;   /* its name ("syscall-N" when unknown) */
-  const char *operation; /* "read", "write", "create", "stat", "exec",
-                          * "mkdir", "unlink", "rename", "chmod", ... */
+  /* The operation, named as the table of file-system calls names it
+   * (sbx_fs_op_name: "open", "stat", "mkdir", "chmod", ...), or for other
+   * calls "socket", "socketpair", "connect", "bind", "syscall". */
+  const char *operation;
+  sbx_fs_op op;          /* the file operation, SBX_FS_OP_NONE for others */
   const char *path;      /* absolute, normalised; NULL when not a path call */
   const char *path2;     /* the second path of rename, else NULL */
   const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
-  uint64_t flags;        /* open flags, access mode, ... as passed */
+  uint64_t flags;        /* a file operation's flags as the table shows them
+                          * (sbx_fs_op_shown_flags: open flags, access mode,
+                          * AT_ flags, mode, ...), printed with
+                          * sbx_fs_format_flags(op, ...); socket types */
   bool allowed;          /* the rules allowed it (it may still have failed) */
   bool served;           /* false: the target was gone and got no answer */
   int error;             /* errno the call returned, 0 on success */

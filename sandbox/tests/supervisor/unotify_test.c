@@ -281,7 +281,7 @@ START_TEST(supervisor_injects_an_fd_for_an_allowed_open_only) {
   u = supervise(&f, t.listener);
   ck_assert_int_eq(serve_until_exit(u, t.pid), 13);
   sbx_unotify_free(u);
-  g_autofree char *want = g_strconcat("deny read ", forbidden, NULL);
+  g_autofree char *want = g_strconcat("deny open ", forbidden, NULL);
   bool found = false;
   for (guint i = 0; i < f.events->len; i++)
     found |= strcmp(g_ptr_array_index(f.events, i), want) == 0;
