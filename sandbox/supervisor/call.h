@@ -1,11 +1,12 @@
 /* One notification being decided: the state every handler of the
  * supervisor works on, and the helpers they share. Internal to
- * sandbox/supervisor (supervisor.c, fs_ops.c, objects.c, descriptors.c,
- * sockets.c).
+ * sandbox/supervisor (supervisor.c, fs_ops.c, fs_open.c, fs_look.c,
+ * objects.c, descriptors.c, sockets.c, observer.c).
  *
  * Why it exists: the handlers are split by what they decide on - the
- * file-system calls of the table (fs_ops.c, one handler per operation,
- * over requests the shared decoder made), the objects paths and
+ * file-system calls of the table (fs_ops.c, fs_open.c, fs_look.c: one
+ * handler per operation, over requests the shared decoder made), the
+ * objects paths and
  * descriptors name (objects.c), descriptors the program holds
  * (descriptors.c), sockets (sockets.c) - but answer, deny and report in
  * exactly one way, so the rules of supervisor.h hold for all of them:
@@ -219,6 +220,32 @@ int sbx_call_grab_fd(sbx_call *c, int fd);
  * shared decoder (reading the target's memory), then handled by its
  * operation. */
 void sbx_handle_fs_call(sbx_call *c, const sbx_fs_call *row);
+
+/* fs_ops.c: what the operations' handlers share. The request's path
+ * (path2) made absolute, against the target's dirfd or working
+ * directory, and normalised into c->path (c->path2); false when the call
+ * was answered (dropped when the target is gone, else the errno). */
+bool sbx_fs_take_path(sbx_call *c);
+bool sbx_fs_take_path2(sbx_call *c);
+
+/* For an operation on the existing object the request's path names:
+ * makes the path absolute and opens the object (sbx_call_open_object).
+ * Returns our fd, or -1 when it already answered. With `own` set, a path
+ * naming one of the target's descriptors (followed) returns
+ * SBX_ON_DESCRIPTOR and the descriptor in *own, for descriptors.c. */
+#define SBX_ON_DESCRIPTOR (-2)
+int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
+                      int *own);
+
+/* Handlers of operations, by file: fs_open.c (open), fs_look.c (stat,
+ * access, readlink, statfs, getxattr and listxattr); the others are
+ * fs_ops.c's own. */
+void sbx_op_open(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_stat(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_access(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q);
 
 /* supervisor.c: true for the launcher's own first exec (once). */
 bool sbx_call_first_exec(sbx_call *c);
