@@ -97,10 +97,12 @@ static int statx_fd(int fd, struct statx *out) {
   return 0;
 }
 
+/* Async-signal-safe. */
 static bool is_statx(const sbx_fs_request *q) {
   return sbx_fs_call_arg(q->call, SBX_FS_ARG_MASK) >= 0;
 }
 
+/* Async-signal-safe. */
 static void *buffer_of(const sbx_fs_request *q) {
   return (void *)(uintptr_t)sbx_fs_request_arg(q, SBX_FS_ARG_BUF);
 }
@@ -190,6 +192,7 @@ __attribute__((noinline)) static intptr_t serve_two_paths(
   return serve(row, call, client, path, path2);
 }
 
+/* Async-signal-safe. */
 __attribute__((noinline)) static intptr_t serve_one_path(
     const sbx_fs_call *row, const sbx_trap_call *call,
     const sbx_broker_client *client) {
@@ -208,7 +211,7 @@ static intptr_t layer1_trap(const sbx_trap_call *call, void *aux) {
   return serve_one_path(row, call, aux);
 }
 
-/* Async-signal-safe: runs in the zygote, which may have been forked from
+/* Async-signal-safe. Runs in the zygote, which may have been forked from
  * a process whose other threads held locks. The registry's functions
  * allocate nothing when given a NULL GError (as report.c relies on too),
  * and the numbers of the table are all in the registry's range, so the
@@ -228,7 +231,7 @@ int sbx_layer1_register_traps_raw(void *client) {
   return 0;
 }
 
-/* Async-signal-safe: runs in each worker between fork and its entry. */
+/* Async-signal-safe. Runs in each worker between fork and its entry. */
 int sbx_layer1_attach_raw(void *client, int channel_fd) {
   if (client == NULL || channel_fd < 0)
     return -EINVAL;

@@ -287,6 +287,7 @@ static const op_info ops[SBX_FS_OP_COUNT] = {
     [SBX_FS_OP_EXEC] = {"exec", SBX_FS_NEEDS_EXEC, SHOWS_AT_FLAGS},
 };
 
+/* Async-signal-safe. */
 static const op_info *op_of(sbx_fs_op op) {
   if ((unsigned)op >= SBX_FS_OP_COUNT || ops[op].name == NULL)
     return NULL;
@@ -299,11 +300,13 @@ const char *sbx_fs_op_name(sbx_fs_op op) {
   return o ? o->name : NULL;
 }
 
+/* Async-signal-safe. */
 sbx_fs_need sbx_fs_op_need(sbx_fs_op op) {
   const op_info *o = op_of(op);
   return o ? o->need : SBX_FS_NEEDS_LOOK;
 }
 
+/* Async-signal-safe. */
 sbx_fs_need sbx_fs_open_need(uint32_t flags) {
   if (flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT))
     return SBX_FS_NEEDS_CREATE;

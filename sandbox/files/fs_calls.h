@@ -184,8 +184,9 @@ typedef struct {
 #define SBX_FS_RENAME_SERVED (RENAME_NOREPLACE | RENAME_EXCHANGE)
 
 /* The rules beyond a mask, as the kernel applies them: 0 or -EINVAL.
- * statx: not both sync types, no reserved mask bit. rename: EXCHANGE
- * with neither NOREPLACE nor WHITEOUT. Async-signal-safe. */
+ * statx: not both sync types, no reserved mask bit. rename:
+ * RENAME_EXCHANGE never with RENAME_NOREPLACE or RENAME_WHITEOUT.
+ * Async-signal-safe. */
 int sbx_fs_check_statx(uint32_t at_flags, uint32_t mask);
 int sbx_fs_check_rename(uint32_t flags);
 
@@ -215,8 +216,9 @@ typedef enum {
   SBX_FS_NEEDS_EXEC,
   SBX_FS_NEEDS_BY_FLAGS, /* open: read, write or create, by its flags */
 } sbx_fs_need;
+/* Async-signal-safe. */
 sbx_fs_need sbx_fs_op_need(sbx_fs_op op);
-/* open's need by its flags (READ, WRITE or CREATE). */
+/* open's need by its flags (READ, WRITE or CREATE). Async-signal-safe. */
 sbx_fs_need sbx_fs_open_need(uint32_t flags);
 
 /* Which of a call's values the records of its operation show as its

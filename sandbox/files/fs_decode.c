@@ -54,6 +54,7 @@ static uint32_t arg32(const sbx_fs_request *q, sbx_fs_arg_role role) {
   return (uint32_t)sbx_fs_request_arg(q, role);
 }
 
+/* Async-signal-safe. */
 static bool has(const sbx_fs_call *call, sbx_fs_arg_role role) {
   return sbx_fs_call_arg(call, role) >= 0;
 }

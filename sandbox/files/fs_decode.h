@@ -91,7 +91,8 @@ typedef struct {
  * path and path2 are the caller's buffers of PATH_MAX bytes (path2 may be
  * NULL for calls without a second path). Returns 0, -errno (the kernel's
  * answer to these arguments) or SBX_FS_GONE. On failure *out still holds
- * the call, op and the flag fields read so far, for the record. */
+ * the call, op and the flag fields read so far, for the record.
+ * Async-signal-safe when the reader is. */
 int sbx_fs_decode(const sbx_fs_call *call, const uint64_t args[6],
                   const sbx_fs_reader *reader, char *path, char *path2,
                   sbx_fs_request *out);
