@@ -7,8 +7,13 @@
  * seccomp filter returning SECCOMP_RET_USER_NOTIF; the supervisor reads the
  * arguments out of the program's memory, asks the resolver
  * (sandbox/files/resolver.h, the same engine the broker uses), and
- * answers. The path the program passed lives in memory it can rewrite at
- * any time, so:
+ * answers. Which calls are file-system calls, which argument of each is
+ * the path, the descriptor or the flags, and which flags each accepts is
+ * the table of file-system calls (sandbox/files/fs_calls.h), read with the
+ * decoder layer 1 uses too (fs_decode.h): the supervisor and the broker's
+ * client are two executors of one table, and each operation has one
+ * handler here, whether the call names a path or a descriptor. The path
+ * the program passed lives in memory it can rewrite at any time, so:
  *   - a decision that depended on memory contents is never answered with
  *     SECCOMP_USER_NOTIF_FLAG_CONTINUE. The supervisor opens the file
  *     itself and installs the descriptor in the program
