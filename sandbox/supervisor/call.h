@@ -58,9 +58,9 @@ typedef struct sbx_call {
   int error;
   int fd;
   unsigned fd_flags;
-  int wait_fd; /* ANSWER_WAIT: our socket whose connect is in progress */
-  sbx_fs_request q; /* a file-system call, as the decoder made it */
-  char raw[PATH_MAX];  /* q.path: the path as the program passed it */
+  int wait_fd;        /* ANSWER_WAIT: our socket whose connect is in progress */
+  sbx_fs_request q;   /* a file-system call, as the decoder made it */
+  char raw[PATH_MAX]; /* q.path: the path as the program passed it */
   char raw2[PATH_MAX]; /* q.path2 */
   char path[PATH_MAX]; /* absolute and normalised */
   char path2[PATH_MAX];

@@ -97,23 +97,21 @@ typedef enum {
 } sbx_unotify_hint;
 
 /* One decision, reported to the launcher (for its audit log and its
- * `sbx: denied` lines). Every pointer is valid during the callback only. */
+ * `sbx: denied` lines). Every pointer is valid during the callback only.
+ * A file operation is named and its flags are spelled as the table of
+ * file-system calls does (sbx_fs_op_name, sbx_fs_format_flags), which is
+ * how the broker's audit lines name and spell them too. */
 typedef struct {
   pid_t pid;             /* the calling thread, as the supervisor sees it */
   int nr;                /* system call number */
   const char *syscall;   /* its name ("syscall-N" when unknown) */
-  /* The operation, named as the table of file-system calls names it
-   * (sbx_fs_op_name: "open", "stat", "mkdir", "chmod", ...), or for other
-   * calls "socket", "socketpair", "connect", "bind", "syscall". */
-  const char *operation;
+  const char *operation; /* "open", "stat", "mkdir", ... (sbx_fs_op_name);
+                          * "socket", "connect", "bind", "syscall", ... */
   sbx_fs_op op;          /* the file operation, SBX_FS_OP_NONE for others */
   const char *path;      /* absolute, normalised; NULL when not a path call */
   const char *path2;     /* the second path of rename, else NULL */
   const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
-  uint64_t flags;        /* a file operation's flags as the table shows them
-                          * (sbx_fs_op_shown_flags: open flags, access mode,
-                          * AT_ flags, mode, ...), printed with
-                          * sbx_fs_format_flags(op, ...); socket types */
+  uint64_t flags;        /* sbx_fs_op_shown_flags(); a socket's type */
   bool allowed;          /* the rules allowed it (it may still have failed) */
   bool served;           /* false: the target was gone and got no answer */
   int error;             /* errno the call returned, 0 on success */
