@@ -100,64 +100,6 @@ static void put_path(out_buf *o, const char *key, const char *path) {
   }
 }
 
-static void put_open_flags(out_buf *o, uint32_t flags) {
-  static const struct {
-    uint32_t bit;
-    const char *name;
-  } names[] = {
-      {O_CREAT, "O_CREAT"},         {O_EXCL, "O_EXCL"},
-      {O_NOCTTY, "O_NOCTTY"},       {O_TRUNC, "O_TRUNC"},
-      {O_APPEND, "O_APPEND"},       {O_NONBLOCK, "O_NONBLOCK"},
-      {O_DSYNC, "O_DSYNC"},         {04000000, "__O_SYNC"},
-      {O_DIRECT, "O_DIRECT"},       {0100000, "O_LARGEFILE"},
-      {O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"},
-      {O_NOATIME, "O_NOATIME"},     {O_CLOEXEC, "O_CLOEXEC"},
-      {020000000, "__O_TMPFILE"},   {010000000, "O_PATH"},
-      {020000, "O_ASYNC"},
-  };
-  static const char *const acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR",
-                                    "O_ACCMODE"};
-  puts_(o, acc[flags & 3]);
-  uint32_t rest = flags & ~3u;
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    if (rest & names[i].bit) {
-      puts_(o, "|");
-      puts_(o, names[i].name);
-      rest &= ~names[i].bit;
-    }
-  }
-  if (rest) {
-    char num[16];
-    snprintf(num, sizeof(num), "|0x%x", rest);
-    puts_(o, num);
-  }
-}
-
-static void put_access_mode(out_buf *o, uint32_t mode) {
-  if (mode == 0) {
-    puts_(o, "F_OK");
-    return;
-  }
-  bool first = true;
-  static const struct {
-    uint32_t bit;
-    const char *name;
-  } names[] = {{R_OK, "R_OK"}, {W_OK, "W_OK"}, {X_OK, "X_OK"}};
-  for (size_t i = 0; i < 3; i++) {
-    if (mode & names[i].bit) {
-      if (!first)
-        puts_(o, "|");
-      puts_(o, names[i].name);
-      first = false;
-    }
-  }
-  if (mode & ~7u) {
-    char num[16];
-    snprintf(num, sizeof(num), "%s0x%x", first ? "" : "|", mode & ~7u);
-    puts_(o, num);
-  }
-}
-
 /* An out_buf over buf that keeps room for the '\n' and the NUL and never
  * lets a line pass SBX_AUDIT_LINE_MAX. */
 static out_buf line_buf(char *buf, size_t size) {
@@ -187,14 +129,9 @@ size_t sbx_audit_format(const sbx_audit_record *rec, char *buf, size_t size) {
   if (rec->path2)
     put_path(&o, "path2", rec->path2);
   puts_(&o, " flags=");
-  if (rec->command == SBX_BROKER_CMD_OPEN) {
-    put_open_flags(&o, rec->flags);
-  } else if (rec->command == SBX_BROKER_CMD_ACCESS) {
-    put_access_mode(&o, rec->flags);
-  } else {
-    snprintf(num, sizeof(num), "0x%x", rec->flags);
-    puts_(&o, num);
-  }
+  char flags[SBX_FS_FLAGS_TEXT_MAX];
+  sbx_fs_format_flags(rec->fs_op, rec->flags, flags, sizeof(flags));
+  puts_(&o, flags);
   puts_(&o, " type=");
   put_escaped(&o, rec->type ? rec->type : "unknown", SBX_AUDIT_NAME_MAX);
   snprintf(num, sizeof(num), " pid=%d errno=", (int)rec->pid);

@@ -20,10 +20,13 @@
  *   sbx: suppressed denials=N type=TYPE pid=PID
  *   sbx: dropped lines=N
  *
- * each on one line. VERDICT is `denied` or `granted`; OP the command name
- * (`open`, `stat`, ...) or `protocol` for a malformed message; FLAGS the
- * open flags by name (`O_RDWR|O_CREAT`), access modes by name (`R_OK`), or
- * a hex number for other commands; ERRNO the errno name of the result (`0`
+ * each on one line. VERDICT is `denied` or `granted`; OP the operation
+ * of the table of file-system calls the command performs (`open`,
+ * `stat`, `access`, ...: fs_calls.h, the names sbx-run's records use too),
+ * `attach`, or `protocol` for a malformed message; FLAGS as
+ * sbx_fs_format_flags() spells the operation's flags (`O_RDWR|O_CREAT`,
+ * `R_OK`, `AT_SYMLINK_NOFOLLOW`, a mode `0755`, `0` for none); ERRNO the
+ * errno name of the result (`0`
  * when the call succeeded); TYPE the worker type of the channel; PID the
  * sender as the kernel reported it. A granted request may still carry the
  * file system's errno (a granted open of a missing file ends in
@@ -63,6 +66,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "sandbox/files/fs_calls.h"
 
 #define SBX_AUDIT_LINE_MAX 1024 /* bytes of one line, '\n' included */
 #define SBX_AUDIT_PATH_MAX 256  /* bytes of one path between its quotes */
@@ -119,10 +124,12 @@ void sbx_audit_close(sbx_audit *audit);
 typedef struct {
   const char *type;
   pid_t pid;
-  const char *op;
+  const char *op;    /* an operation's name (sbx_fs_op_name), "attach" or
+                        "protocol" */
   const char *path;  /* may be NULL */
   const char *path2; /* may be NULL */
-  uint16_t command;  /* decides how flags are printed; 0 for protocol */
+  sbx_fs_op fs_op;   /* decides how flags are printed (sbx_fs_format_flags);
+                        SBX_FS_OP_NONE for the others */
   uint32_t flags;
   bool granted;
   int result; /* >= 0 or -errno */

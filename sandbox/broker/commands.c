@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STATX_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE)
-
+/* The field rules: the flag sets of the table of file-system calls, as a
+ * decoded request carries them (never AT_EMPTY_PATH), narrowed to what
+ * the broker serves. */
 static int check_none(uint32_t flags, uint32_t arg) {
   return flags == 0 && arg == 0 ? 0 : -EINVAL;
 }
@@ -23,21 +24,17 @@ static int check_open(uint32_t flags, uint32_t arg) {
 }
 
 static int check_access(uint32_t flags, uint32_t arg) {
-  if (flags & ~(uint32_t)(R_OK | W_OK | X_OK))
+  if (flags & ~(uint32_t)SBX_FS_ACCESS_MODES)
     return -EINVAL;
-  if (arg & ~(uint32_t)(AT_EACCESS | AT_SYMLINK_NOFOLLOW))
+  if (arg & ~(uint32_t)SBX_FS_PATH_AT_FLAGS(SBX_FS_ACCESS_AT_FLAGS))
     return -EINVAL;
   return 0;
 }
 
 static int check_statx(uint32_t flags, uint32_t arg) {
-  if (flags & ~(uint32_t)STATX_FLAGS)
+  if (flags & ~(uint32_t)SBX_FS_PATH_AT_FLAGS(SBX_FS_STATX_AT_FLAGS))
     return -EINVAL;
-  if ((flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
-    return -EINVAL;
-  if (arg & STATX__RESERVED)
-    return -EINVAL;
-  return 0;
+  return sbx_fs_check_statx(flags, arg);
 }
 
 static int check_readlink(uint32_t flags, uint32_t arg) {
@@ -52,11 +49,9 @@ static int check_mkdir(uint32_t flags, uint32_t arg) {
 static int check_rename(uint32_t flags, uint32_t arg) {
   if (arg != 0)
     return -EINVAL;
-  if (flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+  if (flags & ~(uint32_t)SBX_FS_RENAME_SERVED)
     return -EINVAL;
-  if (flags == (RENAME_NOREPLACE | RENAME_EXCHANGE))
-    return -EINVAL;
-  return 0;
+  return sbx_fs_check_rename(flags);
 }
 
 static int handle_open(sbx_broker_call *c) {
@@ -139,40 +134,58 @@ static int handle_rename(sbx_broker_call *c) {
                              &c->decision);
 }
 
-/* What a worker may ask. Indexed by command number. */
+#define OP(o) SBX_FS_OP_##o
+#define FLAGS SBX_BROKER_SHOWS_FLAGS
+#define ARG SBX_BROKER_SHOWS_ARG
+#define NONE SBX_BROKER_SHOWS_NONE
+
+/* What a worker may ask. Indexed by command number. Each file command is
+ * one operation of the table of file-system calls (fs_calls.h), whose
+ * name it carries. */
 static const sbx_broker_command commands[SBX_BROKER_CMD_END] = {
-    [SBX_BROKER_CMD_OPEN] = {SBX_BROKER_CMD_OPEN, "open", 1,
+    [SBX_BROKER_CMD_OPEN] = {SBX_BROKER_CMD_OPEN, OP(OPEN), FLAGS, 0, 1,
                              "read / write / create / temporary, by flags",
                              check_open, handle_open},
-    [SBX_BROKER_CMD_ACCESS] = {SBX_BROKER_CMD_ACCESS, "access", 1,
+    [SBX_BROKER_CMD_ACCESS] = {SBX_BROKER_CMD_ACCESS, OP(ACCESS), FLAGS, 0, 1,
                                "stat (F_OK), read (R_OK), write (W_OK)",
                                check_access, handle_access},
-    [SBX_BROKER_CMD_STAT] = {SBX_BROKER_CMD_STAT, "stat", 1, "stat",
+    [SBX_BROKER_CMD_STAT] = {SBX_BROKER_CMD_STAT, OP(STAT), NONE, 0, 1, "stat",
                              check_none, handle_stat},
-    [SBX_BROKER_CMD_LSTAT] = {SBX_BROKER_CMD_LSTAT, "lstat", 1, "stat",
-                              check_none, handle_lstat},
-    [SBX_BROKER_CMD_STATX] = {SBX_BROKER_CMD_STATX, "statx", 1, "stat",
-                              check_statx, handle_statx},
-    [SBX_BROKER_CMD_READLINK] = {SBX_BROKER_CMD_READLINK, "readlink", 1,
-                                 "stat", check_readlink, handle_readlink},
-    [SBX_BROKER_CMD_MKDIR] = {SBX_BROKER_CMD_MKDIR, "mkdir", 1, "create",
-                              check_mkdir, handle_mkdir},
-    [SBX_BROKER_CMD_RMDIR] = {SBX_BROKER_CMD_RMDIR, "rmdir", 1, "create",
-                              check_none, handle_rmdir},
-    [SBX_BROKER_CMD_UNLINK] = {SBX_BROKER_CMD_UNLINK, "unlink", 1, "create",
-                               check_none, handle_unlink},
-    [SBX_BROKER_CMD_RENAME] = {SBX_BROKER_CMD_RENAME, "rename", 2,
+    [SBX_BROKER_CMD_LSTAT] = {SBX_BROKER_CMD_LSTAT, OP(STAT), NONE,
+                              AT_SYMLINK_NOFOLLOW, 1, "stat", check_none,
+                              handle_lstat},
+    [SBX_BROKER_CMD_STATX] = {SBX_BROKER_CMD_STATX, OP(STAT), FLAGS, 0, 1,
+                              "stat", check_statx, handle_statx},
+    [SBX_BROKER_CMD_READLINK] = {SBX_BROKER_CMD_READLINK, OP(READLINK), NONE, 0,
+                                 1, "stat", check_readlink, handle_readlink},
+    [SBX_BROKER_CMD_MKDIR] = {SBX_BROKER_CMD_MKDIR, OP(MKDIR), ARG, 0, 1,
+                              "create", check_mkdir, handle_mkdir},
+    [SBX_BROKER_CMD_RMDIR] = {SBX_BROKER_CMD_RMDIR, OP(RMDIR), NONE, 0, 1,
+                              "create", check_none, handle_rmdir},
+    [SBX_BROKER_CMD_UNLINK] = {SBX_BROKER_CMD_UNLINK, OP(UNLINK), NONE, 0, 1,
+                               "create", check_none, handle_unlink},
+    [SBX_BROKER_CMD_RENAME] = {SBX_BROKER_CMD_RENAME, OP(RENAME), FLAGS, 0, 2,
                                "create, on both paths", check_rename,
                                handle_rename},
     /* Transport, not a file operation: the server serves it itself. */
-    [SBX_BROKER_CMD_ATTACH] = {SBX_BROKER_CMD_ATTACH, "attach", 0,
+    [SBX_BROKER_CMD_ATTACH] = {SBX_BROKER_CMD_ATTACH, OP(NONE), NONE, 0, 0,
                                "none (a reply channel)", check_none, NULL},
 };
 
 const sbx_broker_command *sbx_broker_command_find(uint16_t command) {
-  if (command >= SBX_BROKER_CMD_END || commands[command].name == NULL)
+  if (command >= SBX_BROKER_CMD_END || commands[command].command == 0)
     return NULL;
   return &commands[command];
+}
+
+uint32_t sbx_broker_command_shown_flags(const sbx_broker_request_view *q) {
+  const sbx_broker_command *c = sbx_broker_command_find(q->command);
+  if (!c)
+    return q->flags;
+  uint32_t v = c->shows == SBX_BROKER_SHOWS_FLAGS ? q->flags
+               : c->shows == SBX_BROKER_SHOWS_ARG ? q->arg
+                                                  : 0;
+  return v | c->implied_at_flags;
 }
 
 int sbx_broker_check_fields(uint16_t command, uint32_t flags, uint32_t arg) {
@@ -187,5 +200,9 @@ unsigned sbx_broker_command_paths(uint16_t command) {
 
 const char *sbx_broker_command_name(uint16_t command) {
   const sbx_broker_command *c = sbx_broker_command_find(command);
-  return c ? c->name : "unknown";
+  if (!c)
+    return "unknown";
+  if (c->command == SBX_BROKER_CMD_ATTACH)
+    return "attach";
+  return sbx_fs_op_name(c->op);
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "sandbox/broker/protocol.h"
+#include "sandbox/files/fs_calls.h"
 #include "sandbox/files/resolver.h"
 
 typedef struct {
@@ -31,9 +32,20 @@ typedef struct {
   sbx_decision decision;
 } sbx_broker_call;
 
+/* Which field of a request holds the flags its records show. */
+typedef enum {
+  SBX_BROKER_SHOWS_FLAGS, /* flags (open flags, access mode, ...) */
+  SBX_BROKER_SHOWS_ARG,   /* arg (mkdir's mode) */
+  SBX_BROKER_SHOWS_NONE,  /* nothing but what the command implies */
+} sbx_broker_shows;
+
 typedef struct {
   uint16_t command;
-  const char *name;
+  /* The operation of the table of file-system calls it performs (its
+   * name is the command's name); SBX_FS_OP_NONE for ATTACH. */
+  sbx_fs_op op;
+  sbx_broker_shows shows;
+  uint32_t implied_at_flags; /* LSTAT: AT_SYMLINK_NOFOLLOW */
   unsigned n_paths;
   const char *permission; /* the right it needs, for documentation */
   /* Field rules (see sbx_broker_check_fields): 0 or -EINVAL. */
@@ -45,5 +57,10 @@ typedef struct {
 
 /* The table entry for a command, or NULL. Async-signal-safe. */
 const sbx_broker_command *sbx_broker_command_find(uint16_t command);
+
+/* The flags a record of the request shows, in the vocabulary of the
+ * table of file-system calls (sbx_fs_format_flags with the command's op):
+ * LSTAT shows AT_SYMLINK_NOFOLLOW, MKDIR its mode. */
+uint32_t sbx_broker_command_shown_flags(const sbx_broker_request_view *q);
 
 #endif /* SBX_BROKER_COMMANDS_H_ */

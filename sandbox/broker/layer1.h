@@ -10,8 +10,11 @@
  *
  * The layer is written in the policy language (builtin
  * broker-client.policy, which lists every call it traps and refuses and
- * why). It allows everything else: the per-process-type layer 2 installed
- * on top of it is the allowlist, and stacked filters only narrow.
+ * why); the calls it traps are the rows of the table of file-system calls
+ * (sandbox/files/fs_calls.h) marked SBX_FS_LAYER1, and compiling checks
+ * that the two agree. It allows everything else: the per-process-type
+ * layer 2 installed on top of it is the allowlist, and stacked filters
+ * only narrow.
  *
  * Life cycle:
  *   zygote:     sbx_layer1_compile in the host (the program goes into the
@@ -47,15 +50,16 @@ typedef enum {
 /* The broker-client layer compiled from broker-client.policy. */
 gboolean sbx_layer1_compile(sbx_bpf_program *out, GError **error);
 
-/* Registers the SIGSYS trap handlers for every call the layer traps, each
- * forwarding to the broker through client (a sbx_broker_client *, borrowed,
- * must outlive the process's use of it), and installs the SIGSYS handler.
- * ASYNC-SIGNAL-SAFE enough to run in the zygote before any worker (returns
- * 0 or -errno); matches sbx_zygote_config.register_broker_traps_raw. */
+/* Registers layer 1's SIGSYS handler (layer1_traps.c) for every call the
+ * table of file-system calls gives layer 1, forwarding to the broker
+ * through client (a sbx_broker_client *, borrowed, must outlive the
+ * process's use of it), and installs the SIGSYS handler. Returns 0 or
+ * -errno; matches sbx_zygote_config.register_broker_traps_raw.
+ * Async-signal-safe. Runs in the zygote before any worker. */
 int sbx_layer1_register_traps_raw(void *client);
 
 /* Per worker: points client at channel_fd (sbx_broker_client_init); matches
- * sbx_zygote_config.broker_attach_raw. ASYNC-SIGNAL-SAFE. */
+ * sbx_zygote_config.broker_attach_raw. Async-signal-safe. */
 int sbx_layer1_attach_raw(void *client, int channel_fd);
 
 /* In-process (no zygote): register the traps for client and load the layer

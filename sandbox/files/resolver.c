@@ -21,24 +21,13 @@
 #include <unistd.h>
 
 #include "sandbox/base/path.h"
-
-/* Kernel flag bits the userspace headers hide or spell differently. */
-#define K_O_LARGEFILE 0100000
-#define K_O_SYNC_BIT 04000000
-#define K_O_TMPFILE_BIT 020000000
-#define K_FASYNC 020000
-#define K_O_PATH 010000000
-
-#define KNOWN_OPEN_FLAGS                                                       \
-  (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | \
-   O_DSYNC | K_O_SYNC_BIT | O_DIRECT | K_O_LARGEFILE | O_DIRECTORY |           \
-   O_NOFOLLOW | O_NOATIME | O_CLOEXEC | K_O_TMPFILE_BIT | K_O_PATH | K_FASYNC)
+#include "sandbox/files/fs_calls.h"
 
 /* Flags handed to openat2 as the worker gave them. */
-#define PASSED_OPEN_FLAGS                                           \
-  (O_ACCMODE | O_CREAT | O_EXCL | O_APPEND | O_NONBLOCK | O_DSYNC | \
-   K_O_SYNC_BIT | O_DIRECT | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
-   K_O_TMPFILE_BIT)
+#define PASSED_OPEN_FLAGS                                                \
+  (O_ACCMODE | O_CREAT | O_EXCL | O_APPEND | O_NONBLOCK | O_DSYNC |      \
+   SBX_FS_O_SYNC_BIT | O_DIRECT | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
+   SBX_FS_O_TMPFILE_BIT)
 
 #define MAX_HOPS 40        /* symlink substitutions per request */
 #define MAX_WALK_STEPS 256 /* readlinkat() calls per request (B7) */
@@ -544,7 +533,7 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
     *rc = -err;
     return STEP_DONE;
   }
-  if (exact && lk->follow && (oflags & K_O_PATH)) {
+  if (exact && lk->follow && (oflags & SBX_FS_O_PATH)) {
     if (fstat(fd, &out->st) < 0) {
       *rc = -errno;
       close(fd);
@@ -696,16 +685,16 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   if (!d)
     d = &local;
   unsigned uflags = (unsigned)flags;
-  if (uflags & ~(unsigned)KNOWN_OPEN_FLAGS)
+  if (uflags & ~(unsigned)SBX_FS_OPEN_FLAGS)
     return deny_with(d, "unknown open flags", -EINVAL);
   int acc = flags & O_ACCMODE;
   if (acc == O_ACCMODE)
     return deny_with(d, "invalid access mode", -EINVAL);
-  if (uflags & K_O_PATH)
+  if (uflags & SBX_FS_O_PATH)
     return deny(r, d, "O_PATH");
-  if (uflags & K_FASYNC)
+  if (uflags & SBX_FS_O_ASYNC)
     return deny(r, d, "O_ASYNC");
-  bool tmpfile = (uflags & K_O_TMPFILE_BIT) != 0;
+  bool tmpfile = (uflags & SBX_FS_O_TMPFILE_BIT) != 0;
   bool creat = (flags & O_CREAT) != 0;
   bool trunc = (flags & O_TRUNC) != 0;
   if (tmpfile && (!(flags & O_DIRECTORY) || acc == O_RDONLY || creat))
@@ -765,7 +754,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   int fd;
   if (variants[res.alt] == OPEN_TEMPORARY) {
     int tflags = (base & ~O_DIRECTORY & ~O_NOFOLLOW & ~O_NONBLOCK) |
-                 K_O_TMPFILE_BIT | O_DIRECTORY | O_CLOEXEC;
+                 SBX_FS_O_TMPFILE_BIT | O_DIRECTORY | O_CLOEXEC;
     if ((tflags & O_ACCMODE) == O_RDONLY)
       tflags |= O_RDWR;
     fd = (int)sys_openat2(res.fd, ".", tflags, cmode, BENEATH);
@@ -828,7 +817,7 @@ static int resolve_object(const sbx_resolver *r, pid_t pid, const char *path,
                           unsigned need, bool follow, resolved *res,
                           sbx_decision *d) {
   lookup lk = {.n_alts = 1, .follow = follow};
-  lk.alts[0] = (alternative){need, false, K_O_PATH};
+  lk.alts[0] = (alternative){need, false, SBX_FS_O_PATH};
   cursor c;
   return resolve(r, pid, path, &lk, &c, res, d);
 }
@@ -858,9 +847,9 @@ int sbx_resolver_open_object(const sbx_resolver *r, pid_t pid, const char *path,
 
 int sbx_resolver_access(const sbx_resolver *r, pid_t pid, const char *path,
                         int mode, int at_flags, sbx_decision *d) {
-  if (mode & ~(R_OK | W_OK | X_OK))
+  if (mode & ~SBX_FS_ACCESS_MODES)
     return deny_with(d, "invalid access mode", -EINVAL);
-  if (at_flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW))
+  if (at_flags & ~SBX_FS_PATH_AT_FLAGS(SBX_FS_ACCESS_AT_FLAGS))
     return deny_with(d, "invalid access flags", -EINVAL);
   if (mode & X_OK)
     return deny(r, d, "execute permission is never granted");
@@ -900,12 +889,9 @@ int sbx_resolver_stat(const sbx_resolver *r, pid_t pid, const char *path,
 int sbx_resolver_statx(const sbx_resolver *r, pid_t pid, const char *path,
                        int at_flags, unsigned mask, struct statx *out,
                        sbx_decision *d) {
-  int known = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE;
-  if ((at_flags & ~known) ||
-      (at_flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
-    return deny_with(d, "invalid statx flags", -EINVAL);
-  if (mask & STATX__RESERVED)
-    return deny_with(d, "invalid statx mask", -EINVAL);
+  if ((at_flags & ~SBX_FS_PATH_AT_FLAGS(SBX_FS_STATX_AT_FLAGS)) ||
+      sbx_fs_check_statx((uint32_t)at_flags, mask) < 0)
+    return deny_with(d, "invalid statx flags or mask", -EINVAL);
   resolved res;
   int rc = resolve_object(r, pid, path, SBX_PERM_STAT,
                           !(at_flags & AT_SYMLINK_NOFOLLOW), &res, d);
@@ -999,8 +985,7 @@ int sbx_resolver_rmdir(const sbx_resolver *r, pid_t pid, const char *path,
 
 int sbx_resolver_rename(const sbx_resolver *r, pid_t pid, const char *from,
                         const char *to, unsigned flags, sbx_decision *d) {
-  if ((flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
-      flags == (RENAME_NOREPLACE | RENAME_EXCHANGE))
+  if ((flags & ~(unsigned)SBX_FS_RENAME_SERVED) || sbx_fs_check_rename(flags))
     return deny_with(d, "invalid rename flags", -EINVAL);
   cursor c1, c2;
   resolved a, b;

@@ -25,12 +25,7 @@
 #include "sandbox/supervisor/observer.h"
 #include "sandbox/policy/parser.h"
 #include "sandbox/base/syscalls.h"
-
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
-
-#define K_O_TMPFILE_BIT 020000000
+#include "sandbox/files/fs_calls.h"
 
 G_DEFINE_QUARK(sbx - learn - error - quark, sbx_learn_error)
 
@@ -76,56 +71,40 @@ static void note_path(sbx_learn_record *r, const char *path, unsigned bits) {
     g_hash_table_insert(r->paths, g_strdup(path), GUINT_TO_POINTER(now));
 }
 
+/* What a use of a path needs, as the table of file-system calls says. */
+static unsigned need_use(sbx_fs_need need) {
+  switch (need) {
+    case SBX_FS_NEEDS_READ:
+      return SBX_LEARN_READ;
+    case SBX_FS_NEEDS_WRITE:
+      return SBX_LEARN_WRITE;
+    case SBX_FS_NEEDS_CREATE:
+      return SBX_LEARN_CREATE;
+    case SBX_FS_NEEDS_EXEC:
+      return SBX_LEARN_EXEC;
+    case SBX_FS_NEEDS_LOOK:
+    case SBX_FS_NEEDS_BY_FLAGS:
+      break;
+  }
+  return SBX_LEARN_STAT;
+}
+
 static unsigned open_use(uint64_t flags) {
-  if (flags & (O_CREAT | K_O_TMPFILE_BIT))
+  sbx_fs_need need = sbx_fs_open_need((uint32_t)flags);
+  /* A file created is then written. */
+  if (need == SBX_FS_NEEDS_CREATE)
     return SBX_LEARN_CREATE | SBX_LEARN_WRITE;
-  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
-    return SBX_LEARN_WRITE;
-  return SBX_LEARN_READ;
+  return need_use(need);
 }
 
 /* How a path call used its path(s); 0 for calls that name none. */
 static unsigned path_use(int nr) {
-  switch (nr) {
-    case __NR_mkdir:
-    case __NR_mkdirat:
-    case __NR_unlink:
-    case __NR_unlinkat:
-    case __NR_rmdir:
-    case __NR_rename:
-    case __NR_renameat:
-    case __NR_renameat2:
-    case __NR_link:
-    case __NR_linkat:
-    case __NR_symlink:
-    case __NR_symlinkat:
-    case __NR_mknod:
-    case __NR_mknodat:
-    case __NR_bind: /* a unix socket file */
-      return SBX_LEARN_CREATE;
-    case __NR_connect: /* to a unix socket file: the write right */
-    case __NR_chmod:
-    case __NR_fchmodat:
-    case __NR_fchmodat2:
-    case __NR_chown:
-    case __NR_lchown:
-    case __NR_fchownat:
-    case __NR_truncate:
-    case __NR_utime:
-    case __NR_utimes:
-    case __NR_utimensat:
-    case __NR_futimesat:
-    case __NR_setxattr:
-    case __NR_lsetxattr:
-    case __NR_removexattr:
-    case __NR_lremovexattr:
-      return SBX_LEARN_WRITE;
-    case __NR_execve:
-    case __NR_execveat:
-      return SBX_LEARN_EXEC;
-    default:
-      return SBX_LEARN_STAT;
-  }
+  if (nr == __NR_bind) /* a unix socket file */
+    return SBX_LEARN_CREATE;
+  if (nr == __NR_connect) /* to a unix socket file: the write right */
+    return SBX_LEARN_WRITE;
+  const sbx_fs_call *row = sbx_fs_call_find(nr);
+  return need_use(row ? sbx_fs_op_need(row->op) : SBX_FS_NEEDS_LOOK);
 }
 
 static void on_observation(const sbx_unotify_observation *o, void *data) {

@@ -222,7 +222,10 @@ char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
   add_escaped_member(s, "path", ev->path);
   add_escaped_member(s, "path2", ev->path2);
   add_escaped_member(s, "detail", ev->detail);
-  add_int_member(s, "flags", (gint64)ev->flags);
+  /* Spelled as the broker's audit lines spell them (fs_calls.h). */
+  char flags[SBX_FS_FLAGS_TEXT_MAX];
+  sbx_fs_format_flags(ev->op, (uint32_t)ev->flags, flags, sizeof(flags));
+  add_string_member(s, "flags", flags);
   add_int_member(s, "errno", ev->error);
   const char *en = errno_name(ev->error);
   if (en && ev->error)

@@ -1,11 +1,15 @@
 /* One notification being decided: the state every handler of the
  * supervisor works on, and the helpers they share. Internal to
- * sandbox/supervisor (supervisor.c, descriptors.c, sockets.c).
+ * sandbox/supervisor (supervisor.c, fs_ops.c, fs_open.c, fs_look.c,
+ * objects.c, descriptors.c, sockets.c, observer.c).
  *
- * Why it exists: the handlers are split by what they decide on - paths
- * (supervisor.c), descriptors the program holds (descriptors.c), sockets
- * (sockets.c) - but answer, deny and report in exactly one way, so the
- * rules of supervisor.h hold for all of them:
+ * Why it exists: the handlers are split by what they decide on - the
+ * file-system calls of the table (fs_ops.c, fs_open.c, fs_look.c: one
+ * handler per operation, over requests the shared decoder made), the
+ * objects paths and
+ * descriptors name (objects.c), descriptors the program holds
+ * (descriptors.c), sockets (sockets.c) - but answer, deny and report in
+ * exactly one way, so the rules of supervisor.h hold for all of them:
  *   - a handler records its answer in the call (answer_*, deny, decided);
  *     only supervisor.c talks to the kernel;
  *   - before acting on the file system or a socket for the target, it
@@ -29,8 +33,9 @@
 #include <glib.h>
 #include <linux/seccomp.h>
 
-#include "sandbox/supervisor/supervisor.h"
+#include "sandbox/files/fs_decode.h"
 #include "sandbox/kernel/unotify/target.h"
+#include "sandbox/supervisor/supervisor.h"
 
 typedef enum {
   ANSWER_VALUE,    /* value, or -error */
@@ -53,8 +58,11 @@ typedef struct sbx_call {
   int error;
   int fd;
   unsigned fd_flags;
-  int wait_fd; /* ANSWER_WAIT: our socket whose connect is in progress */
-  char path[PATH_MAX];
+  int wait_fd;        /* ANSWER_WAIT: our socket whose connect is in progress */
+  sbx_fs_request q;   /* a file-system call, as the decoder made it */
+  char raw[PATH_MAX]; /* q.path: the path as the program passed it */
+  char raw2[PATH_MAX]; /* q.path2 */
+  char path[PATH_MAX]; /* absolute and normalised */
   char path2[PATH_MAX];
   char hint_path[PATH_MAX];
   char detail[64];
@@ -156,10 +164,18 @@ static inline void decided(sbx_call *c, int64_t rc, const sbx_decision *d,
   answer_result(c, rc);
 }
 
-/* ---- paths and objects -------------------------------------------------- */
+/* ---- paths and objects (objects.c) ------------------------------------- */
+
+/* The decoder's reader for the target's memory: sbx_target_read_string()
+ * and sbx_target_read(), with a vanished target as SBX_FS_GONE. Used by
+ * the supervisor and by the observer. */
+sbx_fs_reader sbx_target_fs_reader(sbx_unotify_target *t);
 
 /* The pid /proc/self means, looked up only for paths below /proc. */
 pid_t sbx_call_self_pid(sbx_call *c, const char *path);
+
+/* A descriptor number written in decimal, as in /proc/self/fd/N. */
+bool sbx_call_parse_fd_number(const char *s, int *fd);
 
 /* The target's own descriptor a path names, or -1: /proc/self/fd/N,
  * /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr.
@@ -175,6 +191,22 @@ static inline bool same_object(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The access mode (O_RDONLY/O_WRONLY/O_RDWR) of the target's fd, from
+ * /proc/TID/fdinfo/N; -errno if it cannot be read. */
+int sbx_call_target_fd_access(sbx_call *c, int fd);
+
+/* An O_PATH descriptor of ours for the object behind the target's fd
+ * (through /proc/TID/fd/N). Returns it, PATH_GONE, or -errno. */
+int sbx_call_grab_object(sbx_call *c, int fd);
+
+/* Opens, for an operation that needs `need` on an existing object, a
+ * descriptor of ours: through the resolver when `path` is a path, or the
+ * object behind the target's own fd. The object's current location must
+ * carry `need`. Returns the fd, PATH_GONE, or -errno with the denial
+ * recorded. */
+int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
+                         unsigned need, sbx_unotify_hint hint);
+
 /* The open file description behind the target's descriptor fd, as a
  * descriptor of ours (pidfd_getfd(2): the same description, with its
  * access mode and flags), taken from the calling thread's descriptor
@@ -184,21 +216,57 @@ int sbx_call_grab_fd(sbx_call *c, int fd);
 
 /* ---- handlers outside supervisor.c -------------------------------------- */
 
+/* fs_ops.c: a call of the table of file-system calls: decoded with the
+ * shared decoder (reading the target's memory), then handled by its
+ * operation. */
+void sbx_handle_fs_call(sbx_call *c, const sbx_fs_call *row);
+
+/* fs_ops.c: what the operations' handlers share. The request's path
+ * (path2) made absolute, against the target's dirfd or working
+ * directory, and normalised into c->path (c->path2); false when the call
+ * was answered (dropped when the target is gone, else the errno). */
+bool sbx_fs_take_path(sbx_call *c);
+bool sbx_fs_take_path2(sbx_call *c);
+
+/* For an operation on the existing object the request's path names:
+ * makes the path absolute and opens the object (sbx_call_open_object).
+ * Returns our fd, or -1 when it already answered. With `own` set, a path
+ * naming one of the target's descriptors (followed) returns
+ * SBX_ON_DESCRIPTOR and the descriptor in *own, for descriptors.c. */
+#define SBX_ON_DESCRIPTOR (-2)
+int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
+                      int *own);
+
+/* Handlers of operations, by file: fs_open.c (open), fs_look.c (stat,
+ * access, readlink, statfs, getxattr and listxattr); the others are
+ * fs_ops.c's own. */
+void sbx_op_open(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_stat(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_access(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q);
+
+/* supervisor.c: true for the launcher's own first exec (once). */
+bool sbx_call_first_exec(sbx_call *c);
+
 /* descriptors.c: calls that change a file through a descriptor. */
-void sbx_handle_fchmod(sbx_call *c);
-void sbx_handle_fchown(sbx_call *c);
-void sbx_handle_fsetxattr(sbx_call *c); /* and fremovexattr */
-void sbx_handle_ftruncate(sbx_call *c);
-void sbx_handle_fallocate(sbx_call *c);
-/* An ioctl that changes inode attributes (FS_IOC_SETFLAGS, ...), named. */
-void sbx_handle_inode_ioctl(sbx_call *c, const char *name);
-/* chmod of the file behind the target's fd (fchmodat2 with AT_EMPTY_PATH,
- * or a path naming /proc/self/fd/N). */
-void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode);
+/* chmod of the file behind the target's fd: fchmod (by_path false), or
+ * fchmodat2 with AT_EMPTY_PATH, or a path naming /proc/self/fd/N (by_path
+ * true, which works on an O_PATH descriptor). */
+void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode, bool by_path);
 /* futimens (by_path false: utimensat(fd, NULL, ...)) or utimensat(fd, "",
  * ..., AT_EMPTY_PATH) (by_path true). times NULL: now. */
 void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
                     bool by_path);
+void sbx_fd_truncate(sbx_call *c, int fd, int64_t length);
+void sbx_fd_allocate(sbx_call *c, int fd, int mode, int64_t offset,
+                     int64_t len);
+/* The descriptor forms of calls refused everywhere (ownership, extended
+ * attributes): the descriptor is named for the message, then refused. */
+void sbx_fd_refuse(sbx_call *c, int fd, int err, const char *reason);
+/* An ioctl that changes inode attributes (FS_IOC_SETFLAGS, ...), named. */
+void sbx_handle_inode_ioctl(sbx_call *c, const char *name);
 /* The limit the kernel applies to the target's own truncate and
  * fallocate: its RLIMIT_FSIZE, for a file growing from old_size to
  * new_size. True (and answered, EFBIG) when new_size is beyond it. */

@@ -183,9 +183,7 @@ static int writable_object(sbx_call *c, int fd, bool allow_unnamed) {
 
 /* by_path: the AT_EMPTY_PATH form, which (unlike fchmod) works on an
  * O_PATH descriptor; done through /proc/self/fd/N of ours. */
-static void chmod_object(sbx_call *c, int fd, mode_t mode, bool by_path) {
-  c->ev.operation = "chmod";
-  c->ev.flags = mode;
+void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode, bool by_path) {
   int obj = writable_object(c, fd, false);
   if (obj < 0)
     return;
@@ -205,17 +203,8 @@ static void chmod_object(sbx_call *c, int fd, mode_t mode, bool by_path) {
   answer_result(c, rc);
 }
 
-void sbx_handle_fchmod(sbx_call *c) {
-  chmod_object(c, arg_int(c, 0), (mode_t)arg_int(c, 1), false);
-}
-
-void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode) {
-  chmod_object(c, fd, mode, true);
-}
-
 void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
                     bool by_path) {
-  c->ev.operation = "utime";
   int obj = writable_object(c, fd, false);
   if (obj < 0)
     return;
@@ -252,10 +241,8 @@ bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size) {
   return true;
 }
 
-void sbx_handle_ftruncate(sbx_call *c) {
-  c->ev.operation = "write";
-  int64_t length = (int64_t)arg(c, 1);
-  int obj = writable_object(c, arg_int(c, 0), true);
+void sbx_fd_truncate(sbx_call *c, int fd, int64_t length) {
+  int obj = writable_object(c, fd, true);
   if (obj < 0)
     return;
   struct stat st;
@@ -269,13 +256,9 @@ void sbx_handle_ftruncate(sbx_call *c) {
   answer_result(c, rc);
 }
 
-void sbx_handle_fallocate(sbx_call *c) {
-  c->ev.operation = "write";
-  int mode = arg_int(c, 1);
-  int64_t offset = (int64_t)arg(c, 2);
-  int64_t len = (int64_t)arg(c, 3);
-  c->ev.flags = (uint32_t)mode;
-  int obj = writable_object(c, arg_int(c, 0), true);
+void sbx_fd_allocate(sbx_call *c, int fd, int mode, int64_t offset,
+                     int64_t len) {
+  int obj = writable_object(c, fd, true);
   if (obj < 0)
     return;
   struct stat st;
@@ -298,24 +281,15 @@ void sbx_handle_fallocate(sbx_call *c) {
 /* The descriptor forms of calls whose path forms are refused everywhere
  * (ownership, extended attributes): named for the message, then refused
  * with the path form's errno. */
-static void refuse_on_fd(sbx_call *c, const char *op, int err,
-                         const char *reason) {
-  c->ev.operation = op;
-  if (!name_fd(c, arg_int(c, 0)))
+void sbx_fd_refuse(sbx_call *c, int fd, int err, const char *reason) {
+  if (!name_fd(c, fd))
     return;
   deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
-void sbx_handle_fchown(sbx_call *c) {
-  refuse_on_fd(c, "chown", EPERM, "ownership cannot change");
-}
-
-void sbx_handle_fsetxattr(sbx_call *c) {
-  refuse_on_fd(c, "setxattr", ENOTSUP, "extended attributes cannot change");
-}
-
 void sbx_handle_inode_ioctl(sbx_call *c, const char *name) {
-  c->ev.operation = "chattr";
+  c->ev.op = SBX_FS_OP_CHATTR;
+  c->ev.operation = sbx_fs_op_name(SBX_FS_OP_CHATTR);
   if (!name_fd(c, arg_int(c, 0)))
     return;
   if (c->ev.path) {

@@ -1,14 +1,15 @@
 /* The observing supervisor; see observer.h.
  *
  * Trusts the kernel; trusts nothing the target wrote, but only ever
- * records it. Which argument of which call names a file is one table.
+ * records it. Which argument of which call names a file is the table of
+ * file-system calls (sandbox/files/fs_calls.h), read by the same decoder
+ * the supervisor uses.
  */
 #include "sandbox/supervisor/observer.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,91 +17,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sandbox/files/fs_decode.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/kernel/unotify/target.h"
-
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
+#include "sandbox/supervisor/call.h"
 
 struct sbx_unotify_observer {
   sbx_unotify_channel ch;
   sbx_unotify_observe_fn fn;
   void *user_data;
 };
-
-enum { CWD = -1 }; /* the path is relative to the working directory */
-
-typedef struct {
-  int nr;
-  int dirfd_arg; /* CWD, or the argument holding the directory fd */
-  int path_arg;
-  int dirfd2_arg; /* second path (CWD when it has no dirfd), if path2_arg */
-  int path2_arg;  /* -1: none */
-  int flags_arg;  /* open flags, -1: none; -2: in struct open_how */
-} path_call;
-
-/* The calls that name files, and where. */
-static const path_call path_calls[] = {
-    {__NR_open, CWD, 0, CWD, -1, 1},
-    {__NR_creat, CWD, 0, CWD, -1, -1},
-    {__NR_openat, 0, 1, CWD, -1, 2},
-    {__NR_openat2, 0, 1, CWD, -1, -2},
-    {__NR_stat, CWD, 0, CWD, -1, -1},
-    {__NR_lstat, CWD, 0, CWD, -1, -1},
-    {__NR_newfstatat, 0, 1, CWD, -1, -1},
-    {__NR_statx, 0, 1, CWD, -1, -1},
-    {__NR_access, CWD, 0, CWD, -1, -1},
-    {__NR_faccessat, 0, 1, CWD, -1, -1},
-    {__NR_faccessat2, 0, 1, CWD, -1, -1},
-    {__NR_readlink, CWD, 0, CWD, -1, -1},
-    {__NR_readlinkat, 0, 1, CWD, -1, -1},
-    {__NR_mkdir, CWD, 0, CWD, -1, -1},
-    {__NR_mkdirat, 0, 1, CWD, -1, -1},
-    {__NR_unlink, CWD, 0, CWD, -1, -1},
-    {__NR_unlinkat, 0, 1, CWD, -1, -1},
-    {__NR_rmdir, CWD, 0, CWD, -1, -1},
-    {__NR_rename, CWD, 0, CWD, 1, -1},
-    {__NR_renameat, 0, 1, 2, 3, -1},
-    {__NR_renameat2, 0, 1, 2, 3, -1},
-    {__NR_link, CWD, 0, CWD, 1, -1},
-    {__NR_linkat, 0, 1, 2, 3, -1},
-    {__NR_symlink, CWD, 1, CWD, -1, -1},
-    {__NR_symlinkat, 1, 2, CWD, -1, -1},
-    {__NR_mknod, CWD, 0, CWD, -1, -1},
-    {__NR_mknodat, 0, 1, CWD, -1, -1},
-    {__NR_chmod, CWD, 0, CWD, -1, -1},
-    {__NR_fchmodat, 0, 1, CWD, -1, -1},
-    {__NR_fchmodat2, 0, 1, CWD, -1, -1},
-    {__NR_chown, CWD, 0, CWD, -1, -1},
-    {__NR_lchown, CWD, 0, CWD, -1, -1},
-    {__NR_fchownat, 0, 1, CWD, -1, -1},
-    {__NR_truncate, CWD, 0, CWD, -1, -1},
-    {__NR_utime, CWD, 0, CWD, -1, -1},
-    {__NR_utimes, CWD, 0, CWD, -1, -1},
-    {__NR_utimensat, 0, 1, CWD, -1, -1},
-    {__NR_futimesat, 0, 1, CWD, -1, -1},
-    {__NR_statfs, CWD, 0, CWD, -1, -1},
-    {__NR_getxattr, CWD, 0, CWD, -1, -1},
-    {__NR_lgetxattr, CWD, 0, CWD, -1, -1},
-    {__NR_listxattr, CWD, 0, CWD, -1, -1},
-    {__NR_llistxattr, CWD, 0, CWD, -1, -1},
-    {__NR_setxattr, CWD, 0, CWD, -1, -1},
-    {__NR_lsetxattr, CWD, 0, CWD, -1, -1},
-    {__NR_removexattr, CWD, 0, CWD, -1, -1},
-    {__NR_lremovexattr, CWD, 0, CWD, -1, -1},
-    {__NR_inotify_add_watch, CWD, 1, CWD, -1, -1},
-    {__NR_chdir, CWD, 0, CWD, -1, -1},
-    {__NR_execve, CWD, 0, CWD, -1, -1},
-    {__NR_execveat, 0, 1, CWD, -1, -1},
-};
-
-static const path_call *find_path_call(int nr) {
-  for (size_t i = 0; i < G_N_ELEMENTS(path_calls); i++)
-    if (path_calls[i].nr == nr)
-      return &path_calls[i];
-  return NULL;
-}
 
 sbx_unotify_observer *sbx_unotify_observer_new(int listener,
                                                sbx_unotify_observe_fn fn,
@@ -127,20 +53,45 @@ int sbx_unotify_observer_listener(const sbx_unotify_observer *o) {
   return o->ch.listener;
 }
 
-static int dirfd_of(const struct seccomp_notif *n, int arg) {
-  return arg == CWD ? AT_FDCWD : (int)(uint32_t)n->data.args[arg];
-}
-
-/* Fills path (PATH_MAX bytes) when the call names one; false otherwise
- * (no path, an empty one, unreadable memory) and on a vanished target,
- * which *gone then says. */
-static bool observe_path(sbx_unotify_target *t, const struct seccomp_notif *n,
-                         int dirfd_arg, int path_arg, char *path, bool *gone) {
-  int rc = sbx_target_read_path(t, dirfd_of(n, dirfd_arg),
-                                n->data.args[path_arg], path, 0);
+/* One path of a decoded call made absolute into out; false when it has
+ * none or it cannot be read, and on a vanished target, which *gone then
+ * says. */
+static bool observe_path(sbx_unotify_target *t, int dirfd, const char *raw,
+                         size_t len, char *out, bool *gone) {
+  if (raw == NULL)
+    return false;
+  int rc = sbx_target_absolute_path(t, dirfd, raw, len, out);
   if (rc == SBX_TARGET_GONE)
     *gone = true;
   return rc == 0;
+}
+
+/* Fills the paths and open flags of a call of the table. A call the
+ * decoder refuses records no path: the kernel refuses it too. */
+static void observe_fs_call(sbx_unotify_target *t, const sbx_fs_call *row,
+                            const struct seccomp_notif *n,
+                            sbx_unotify_observation *ob, char *path,
+                            char *path2, bool *gone) {
+  g_autofree char *raw = g_malloc(PATH_MAX);
+  g_autofree char *raw2 = g_malloc(PATH_MAX);
+  sbx_fs_reader reader = sbx_target_fs_reader(t);
+  uint64_t args[6];
+  for (int i = 0; i < 6; i++)
+    args[i] = n->data.args[i];
+  sbx_fs_request q;
+  int rc = sbx_fs_decode(row, args, &reader, raw, raw2, &q);
+  if (rc == SBX_FS_GONE)
+    *gone = true;
+  if (rc < 0)
+    return;
+  if (q.op == SBX_FS_OP_OPEN) {
+    ob->has_open_flags = true;
+    ob->open_flags = q.flags;
+  }
+  if (observe_path(t, q.dirfd, q.path, q.path_len, path, gone))
+    ob->path = path;
+  if (observe_path(t, q.dirfd2, q.path2, q.path2_len, path2, gone))
+    ob->path2 = path2;
 }
 
 /* connect() and bind() name a file when their address is a unix path:
@@ -177,32 +128,14 @@ int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
   const struct seccomp_notif n = *o->ch.buf.req;
   sbx_unotify_observation ob = {.pid = (pid_t)n.pid, .nr = n.data.nr};
   memcpy(ob.args, n.data.args, sizeof(ob.args));
-  const path_call *pc = find_path_call(n.data.nr);
+  const sbx_fs_call *row = sbx_fs_call_find(n.data.nr);
   bool gone = false;
-  if (pc) {
+  if (row) {
     g_autofree char *path = g_malloc(PATH_MAX);
     g_autofree char *path2 = g_malloc(PATH_MAX);
     sbx_unotify_target t;
     sbx_target_init(&t, o->ch.listener, n.id, (pid_t)n.pid);
-    if (observe_path(&t, &n, pc->dirfd_arg, pc->path_arg, path, &gone))
-      ob.path = path;
-    if (pc->path2_arg >= 0 &&
-        observe_path(&t, &n, pc->dirfd2_arg, pc->path2_arg, path2, &gone))
-      ob.path2 = path2;
-    if (pc->flags_arg >= 0) {
-      ob.has_open_flags = true;
-      ob.open_flags = (uint32_t)n.data.args[pc->flags_arg];
-    } else if (pc->flags_arg == -2) {
-      struct open_how how;
-      if (n.data.args[3] >= sizeof(how) &&
-          sbx_target_read(&t, n.data.args[2], &how, sizeof(how)) == 0) {
-        ob.has_open_flags = true;
-        ob.open_flags = how.flags;
-      }
-    } else if (n.data.nr == __NR_creat) {
-      ob.has_open_flags = true;
-      ob.open_flags = O_CREAT | O_WRONLY | O_TRUNC;
-    }
+    observe_fs_call(&t, row, &n, &ob, path, path2, &gone);
     sbx_target_release(&t);
     if (!gone && o->fn)
       o->fn(&ob, o->user_data);

@@ -7,8 +7,13 @@
  * seccomp filter returning SECCOMP_RET_USER_NOTIF; the supervisor reads the
  * arguments out of the program's memory, asks the resolver
  * (sandbox/files/resolver.h, the same engine the broker uses), and
- * answers. The path the program passed lives in memory it can rewrite at
- * any time, so:
+ * answers. Which calls are file-system calls, which argument of each is
+ * the path, the descriptor or the flags, and which flags each accepts is
+ * the table of file-system calls (sandbox/files/fs_calls.h), read with the
+ * decoder layer 1 uses too (fs_decode.h): the supervisor and the broker's
+ * client are two executors of one table, and each operation has one
+ * handler here, whether the call names a path or a descriptor. The path
+ * the program passed lives in memory it can rewrite at any time, so:
  *   - a decision that depended on memory contents is never answered with
  *     SECCOMP_USER_NOTIF_FLAG_CONTINUE. The supervisor opens the file
  *     itself and installs the descriptor in the program
@@ -78,6 +83,7 @@
 #include <glib.h>
 #include <linux/seccomp.h>
 
+#include "sandbox/files/fs_calls.h"
 #include "sandbox/files/resolver.h"
 
 /* Which option of the launcher would have allowed a denied call. */
@@ -91,17 +97,21 @@ typedef enum {
 } sbx_unotify_hint;
 
 /* One decision, reported to the launcher (for its audit log and its
- * `sbx: denied` lines). Every pointer is valid during the callback only. */
+ * `sbx: denied` lines). Every pointer is valid during the callback only.
+ * A file operation is named and its flags are spelled as the table of
+ * file-system calls does (sbx_fs_op_name, sbx_fs_format_flags), which is
+ * how the broker's audit lines name and spell them too. */
 typedef struct {
   pid_t pid;             /* the calling thread, as the supervisor sees it */
   int nr;                /* system call number */
   const char *syscall;   /* its name ("syscall-N" when unknown) */
-  const char *operation; /* "read", "write", "create", "stat", "exec",
-                          * "mkdir", "unlink", "rename", "chmod", ... */
+  const char *operation; /* "open", "stat", "mkdir", ... (sbx_fs_op_name);
+                          * "socket", "connect", "bind", "syscall", ... */
+  sbx_fs_op op;          /* the file operation, SBX_FS_OP_NONE for others */
   const char *path;      /* absolute, normalised; NULL when not a path call */
   const char *path2;     /* the second path of rename, else NULL */
   const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
-  uint64_t flags;        /* open flags, access mode, ... as passed */
+  uint64_t flags;        /* sbx_fs_op_shown_flags(); a socket's type */
   bool allowed;          /* the rules allowed it (it may still have failed) */
   bool served;           /* false: the target was gone and got no answer */
   int error;             /* errno the call returned, 0 on success */

@@ -32,6 +32,7 @@
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/client.h"
 #include "sandbox/broker/layer1.h"
+#include "sandbox/files/fs_calls.h"
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/policy/compiler.h"
@@ -480,6 +481,123 @@ START_TEST(fstat_is_served_locally_and_relative_paths_get_eacces) {
   close(dir);
   run_sandboxed(&f, body_descriptor_calls, true, true);
   ck_assert_int_eq(chdir("/"), 0);
+  stop(&f);
+}
+END_TEST
+
+/* Malformed arguments on every call layer 1 traps: the answer under
+ * layer 1 (the shared decoder's) is the kernel's own, taken by this
+ * process before the child enters the sandbox. */
+typedef struct {
+  int nr;
+  const char *name;
+  const char *what;
+  uint64_t a[6];
+  long want; /* the kernel's: 0 or -errno */
+} malformed_call;
+
+static malformed_call malformed[160];
+static size_t n_malformed;
+static char malformed_buf[8192];
+static char malformed_long[PATH_MAX + 16];
+
+static void add_malformed(const sbx_fs_call *c, const char *what,
+                          const char *path, sbx_fs_arg_role role,
+                          uint64_t value) {
+  ck_assert_uint_lt(n_malformed, G_N_ELEMENTS(malformed));
+  malformed_call *m = &malformed[n_malformed++];
+  m->nr = c->nr;
+  m->name = c->name;
+  m->what = what;
+  for (int i = 0; i < 6; i++) {
+    uint64_t v = 0;
+    switch ((sbx_fs_arg_role)c->args[i]) {
+      case SBX_FS_ARG_DIRFD:
+      case SBX_FS_ARG_DIRFD2:
+        v = (uint64_t)(int64_t)AT_FDCWD;
+        break;
+      case SBX_FS_ARG_PATH:
+        v = (uintptr_t)path;
+        break;
+      case SBX_FS_ARG_PATH2:
+        v = (uintptr_t) "/nonexistent-sbx-layer1/b";
+        break;
+      case SBX_FS_ARG_MODE:
+        v = 0600;
+        break;
+      case SBX_FS_ARG_MASK:
+        v = STATX_BASIC_STATS;
+        break;
+      case SBX_FS_ARG_BUF:
+        v = (uintptr_t)malformed_buf;
+        break;
+      case SBX_FS_ARG_SIZE:
+        v = 64;
+        break;
+      default:
+        break;
+    }
+    m->a[i] = v;
+  }
+  if (role != SBX_FS_ARG_NONE)
+    m->a[sbx_fs_call_arg(c, role)] = value;
+  long rc =
+      syscall(m->nr, m->a[0], m->a[1], m->a[2], m->a[3], m->a[4], m->a[5]);
+  m->want = rc < 0 ? -errno : rc;
+  ck_assert_msg(m->want < 0, "%s %s: the kernel accepted it", c->name, what);
+}
+
+static void collect_malformed(void) {
+  memset(malformed_long, 'a', sizeof(malformed_long) - 1);
+  malformed_long[0] = '/';
+  n_malformed = 0;
+  const char *missing = "/nonexistent-sbx-layer1/a";
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *c = sbx_fs_call_at(i);
+    if (!(c->traits & SBX_FS_LAYER1))
+      continue;
+    add_malformed(c, "NULL path", NULL, SBX_FS_ARG_NONE, 0);
+    add_malformed(c, "empty path", "", SBX_FS_ARG_NONE, 0);
+    add_malformed(c, "long path", malformed_long, SBX_FS_ARG_NONE, 0);
+    if (sbx_fs_call_arg(c, SBX_FS_ARG_AT_FLAGS) >= 0)
+      add_malformed(c, "unknown AT_ flag", missing, SBX_FS_ARG_AT_FLAGS,
+                    0x40000000);
+    if (c->traits & SBX_FS_STRICT_FLAGS)
+      add_malformed(c, "unknown flag", missing, SBX_FS_ARG_FLAGS, 0x40000000);
+  }
+}
+
+static int body_malformed(fixture *f) {
+  (void)f;
+  for (size_t i = 0; i < n_malformed; i++) {
+    const malformed_call *m = &malformed[i];
+    long rc =
+        syscall(m->nr, m->a[0], m->a[1], m->a[2], m->a[3], m->a[4], m->a[5]);
+    long got = rc < 0 ? -errno : rc;
+    if (got != m->want)
+      return fail_at(__LINE__, "%s with %s: %ld under layer 1, %ld unsandboxed",
+                     m->name, m->what, got, m->want);
+  }
+  /* The descriptor forms the broker cannot serve: which file a
+   * descriptor names is not the broker's to know. */
+  int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
+  EXPECT(fd >= 0);
+  EXPECT_ERRNO(syscall(SYS_faccessat2, fd, "", R_OK, AT_EMPTY_PATH), EACCES);
+  close(fd);
+  return 0;
+}
+
+START_TEST(malformed_arguments_get_the_kernels_errno_from_every_trapped_call) {
+  fixture f;
+  start(&f);
+  collect_malformed();
+  /* NULL, "" and a long path for each of the 20 calls, and flags. */
+  ck_assert_uint_ge(n_malformed, 60 + 8);
+  uint64_t before = broker_requests(&f);
+  run_sandboxed(&f, body_malformed, true, true);
+  /* Refused in the handler: only the open of the descriptor reached the
+   * broker. */
+  ck_assert_uint_eq(broker_requests(&f), before + 1);
   stop(&f);
 }
 END_TEST
@@ -971,6 +1089,8 @@ int main(void) {
   tcase_add_test(tc,
                  path_calls_inside_the_tree_are_served_and_writes_stay_in_it);
   tcase_add_test(tc, fstat_is_served_locally_and_relative_paths_get_eacces);
+  tcase_add_test(
+      tc, malformed_arguments_get_the_kernels_errno_from_every_trapped_call);
   tcase_add_test(tc, openat2_gets_enosys_so_libc_falls_back);
   tcase_add_test(tc, a_thread_started_before_entry_is_brokered_too);
   tcase_add_test(tc, four_threads_opening_at_once_each_get_their_own_file);

@@ -114,7 +114,7 @@ static char *denied_read(const char *name, const char *const *cmd,
   result_clear(&r);
   r = run_learned(name, cmd);
   ck_assert_int_eq(r.status, status);
-  g_autofree char *line = g_strdup_printf("sbx: denied read %s ", path);
+  g_autofree char *line = g_strdup_printf("sbx: denied open %s ", path);
   assert_contains(r.err, line);
   char *err = g_steal_pointer(&r.err);
   result_clear(&r);
@@ -163,7 +163,7 @@ START_TEST(cat_learned_on_one_file_is_denied_etc_shadow_and_a_canary) {
   result r = run_learned(name, cat_shadow);
   ck_assert_int_eq(r.status, 1);
   ck_assert_str_eq(r.out, "");
-  assert_contains(r.err, "sbx: denied read /etc/shadow");
+  assert_contains(r.err, "sbx: denied open /etc/shadow");
   result_clear(&r);
 }
 END_TEST
@@ -390,7 +390,7 @@ START_TEST(a_file_written_grants_its_directory_and_children_are_followed) {
   r = run_learned(direct, wr2);
   ck_assert_int_eq(r.status, 1);
   ck_assert_int_eq(access(beside, F_OK), -1);
-  assert_contains(r.err, "sbx: denied create ");
+  assert_contains(r.err, "sbx: denied open ");
   result_clear(&r);
 }
 END_TEST

@@ -264,8 +264,10 @@ START_TEST(ftruncate_and_fallocate_on_a_given_descriptor_need_a_write_grant) {
   const char *alloc[] = {probe, "fallocate", "fd:0", "8192", NULL};
   const char *ro[] = {"--allow-read", f, NULL};
   const char *rw[] = {"--allow-write", f, NULL};
-  g_autofree char *line = g_strdup_printf(
-      "sbx: denied write %s (allow with --allow-write %s)", f, f);
+  g_autofree char *trunc_line = g_strdup_printf(
+      "sbx: denied truncate %s (allow with --allow-write %s)", f, f);
+  g_autofree char *alloc_line = g_strdup_printf(
+      "sbx: denied fallocate %s (allow with --allow-write %s)", f, f);
 
   int fd = open(f, O_RDWR | O_CLOEXEC);
   ck_assert_int_ge(fd, 0);
@@ -279,9 +281,9 @@ START_TEST(ftruncate_and_fallocate_on_a_given_descriptor_need_a_write_grant) {
   ck_assert_int_eq(stat_of(f).st_size, 8192);
   ck_assert_int_eq(ftruncate(fd, 10), 0);
 
-  expect_refused(sbx_run_at(NULL, fd, -1, ro, trunc), EACCES, line);
+  expect_refused(sbx_run_at(NULL, fd, -1, ro, trunc), EACCES, trunc_line);
   ck_assert_int_eq(stat_of(f).st_size, 10);
-  expect_refused(sbx_run_at(NULL, fd, -1, ro, alloc), EACCES, line);
+  expect_refused(sbx_run_at(NULL, fd, -1, ro, alloc), EACCES, alloc_line);
   ck_assert_int_eq(stat_of(f).st_size, 10);
 
   r = sbx_run_at(NULL, fd, -1, rw, trunc);
@@ -326,13 +328,15 @@ START_TEST(extended_attributes_never_change_through_a_descriptor) {
 
   g_autofree char *line = g_strdup_printf(
       "sbx: denied setxattr %s (extended attributes cannot change)", f);
+  g_autofree char *remove_line = g_strdup_printf(
+      "sbx: denied removexattr %s (extended attributes cannot change)", f);
   const char *ro[] = {"--allow-read", f, NULL};
   const char *rw[] = {"--allow-write", f, NULL};
   expect_refused(probe_in(ro, set), ENOTSUP, line);
   expect_refused(probe_in(rw, set), ENOTSUP, line);
   ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
-  expect_refused(probe_in(ro, remove_), ENOTSUP, line);
-  expect_refused(probe_in(rw, remove_), ENOTSUP, line);
+  expect_refused(probe_in(ro, remove_), ENOTSUP, remove_line);
+  expect_refused(probe_in(rw, remove_), ENOTSUP, remove_line);
   ck_assert_int_eq(getxattr(f, "user.keep", value, sizeof(value)), 1);
 }
 END_TEST

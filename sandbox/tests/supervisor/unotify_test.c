@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 
 #include <glib.h>
 
+#include "sandbox/files/fs_calls.h"
 #include "sandbox/files/permissions.h"
 #include "sandbox/files/resolver.h"
 #include "sandbox/kernel/seccomp/bpf.h"
@@ -48,6 +50,7 @@ typedef struct {
   sbx_resolver *resolver;
   sbx_bpf_program prog;
   GPtrArray *events; /* of g_strdup'ed "decision op path" */
+  GPtrArray *calls;  /* of g_strdup'ed "syscall op" */
 } fixture;
 
 static void on_event(const sbx_unotify_event *ev, void *data) {
@@ -56,6 +59,9 @@ static void on_event(const sbx_unotify_event *ev, void *data) {
                   g_strdup_printf("%s %s %s", ev->allowed ? "allow" : "deny",
                                   ev->operation ? ev->operation : "-",
                                   ev->path ? ev->path : "-"));
+  g_ptr_array_add(f->calls, g_strdup_printf("%s %s", ev->syscall,
+                                            ev->operation ? ev->operation
+                                                          : "-"));
 }
 
 static void fixture_init(fixture *f) {
@@ -78,6 +84,7 @@ static void fixture_init(fixture *f) {
                 error ? error->message : "");
   sbx_policy_free(pol);
   f->events = g_ptr_array_new_with_free_func(g_free);
+  f->calls = g_ptr_array_new_with_free_func(g_free);
 }
 
 static void remove_tree(const char *dir) {
@@ -94,6 +101,7 @@ static void fixture_clear(fixture *f) {
   g_free(f->dir);
   g_free(f->forbidden);
   g_ptr_array_free(f->events, TRUE);
+  g_ptr_array_free(f->calls, TRUE);
 }
 
 typedef int (*target_fn)(fixture *f, void *arg);
@@ -281,7 +289,7 @@ START_TEST(supervisor_injects_an_fd_for_an_allowed_open_only) {
   u = supervise(&f, t.listener);
   ck_assert_int_eq(serve_until_exit(u, t.pid), 13);
   sbx_unotify_free(u);
-  g_autofree char *want = g_strconcat("deny read ", forbidden, NULL);
+  g_autofree char *want = g_strconcat("deny open ", forbidden, NULL);
   bool found = false;
   for (guint i = 0; i < f.events->len; i++)
     found |= strcmp(g_ptr_array_index(f.events, i), want) == 0;
@@ -394,6 +402,133 @@ START_TEST(supervisor_refuses_a_call_without_a_handler) {
 }
 END_TEST
 
+/* Every row of the table of file-system calls the supervisor decides
+ * reaches the handler of its operation, descriptor forms included: each
+ * is made once on a file outside the grants (or a descriptor of one), and
+ * each is refused under its operation's name. */
+typedef struct {
+  int fd;           /* of a file outside the grants, opened read-write */
+  const char *path; /* outside the grants */
+  const char *path2;
+} every_row;
+
+static uint64_t row_arg(sbx_fs_arg_role role, const every_row *r) {
+  static char buf[8192];
+  static struct open_how how;
+  static const char *const empty_vector[] = {NULL};
+  switch (role) {
+    case SBX_FS_ARG_DIRFD:
+    case SBX_FS_ARG_DIRFD2:
+      return (uint64_t)(int64_t)AT_FDCWD;
+    case SBX_FS_ARG_PATH:
+      return (uintptr_t)r->path;
+    case SBX_FS_ARG_PATH2:
+      return (uintptr_t)r->path2;
+    case SBX_FS_ARG_FD:
+      return (uint64_t)r->fd;
+    case SBX_FS_ARG_MODE:
+      return 0600;
+    case SBX_FS_ARG_HOW:
+      return (uintptr_t)&how;
+    case SBX_FS_ARG_HOW_SIZE:
+      return sizeof(how);
+    case SBX_FS_ARG_MASK:
+      return STATX_BASIC_STATS;
+    case SBX_FS_ARG_BUF:
+    case SBX_FS_ARG_VALUE:
+      return (uintptr_t)buf;
+    case SBX_FS_ARG_SIZE:
+      return 64;
+    case SBX_FS_ARG_LENGTH:
+      return 1;
+    case SBX_FS_ARG_NAME:
+    case SBX_FS_ARG_TARGET:
+      return (uintptr_t) "user.sbx";
+    case SBX_FS_ARG_OWNER:
+      return getuid();
+    case SBX_FS_ARG_GROUP:
+      return getgid();
+    case SBX_FS_ARG_ARGV:
+    case SBX_FS_ARG_ENVP:
+      return (uintptr_t)empty_vector;
+    default:
+      return 0;
+  }
+}
+
+static int target_every_row(fixture *f, void *arg) {
+  (void)f;
+  const every_row *r = arg;
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *c = sbx_fs_call_at(i);
+    if (!(c->traits & SBX_FS_SUPERVISED))
+      continue;
+    uint64_t a[6];
+    for (int j = 0; j < 6; j++)
+      a[j] = row_arg((sbx_fs_arg_role)c->args[j], r);
+    if (syscall(c->nr, a[0], a[1], a[2], a[3], a[4], a[5]) >= 0)
+      return 1; /* every call is outside the grants */
+  }
+  return 0;
+}
+
+START_TEST(every_row_of_the_table_reaches_its_operations_handler) {
+  fixture f;
+  fixture_init(&f);
+  /* A filter sending every supervised row to the supervisor. */
+  GString *text = g_string_new("@default allow\n");
+  for (size_t i = 0; i < sbx_fs_call_count(); i++)
+    if (sbx_fs_call_at(i)->traits & SBX_FS_SUPERVISED)
+      g_string_append_printf(text, "%s: user-notify\n",
+                             sbx_fs_call_at(i)->name);
+  GError *error = NULL;
+  sbx_policy *pol =
+      sbx_policy_parse_string(text->str, "every-row.policy", NULL, &error);
+  ck_assert_msg(pol != NULL, "%s", error ? error->message : "");
+  sbx_bpf_program_clear(&f.prog);
+  ck_assert_msg(sbx_bpf_compile(pol, &f.prog, &error), "%s",
+                error ? error->message : "");
+  sbx_policy_free(pol);
+  g_string_free(text, TRUE);
+
+  g_autofree char *path = g_build_filename(f.forbidden, "b", NULL);
+  g_autofree char *path2 = g_build_filename(f.forbidden, "c", NULL);
+  ck_assert(g_file_set_contents(path, "hello", -1, NULL));
+  every_row r = {.fd = open(path, O_RDWR | O_CLOEXEC),
+                 .path = path,
+                 .path2 = path2};
+  ck_assert_int_ge(r.fd, 0);
+  target t = start_target(&f, target_every_row, &r);
+  sbx_unotify *u = supervise(&f, t.listener);
+  ck_assert_int_eq(serve_until_exit(u, t.pid), 0);
+  sbx_unotify_free(u);
+  close(r.fd);
+
+  size_t rows = 0;
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *c = sbx_fs_call_at(i);
+    if (!(c->traits & SBX_FS_SUPERVISED))
+      continue;
+    rows++;
+    g_autofree char *want =
+        g_strdup_printf("%s %s", c->name, sbx_fs_op_name(c->op));
+    bool found = false;
+    for (guint j = 0; j < f.calls->len; j++)
+      found |= strcmp(g_ptr_array_index(f.calls, j), want) == 0;
+    ck_assert_msg(found, "no event '%s'", want);
+  }
+  ck_assert_uint_eq(f.calls->len, rows);
+  /* Nothing was refused as a call without a handler. */
+  for (guint j = 0; j < f.calls->len; j++)
+    ck_assert_msg(!g_str_has_suffix(g_ptr_array_index(f.calls, j), " syscall"),
+                  "%s", (char *)g_ptr_array_index(f.calls, j));
+  g_autofree char *data = NULL;
+  ck_assert(g_file_get_contents(path, &data, NULL, NULL));
+  ck_assert_str_eq(data, "hello");
+  fixture_clear(&f);
+}
+END_TEST
+
 /* The observer records the path a relative openat names (made absolute
  * against the target's working directory) and lets the call run: the
  * file the supervisor refuses above is read. */
@@ -463,6 +598,7 @@ static Suite *unotify_suite(void) {
                  supervisor_decides_fchmod_on_the_file_behind_the_descriptor);
   tcase_add_test(tc, supervisor_drops_descriptor_calls_of_a_target_that_died);
   tcase_add_test(tc, supervisor_refuses_a_call_without_a_handler);
+  tcase_add_test(tc, every_row_of_the_table_reaches_its_operations_handler);
   tcase_add_test(tc, observer_records_the_path_and_lets_a_refused_open_run);
   suite_add_tcase(s, tc);
   return s;

@@ -31,6 +31,7 @@
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/policy.h"
 #include "sandbox/base/syscalls.h"
+#include "sandbox/files/fs_calls.h"
 #include "sbx/sbx.h"
 
 #define THREAD_FLAGS                                                  \
@@ -426,6 +427,78 @@ START_TEST(profile_policies_resolve_next_to_the_profile_file) {
 }
 END_TEST
 
+/* What the kernel does with two stacked verdicts: the lower action
+ * value (signed) wins, so a lower rank is stricter. */
+static int32_t rank(uint32_t action) {
+  return (int32_t)(action & SECCOMP_RET_ACTION_FULL);
+}
+
+static uint32_t action_of(const sbx_bpf_program *prog, int nr) {
+  return run(prog, nr, 0, 0, 0, 0) & SECCOMP_RET_ACTION_FULL;
+}
+
+/* The trapped-call parts of broker-client.policy (layer 1), common.policy
+ * (every worker type) and sbx-run.policy (the supervisor's baseline) are
+ * checked against the table of file-system calls: every row layer 1
+ * serves traps in layer 1 and in every worker type; no other call traps
+ * in layer 1; a path call layer 1 does not serve gets an errno there, a
+ * descriptor form is left to layer 2; every worker type is as strict as
+ * layer 1 or stricter on every row; every row the supervisor decides
+ * reaches it. */
+START_TEST(the_policies_agree_with_the_table_of_file_system_calls) {
+  sbx_bpf_program layer1 = compile_builtin("broker-client");
+  sbx_bpf_program supervised = compile_builtin("sbx-run");
+  const char *const workers[] = {"common", "baseline", "renderer", "utility"};
+  sbx_bpf_program types[G_N_ELEMENTS(workers)];
+  for (size_t t = 0; t < G_N_ELEMENTS(workers); t++)
+    types[t] = compile_builtin(workers[t]);
+  size_t served = 0;
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *c = sbx_fs_call_at(i);
+    uint32_t a1 = action_of(&layer1, c->nr);
+    if (c->traits & SBX_FS_LAYER1) {
+      ck_assert_msg(a1 == SECCOMP_RET_TRAP, "layer 1 does not trap %s",
+                    c->name);
+      served++;
+    } else if (sbx_fs_call_arg(c, SBX_FS_ARG_PATH) >= 0) {
+      ck_assert_msg(a1 == SECCOMP_RET_ERRNO,
+                    "layer 1 gives %s 0x%x, not an errno", c->name, a1);
+    } else {
+      ck_assert_msg(a1 == SECCOMP_RET_ALLOW,
+                    "layer 1 gives the descriptor form %s 0x%x", c->name, a1);
+    }
+    for (size_t t = 0; t < G_N_ELEMENTS(workers); t++) {
+      uint32_t a2 = action_of(&types[t], c->nr);
+      if (c->traits & SBX_FS_LAYER1)
+        ck_assert_msg(a2 == SECCOMP_RET_TRAP, "%s does not trap %s",
+                      workers[t], c->name);
+      ck_assert_msg(rank(a2) <= rank(a1),
+                    "%s is less strict than layer 1 on %s (0x%x, 0x%x)",
+                    workers[t], c->name, a2, a1);
+    }
+    if (c->traits & SBX_FS_SUPERVISED)
+      ck_assert_msg(action_of(&supervised, c->nr) == SECCOMP_RET_USER_NOTIF,
+                    "sbx-run.policy does not send %s to the supervisor",
+                    c->name);
+  }
+  ck_assert_uint_eq(served, 20);
+  /* The other way round: layer 1 traps nothing the table does not give it
+   * (sbx_layer1_compile refuses such a program too). */
+  for (int nr = 0; nr < sbx_syscall_max(); nr++) {
+    if (action_of(&layer1, nr) != SECCOMP_RET_TRAP)
+      continue;
+    const sbx_fs_call *c = sbx_fs_call_find(nr);
+    ck_assert_msg(c && (c->traits & SBX_FS_LAYER1),
+                  "layer 1 traps syscall %d, which the table does not give it",
+                  nr);
+  }
+  for (size_t t = 0; t < G_N_ELEMENTS(workers); t++)
+    sbx_bpf_program_clear(&types[t]);
+  sbx_bpf_program_clear(&layer1);
+  sbx_bpf_program_clear(&supervised);
+}
+END_TEST
+
 static Suite *builtin_suite(void) {
   Suite *s = suite_create("builtin");
   TCase *tc = tcase_create("policies");
@@ -440,6 +513,7 @@ static Suite *builtin_suite(void) {
   tcase_add_test(tc, renderer_adds_only_what_a_renderer_needs);
   tcase_add_test(tc, profile_errors_name_the_file_group_and_key);
   tcase_add_test(tc, profile_policies_resolve_next_to_the_profile_file);
+  tcase_add_test(tc, the_policies_agree_with_the_table_of_file_system_calls);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,240 @@
+/* Layer 1's SIGSYS handler: the broker client as one of the two executors
+ * of the table of file-system calls (sandbox/files/fs_calls.h); see
+ * layer1.h.
+ *
+ * Why it exists: it is the bridge between code that calls open(2) and a
+ * broker that decides on every file. The filter (broker-client.policy)
+ * traps the calls the table marks SBX_FS_LAYER1; the one handler here
+ * decodes the trapped call with the shared decoder (fs_decode.h), reading
+ * the worker's own memory, applies layer 1's own rules, and sends the
+ * request to the broker through client.h.
+ *
+ * What it trusts: the registers the trap registry hands over (the kernel
+ * wrote them) and the client's replies (client.c checks their shape). Path
+ * strings are the worker's own memory, copied once by the decoder.
+ * What it refuses, before the broker is asked:
+ *   - what the decoder refuses, with the kernel's errno (unknown flags
+ *     EINVAL, NULL path EFAULT, "" ENOENT, no NUL in PATH_MAX bytes
+ *     ENAMETOOLONG);
+ *   - relative paths, whatever the directory descriptor: EACCES (a worker
+ *     has no working directory the broker could resolve against);
+ *   - the descriptor forms ((fd, "", AT_EMPTY_PATH)): answered here with
+ *     fstat(2) for newfstatat and statx, EACCES for the others (the broker
+ *     cannot know which file a worker's descriptor names).
+ * Paths that are absolute but not normalised (`//`, `.`, `..`, a trailing
+ * `/`) are normalised lexically in place: `..` never climbs above `/`, and
+ * the broker still decides on the object it opens, so normalising can
+ * never reach more than the allowlist grants. It can differ from the
+ * kernel's reading when a component before `..` is a symbolic link.
+ *
+ * Everything here runs inside the SIGSYS handler, or in the zygote and a
+ * fresh worker between fork and the worker's entry: async-signal-safe
+ * calls only, stack buffers only (at most two of PATH_MAX bytes), no GLib,
+ * no locks. The registry preserves errno and writes the returned value
+ * (>= 0 or -errno) into RAX.
+ */
+#include "sandbox/broker/layer1.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "sandbox/base/path.h"
+#include "sandbox/files/fs_decode.h"
+#include "sandbox/kernel/seccomp/trap.h"
+
+/* Async-signal-safe. fstat(2) on a descriptor the worker already holds:
+ * the kernel call, never glibc's fstat(), which is newfstatat and would
+ * trap again. AT_FDCWD would mean the working directory, which a worker
+ * does not have. */
+static int fstat_fd(int fd, struct stat *st) {
+  if (fd == AT_FDCWD)
+    return -EACCES;
+  long rc = syscall(SYS_fstat, (long)fd, st);
+  return rc < 0 ? -errno : 0;
+}
+
+/* Async-signal-safe. What statx(fd, "", AT_EMPTY_PATH) reports, from
+ * fstat(2): the basic fields; no birth time or mount id, which fstat
+ * lacks. */
+static int statx_fd(int fd, struct statx *out) {
+  struct stat st;
+  int rc = fstat_fd(fd, &st);
+  if (rc < 0)
+    return rc;
+  struct statx stx;
+  memset(&stx, 0, sizeof(stx));
+  stx.stx_mask = STATX_BASIC_STATS;
+  stx.stx_blksize = (uint32_t)st.st_blksize;
+  stx.stx_nlink = (uint32_t)st.st_nlink;
+  stx.stx_uid = st.st_uid;
+  stx.stx_gid = st.st_gid;
+  stx.stx_mode = (uint16_t)st.st_mode;
+  stx.stx_ino = st.st_ino;
+  stx.stx_size = (uint64_t)st.st_size;
+  stx.stx_blocks = (uint64_t)st.st_blocks;
+  stx.stx_atime.tv_sec = st.st_atim.tv_sec;
+  stx.stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
+  stx.stx_mtime.tv_sec = st.st_mtim.tv_sec;
+  stx.stx_mtime.tv_nsec = (uint32_t)st.st_mtim.tv_nsec;
+  stx.stx_ctime.tv_sec = st.st_ctim.tv_sec;
+  stx.stx_ctime.tv_nsec = (uint32_t)st.st_ctim.tv_nsec;
+  stx.stx_rdev_major = major(st.st_rdev);
+  stx.stx_rdev_minor = minor(st.st_rdev);
+  stx.stx_dev_major = major(st.st_dev);
+  stx.stx_dev_minor = minor(st.st_dev);
+  /* NULL is the one bad buffer a handler can tell from a good one. */
+  if (out == NULL)
+    return -EFAULT;
+  memcpy(out, &stx, sizeof(stx));
+  return 0;
+}
+
+/* Async-signal-safe. */
+static bool is_statx(const sbx_fs_request *q) {
+  return sbx_fs_call_arg(q->call, SBX_FS_ARG_MASK) >= 0;
+}
+
+/* Async-signal-safe. */
+static void *buffer_of(const sbx_fs_request *q) {
+  return (void *)(uintptr_t)sbx_fs_request_arg(q, SBX_FS_ARG_BUF);
+}
+
+/* Async-signal-safe. A call on a descriptor the worker holds: stat forms
+ * are answered from the descriptor, the rest cannot be served. */
+static intptr_t answer_descriptor(const sbx_fs_request *q) {
+  if (q->op != SBX_FS_OP_STAT)
+    return -EACCES;
+  if (is_statx(q))
+    return statx_fd(q->fd, buffer_of(q));
+  return fstat_fd(q->fd, buffer_of(q));
+}
+
+/* Async-signal-safe. Makes a decoded path acceptable to the broker:
+ * absolute (or EACCES), then normalised in place. */
+static int broker_path(char *path, size_t *len) {
+  if (path[0] != '/')
+    return -EACCES;
+  if (sbx_path_validate(path, *len, NULL) != 0)
+    *len = sbx_fs_normalize_absolute(path, *len);
+  return 0;
+}
+
+/* Async-signal-safe. The one place a decoded request becomes a broker
+ * request. */
+static intptr_t send_to_broker(const sbx_broker_client *client,
+                               const sbx_fs_request *q) {
+  switch (q->op) {
+    case SBX_FS_OP_OPEN:
+      return sbx_broker_open(client, q->path, (int)q->flags, (mode_t)q->mode);
+    case SBX_FS_OP_STAT:
+      if (is_statx(q))
+        return sbx_broker_statx(client, q->path, (int)q->at_flags, q->mask,
+                                buffer_of(q));
+      if (q->at_flags & AT_SYMLINK_NOFOLLOW)
+        return sbx_broker_lstat(client, q->path, buffer_of(q));
+      return sbx_broker_stat(client, q->path, buffer_of(q));
+    case SBX_FS_OP_ACCESS:
+      return sbx_broker_access(client, q->path, (int)q->flags,
+                               (int)q->at_flags);
+    case SBX_FS_OP_READLINK:
+      return sbx_broker_readlink(
+          client, q->path, buffer_of(q),
+          (size_t)(int)sbx_fs_request_arg(q, SBX_FS_ARG_SIZE));
+    case SBX_FS_OP_MKDIR:
+      return sbx_broker_mkdir(client, q->path, (mode_t)q->mode);
+    case SBX_FS_OP_RMDIR:
+      return sbx_broker_rmdir(client, q->path);
+    case SBX_FS_OP_UNLINK:
+      return sbx_broker_unlink(client, q->path);
+    case SBX_FS_OP_RENAME:
+      return sbx_broker_rename(client, q->path, q->path2, q->flags);
+    default:
+      /* The table marks no other operation SBX_FS_LAYER1. */
+      return -ENOSYS;
+  }
+}
+
+/* Async-signal-safe. Decodes into the buffers given, applies layer 1's
+ * rules and asks the broker. */
+static intptr_t serve(const sbx_fs_call *row, const sbx_trap_call *call,
+                      const sbx_broker_client *client, char *path,
+                      char *path2) {
+  sbx_fs_request q;
+  int rc =
+      sbx_fs_decode(row, call->args, &sbx_fs_local_reader, path, path2, &q);
+  if (rc < 0)
+    return rc;
+  if (q.form != SBX_FS_FORM_PATH)
+    return answer_descriptor(&q);
+  rc = broker_path(q.path, &q.path_len);
+  if (rc == 0 && q.path2)
+    rc = broker_path(q.path2, &q.path2_len);
+  if (rc < 0)
+    return rc;
+  return send_to_broker(client, &q);
+}
+
+/* Async-signal-safe. The calls with two paths (rename) get a second
+ * buffer; kept apart so that the other calls use one PATH_MAX buffer of
+ * the stack they interrupted, not two. */
+__attribute__((noinline)) static intptr_t serve_two_paths(
+    const sbx_fs_call *row, const sbx_trap_call *call,
+    const sbx_broker_client *client) {
+  char path[PATH_MAX], path2[PATH_MAX];
+  return serve(row, call, client, path, path2);
+}
+
+/* Async-signal-safe. */
+__attribute__((noinline)) static intptr_t serve_one_path(
+    const sbx_fs_call *row, const sbx_trap_call *call,
+    const sbx_broker_client *client) {
+  char path[PATH_MAX];
+  return serve(row, call, client, path, NULL);
+}
+
+/* Async-signal-safe. The handler registered for every SBX_FS_LAYER1 row;
+ * aux is the sbx_broker_client. */
+static intptr_t layer1_trap(const sbx_trap_call *call, void *aux) {
+  const sbx_fs_call *row = sbx_fs_call_find(call->nr);
+  if (row == NULL || !(row->traits & SBX_FS_LAYER1))
+    return -ENOSYS;
+  if (sbx_fs_call_arg(row, SBX_FS_ARG_PATH2) >= 0)
+    return serve_two_paths(row, call, aux);
+  return serve_one_path(row, call, aux);
+}
+
+/* Async-signal-safe. Runs in the zygote, which may have been forked from
+ * a process whose other threads held locks. The registry's functions
+ * allocate nothing when given a NULL GError (as report.c relies on too),
+ * and the numbers of the table are all in the registry's range, so the
+ * only refusal left is a frozen registry. */
+int sbx_layer1_register_traps_raw(void *client) {
+  if (client == NULL)
+    return -EINVAL;
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *row = sbx_fs_call_at(i);
+    if (!(row->traits & SBX_FS_LAYER1))
+      continue;
+    if (!sbx_trap_register(row->nr, layer1_trap, client, NULL))
+      return -EBUSY;
+  }
+  if (!sbx_trap_install(NULL))
+    return -EINVAL;
+  return 0;
+}
+
+/* Async-signal-safe. Runs in each worker between fork and its entry. */
+int sbx_layer1_attach_raw(void *client, int channel_fd) {
+  if (client == NULL || channel_fd < 0)
+    return -EINVAL;
+  sbx_broker_client_init(client, channel_fd);
+  return 0;
+}

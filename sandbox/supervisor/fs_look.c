@@ -1,0 +1,336 @@
+/* Looking at files for the supervised program: the stat, access,
+ * readlink, statfs, getxattr and listxattr operations of the table of
+ * file-system calls; see call.h.
+ *
+ * Why it exists: these calls answer with data about a file (a struct
+ * stat, a link target, an attribute) that the supervisor reads through
+ * the resolver and writes into the program's memory, so the program
+ * learns about a name only what the allowlist grants; fstat of a
+ * descriptor the program holds is answered from that descriptor.
+ *
+ * What it trusts: the decoder's copy of the path, the resolver and the
+ * kernel's /proc. What it refuses: what the resolver refuses, X_OK
+ * unless the program may execute, and the working directory's name where
+ * the grants do not reach it (S39).
+ */
+#include "sandbox/supervisor/call.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* ---- stat --------------------------------------------------------------- */
+
+typedef union {
+  struct stat st;
+  struct statx stx;
+} stat_result;
+
+/* stat/statx of the object behind the target's fd (or cwd). */
+static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
+                     unsigned mask, uint64_t buf) {
+  char proc[64];
+  sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
+  int rc;
+  stat_result out;
+  size_t len;
+  memset(&out, 0, sizeof(out));
+  if (statx_form) {
+    rc = statx(AT_FDCWD, proc, at_flags & ~AT_SYMLINK_NOFOLLOW, mask, &out.stx);
+    len = sizeof(out.stx);
+  } else {
+    rc = stat(proc, &out.st);
+    len = sizeof(out.st);
+  }
+  int err = errno;
+  if (drop_if_gone(c))
+    return;
+  if (rc < 0) {
+    answer_error(c, err == ENOENT ? EBADF : err);
+    return;
+  }
+  rc = sbx_target_write(&c->t, buf, &out, len);
+  if (rc == -ENOENT) {
+    answer_drop(c);
+    return;
+  }
+  answer_result(c, rc);
+}
+
+void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
+  bool statx_form = sbx_fs_call_arg(q->call, SBX_FS_ARG_MASK) >= 0;
+  uint64_t buf = sbx_fs_request_arg(q, SBX_FS_ARG_BUF);
+  int at_flags = (int)q->at_flags;
+  if (q->form == SBX_FS_FORM_EMPTY_PATH && q->fd != AT_FDCWD) {
+    /* fstat(): the program holds the descriptor; not a decision. */
+    c->report = false;
+    stat_own(c, q->fd, statx_form, at_flags, q->mask, buf);
+    return;
+  }
+  if (q->form == SBX_FS_FORM_EMPTY_PATH) {
+    /* "" at AT_FDCWD asks about the working directory, which may lie
+     * outside the grants (S39): decided like stat(".") on its path. */
+    int len = sbx_target_fd_path(&c->t, AT_FDCWD, c->path, sizeof(c->path));
+    if (len < 0) {
+      if (!drop_if_gone(c))
+        answer_failed(c, -len);
+      return;
+    }
+  } else if (!sbx_fs_take_path(c)) {
+    return;
+  }
+  c->ev.path = c->path;
+  int own = sbx_call_own_fd_path(c->path);
+  if (own >= 0) {
+    c->ev.allowed = true;
+    stat_own(c, own, statx_form, at_flags, q->mask, buf);
+    return;
+  }
+  sbx_decision d;
+  stat_result out;
+  memset(&out, 0, sizeof(out));
+  size_t len;
+  int rc;
+  pid_t pid = sbx_call_self_pid(c, c->path);
+  if (statx_form) {
+    rc = sbx_resolver_statx(c->cfg->resolver, pid, c->path, at_flags, q->mask,
+                            &out.stx, &d);
+    len = sizeof(out.stx);
+  } else {
+    rc = sbx_resolver_stat(c->cfg->resolver, pid, c->path,
+                           !(at_flags & AT_SYMLINK_NOFOLLOW), &out.st, &d);
+    len = sizeof(out.st);
+  }
+  if (rc < 0) {
+    decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+    return;
+  }
+  rc = sbx_target_write(&c->t, buf, &out, len);
+  if (rc == -ENOENT) {
+    answer_drop(c);
+    return;
+  }
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+}
+
+/* ---- access ------------------------------------------------------------- */
+
+/* access() of one of the program's own descriptors: what it may do with
+ * it is what the descriptor allows. */
+static void access_own(sbx_call *c, int own, int mode) {
+  int have = sbx_call_target_fd_access(c, own);
+  if (drop_if_gone(c))
+    return;
+  c->ev.allowed = true;
+  if (have < 0)
+    answer_error(c, ENOENT);
+  else if (((mode & R_OK) && have == O_WRONLY) ||
+           ((mode & W_OK) && have == O_RDONLY) || (mode & X_OK))
+    answer_error(c, EACCES);
+  else
+    answer_value(c, 0);
+}
+
+/* Execute permission is the exec rule's business: without allow_exec
+ * nothing is executable; with it, what the resolver lets the program see
+ * and has an execute bit. Landlock decides the exec itself. */
+static void access_exec(sbx_call *c, int mode, int at_flags,
+                        sbx_unotify_hint hint) {
+  if (!c->cfg->allow_exec) {
+    deny(c, EACCES, "executing programs is not allowed", SBX_UNOTIFY_HINT_EXEC,
+         NULL, false);
+    return;
+  }
+  sbx_decision d;
+  struct stat st;
+  pid_t pid = sbx_call_self_pid(c, c->path);
+  int rc = sbx_resolver_stat(c->cfg->resolver, pid, c->path,
+                             !(at_flags & AT_SYMLINK_NOFOLLOW), &st, &d);
+  if (rc == 0 && !(st.st_mode & 0111))
+    rc = -EACCES;
+  if (rc == 0 && (mode & (R_OK | W_OK)))
+    rc = sbx_resolver_access(c->cfg->resolver, pid, c->path, mode & ~X_OK,
+                             at_flags, &d);
+  decided(c, rc, &d, hint, c->path, false);
+}
+
+void sbx_op_access(sbx_call *c, const sbx_fs_request *q) {
+  int mode = (int)q->flags;
+  int at_flags = (int)q->at_flags;
+  if (q->form == SBX_FS_FORM_EMPTY_PATH) {
+    /* faccessat2(fd, "", AT_EMPTY_PATH) asks about a descriptor the
+     * program holds; which file that is, is checked like a path. */
+    int len = sbx_target_fd_path(&c->t, q->fd, c->path, sizeof(c->path));
+    if (len < 0) {
+      if (drop_if_gone(c))
+        return;
+      answer_failed(c, len == -ENOTDIR ? EACCES : -len);
+      return;
+    }
+  } else if (!sbx_fs_take_path(c)) {
+    return;
+  }
+  c->ev.path = c->path;
+  sbx_unotify_hint hint =
+      (mode & W_OK) ? SBX_UNOTIFY_HINT_WRITE : SBX_UNOTIFY_HINT_READ;
+  int own = sbx_call_own_fd_path(c->path);
+  if (own >= 0) {
+    access_own(c, own, mode);
+    return;
+  }
+  if (mode & X_OK) {
+    access_exec(c, mode, at_flags, hint);
+    return;
+  }
+  sbx_decision d;
+  int rc = sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, mode, at_flags, &d);
+  decided(c, rc, &d, hint, c->path, false);
+}
+
+/* ---- readlink ----------------------------------------------------------- */
+
+/* readlink of /proc/self/{exe,cwd,fd/N}: the program asks about itself. */
+static bool readlink_self(sbx_call *c, char *out, size_t size, ssize_t *len) {
+  char proc[64];
+  const char *p = c->path;
+  if (strncmp(p, "/proc/self/", 11) == 0)
+    p += 11;
+  else if (strncmp(p, "/proc/thread-self/", 18) == 0)
+    p += 18;
+  else
+    return false;
+  int fd;
+  if (strcmp(p, "exe") == 0)
+    snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)c->t.tid);
+  else if (strcmp(p, "cwd") == 0)
+    snprintf(proc, sizeof(proc), "/proc/%d/cwd", (int)c->t.tid);
+  else if (strncmp(p, "fd/", 3) == 0 && sbx_call_parse_fd_number(p + 3, &fd))
+    sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
+  else
+    return false;
+  *len = readlink(proc, out, size);
+  if (*len < 0)
+    *len = -errno;
+  return true;
+}
+
+void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q) {
+  /* The decoder refused a size below 1 (an int, as the kernel reads). */
+  int64_t bufsiz = (int)sbx_fs_request_arg(q, SBX_FS_ARG_SIZE);
+  if (!sbx_fs_take_path(c))
+    return;
+  c->ev.path = c->path;
+  char out[PATH_MAX];
+  size_t size = (size_t)MIN(bufsiz, (int64_t)sizeof(out));
+  ssize_t n;
+  sbx_decision d = {.granted = true};
+  if (!readlink_self(c, out, size, &n))
+    n = sbx_resolver_readlink(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                              c->path, out, size, &d);
+  if (drop_if_gone(c))
+    return;
+  if (n < 0) {
+    decided(c, n, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+    return;
+  }
+  int rc = sbx_target_write(&c->t, sbx_fs_request_arg(q, SBX_FS_ARG_BUF), out,
+                            (size_t)n);
+  if (rc == -ENOENT) {
+    answer_drop(c);
+    return;
+  }
+  decided(c, rc < 0 ? rc : n, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+}
+
+/* ---- statfs and reading extended attributes ----------------------------- */
+
+void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q) {
+  int fd =
+      sbx_fs_object_for(c, SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ, NULL);
+  if (fd < 0)
+    return;
+  struct statfs st;
+  memset(&st, 0, sizeof(st));
+  int rc = fstatfs(fd, &st) < 0 ? -errno : 0;
+  close(fd);
+  if (rc == 0)
+    rc = sbx_target_write(&c->t, sbx_fs_request_arg(q, SBX_FS_ARG_BUF), &st,
+                          sizeof(st));
+  if (rc == -ENOENT) {
+    answer_drop(c);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_result(c, rc);
+}
+
+/* Copies the attribute's name; false when it answered. */
+static bool read_xattr_name(sbx_call *c, const sbx_fs_request *q, char *name,
+                            size_t size) {
+  ssize_t n = sbx_target_read_string(
+      &c->t, sbx_fs_request_arg(q, SBX_FS_ARG_NAME), name, size);
+  if (n == -ENOENT) {
+    answer_drop(c);
+    return false;
+  }
+  if (n <= 0) {
+    answer_failed(c, n == -ENAMETOOLONG || n == 0 ? ERANGE : (int)-n);
+    return false;
+  }
+  g_strlcpy(c->detail, name, sizeof(c->detail));
+  c->ev.detail = c->detail;
+  return true;
+}
+
+/* Writes the n bytes read to the target's buffer and answers n. */
+static void answer_xattr(sbx_call *c, uint64_t value, const char *buf,
+                         size_t size, ssize_t n) {
+  if (size && n > 0) {
+    int rc = sbx_target_write(&c->t, value, buf, (size_t)n);
+    if (rc == -ENOENT) {
+      answer_drop(c);
+      return;
+    }
+    if (rc < 0) {
+      answer_error(c, -rc);
+      return;
+    }
+  }
+  answer_value(c, n);
+}
+
+/* getxattr, lgetxattr, listxattr and llistxattr. */
+void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q) {
+  bool list = q->op == SBX_FS_OP_LISTXATTR;
+  bool follow = !(q->at_flags & AT_SYMLINK_NOFOLLOW);
+  char name[XATTR_NAME_MAX + 1];
+  if (!list && !read_xattr_name(c, q, name, sizeof(name)))
+    return;
+  int fd =
+      sbx_fs_object_for(c, SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ, NULL);
+  if (fd < 0) {
+    /* A symlink cannot be opened; it carries no attributes sbx serves. */
+    if (!follow && c->kind == ANSWER_VALUE && c->error == ELOOP) {
+      if (list)
+        answer_value(c, 0);
+      else
+        answer_error(c, ENODATA);
+    }
+    return;
+  }
+  size_t size = MIN((size_t)sbx_fs_request_arg(q, SBX_FS_ARG_SIZE),
+                    (size_t)XATTR_SIZE_MAX);
+  g_autofree char *buf = size ? g_malloc(size) : NULL;
+  ssize_t n = list ? flistxattr(fd, buf, size) : fgetxattr(fd, name, buf, size);
+  int err = errno;
+  close(fd);
+  c->ev.allowed = true;
+  if (n < 0) {
+    answer_error(c, err);
+    return;
+  }
+  answer_xattr(c, sbx_fs_request_arg(q, SBX_FS_ARG_BUF), buf, size, n);
+}

@@ -1,0 +1,173 @@
+/* Opening files for the supervised program: the open operation of the
+ * table of file-system calls (open, openat, creat, openat2); see call.h.
+ *
+ * Why it exists: an open is answered with a descriptor the supervisor
+ * opened itself, through the resolver, and installed in the program in
+ * one step (ADDFD with SEND), so the program never opens by a name the
+ * supervisor checked (S30). A name of one of the program's own
+ * descriptors (/proc/self/fd/N, /dev/stdin) reopens the object behind it.
+ *
+ * What it trusts: the decoder's copy of the path, the resolver and the
+ * kernel's /proc. What it refuses: what the resolver refuses, openat2's
+ * RESOLVE_ flags other than RESOLVE_NO_MAGICLINKS (ENOSYS: callers fall
+ * back to openat), and a reopen with more access than the descriptor
+ * has.
+ */
+#include "sandbox/supervisor/call.h"
+
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- open --------------------------------------------------------------- */
+
+static sbx_unotify_hint open_hint(int flags, bool *parent) {
+  *parent = (flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT)) != 0;
+  if ((flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT | O_TRUNC)) ||
+      (flags & O_ACCMODE) != O_RDONLY)
+    return SBX_UNOTIFY_HINT_WRITE;
+  return SBX_UNOTIFY_HINT_READ;
+}
+
+/* A named file behind the target's descriptor: the resolver decides on
+ * that name, and must reach the very object the descriptor refers to. */
+static void reopen_named(sbx_call *c, int obj, const struct stat *st,
+                         const char *where, int flags, mode_t mode) {
+  bool parent;
+  sbx_unotify_hint hint = open_hint(flags, &parent);
+  sbx_decision d;
+  int ropen = flags & ~SBX_FS_O_PATH;
+  if (flags & SBX_FS_O_PATH)
+    ropen = O_RDONLY | (flags & (O_DIRECTORY | O_CLOEXEC));
+  int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, where),
+                             where, ropen & ~(O_CREAT | O_EXCL), mode, &d);
+  struct stat st2;
+  if (fd >= 0 && (fstat(fd, &st2) < 0 || !same_object(st, &st2))) {
+    close(fd);
+    close(obj);
+    deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+         false);
+    return;
+  }
+  close(obj);
+  if (fd < 0) {
+    decided(c, fd, &d, hint, where, false);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+}
+
+/* Pipes, devices, sockets, deleted files: the program already holds the
+ * object; it may reopen it with no more access than it has. */
+static void reopen_unnamed(sbx_call *c, int own, int obj, int flags) {
+  int have = sbx_call_target_fd_access(c, own);
+  if (have < 0) {
+    close(obj);
+    if (drop_if_gone(c))
+      return;
+    deny(c, EACCES, "descriptor's access mode unknown", SBX_UNOTIFY_HINT_NONE,
+         NULL, false);
+    return;
+  }
+  int want = flags & O_ACCMODE;
+  bool within = want == have || have == O_RDWR;
+  if (!(flags & SBX_FS_O_PATH) &&
+      (!within || (flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT)))) {
+    close(obj);
+    deny(c, EACCES, "more access than the descriptor has",
+         SBX_UNOTIFY_HINT_NONE, NULL, false);
+    return;
+  }
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+  int oflags = (flags & (O_ACCMODE | O_APPEND | SBX_FS_O_PATH | O_DIRECTORY)) |
+               O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  int fd = open(self, oflags);
+  int err = errno;
+  close(obj);
+  if (fd < 0) {
+    answer_failed(c, err);
+    return;
+  }
+  if (!(flags & O_NONBLOCK) && !(flags & SBX_FS_O_PATH))
+    fcntl(fd, F_SETFL, flags & O_APPEND);
+  c->ev.allowed = true;
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+}
+
+/* Reopening one of the target's own descriptors by name. */
+static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
+  int obj = sbx_call_grab_object(c, own);
+  if (obj == PATH_GONE) {
+    answer_drop(c);
+    return;
+  }
+  if (obj < 0) {
+    answer_failed(c, -obj);
+    return;
+  }
+  struct stat st;
+  if (fstat(obj, &st) < 0) {
+    int err = errno;
+    close(obj);
+    answer_failed(c, err);
+    return;
+  }
+  char where[PATH_MAX];
+  if ((S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+      sbx_call_object_location(obj, where, sizeof(where)))
+    reopen_named(c, obj, &st, where, flags, mode);
+  else
+    reopen_unnamed(c, own, obj, flags);
+}
+
+void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
+  /* The resolver never follows magic links; other RESOLVE_ flags change
+   * what a path means and are not emulated: callers fall back to
+   * openat(), as they do on kernels before 5.6. */
+  if (q->resolve & ~(uint64_t)RESOLVE_NO_MAGICLINKS) {
+    deny(c, ENOSYS, "openat2 RESOLVE_ flags are not emulated",
+         SBX_UNOTIFY_HINT_NONE, NULL, false);
+    return;
+  }
+  int flags = (int)q->flags;
+  mode_t mode = (mode_t)q->mode;
+  if (!sbx_fs_take_path(c))
+    return;
+  c->ev.path = c->path;
+  int own = sbx_call_own_fd_path(c->path);
+  if (own >= 0) {
+    reopen_own_fd(c, own, flags, mode);
+    return;
+  }
+  /* O_PATH is served as a read-only open checked like a read, then
+   * narrowed to O_PATH on our side. */
+  bool opath = (flags & SBX_FS_O_PATH) != 0;
+  int rflags = flags;
+  if (opath)
+    rflags = O_RDONLY | (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  /* The last moment before the file system is touched on its behalf. */
+  if (drop_if_gone(c))
+    return;
+  sbx_decision d;
+  int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                             c->path, rflags, mode, &d);
+  if (fd >= 0 && opath) {
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    int p = open(self, O_PATH | O_CLOEXEC);
+    int err = errno;
+    close(fd);
+    fd = p < 0 ? -err : p;
+  }
+  bool parent;
+  sbx_unotify_hint hint = open_hint(flags, &parent);
+  if (fd < 0) {
+    decided(c, fd, &d, hint, c->path, parent);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+}

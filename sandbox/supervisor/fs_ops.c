@@ -1,0 +1,450 @@
+/* The supervisor as an executor of the table of file-system calls
+ * (sandbox/files/fs_calls.h): decoding, the handler of each operation,
+ * and the handlers of the operations that create, remove, rename or
+ * change files, or are refused; opening is fs_open.c, looking at files
+ * fs_look.c. See call.h.
+ *
+ * Why it exists: layer 1 and the supervisor turn the same calls into the
+ * same file operations. Here a notified call is decoded by the shared
+ * decoder (fs_decode.h), reading the target's memory through
+ * /proc/TID/mem with ID_VALID after every read, so which argument is the
+ * path and which flags are valid is the table's answer, the same as layer
+ * 1's. Each handler then decides with the resolver on the supervisor's
+ * own copy of the path, made absolute with the target's working directory
+ * or directory descriptor, and performs the call itself (supervisor.h).
+ * A descriptor form (fchmod, ftruncate, utimensat(fd, NULL)) is a row of
+ * the same table, handled by the same operation's handler, so a check of
+ * the path form cannot be missing from it.
+ *
+ * What it trusts: the decoder's copies, the resolver and the kernel. What
+ * it refuses: what the decoder refuses (with the kernel's errno), what the
+ * resolver refuses, and the operations that are refused everywhere
+ * (links, special files, ownership, extended attributes, inode flags, file
+ * watches, the old utime calls).
+ */
+#include "sandbox/supervisor/call.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- paths --------------------------------------------------------------- */
+
+/* A decoded path made absolute (relative to the target's dirfd, or its
+ * working directory) and normalised into out (PATH_MAX bytes). Answers
+ * the call itself (dropped when the target is gone, else with the
+ * errno) and returns false when the path is unusable. */
+static bool absolute(sbx_call *c, int dirfd, const char *raw, size_t len,
+                     char *out) {
+  int rc = sbx_target_absolute_path(&c->t, dirfd, raw, len, out);
+  if (rc == SBX_TARGET_GONE) {
+    answer_drop(c);
+    return false;
+  }
+  if (rc < 0) {
+    answer_failed(c, -rc);
+    return false;
+  }
+  return true;
+}
+
+bool sbx_fs_take_path(sbx_call *c) {
+  return absolute(c, c->q.dirfd, c->q.path, c->q.path_len, c->path);
+}
+
+bool sbx_fs_take_path2(sbx_call *c) {
+  return absolute(c, c->q.dirfd2, c->q.path2, c->q.path2_len, c->path2);
+}
+
+int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
+                      int *own) {
+  bool follow = !(c->q.at_flags & AT_SYMLINK_NOFOLLOW);
+  if (!sbx_fs_take_path(c))
+    return -1;
+  if (own) {
+    *own = follow ? sbx_call_own_fd_path(c->path) : -1;
+    if (*own >= 0)
+      return SBX_ON_DESCRIPTOR;
+  }
+  c->ev.path = c->path;
+  if (drop_if_gone(c))
+    return -1;
+  int fd = sbx_call_open_object(c, c->path, follow, need, hint);
+  if (fd == PATH_GONE) {
+    answer_drop(c);
+    return -1;
+  }
+  if (fd < 0) {
+    if (c->ev.reason == NULL)
+      answer_failed(c, -fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* ---- names in directories ----------------------------------------------- */
+
+/* A path for a call that creates or removes a name; false when it already
+ * answered. */
+static bool path_for_change(sbx_call *c, bool second) {
+  if (!(second ? sbx_fs_take_path2(c) : sbx_fs_take_path(c)))
+    return false;
+  if (sbx_call_own_fd_path(second ? c->path2 : c->path) >= 0) {
+    deny(c, EPERM, "a descriptor's name cannot be created or removed",
+         SBX_UNOTIFY_HINT_NONE, NULL, false);
+    return false;
+  }
+  return true;
+}
+
+static void op_mkdir(sbx_call *c, const sbx_fs_request *q) {
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  if (drop_if_gone(c))
+    return;
+  sbx_decision d;
+  int rc = sbx_resolver_mkdir(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                              c->path, (mode_t)q->mode, &d);
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
+/* unlink, rmdir, and unlinkat (rmdir with AT_REMOVEDIR). */
+static void op_remove(sbx_call *c, const sbx_fs_request *q) {
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  if (drop_if_gone(c))
+    return;
+  sbx_decision d;
+  pid_t pid = sbx_call_self_pid(c, c->path);
+  int rc = q->op == SBX_FS_OP_RMDIR
+               ? sbx_resolver_rmdir(c->cfg->resolver, pid, c->path, &d)
+               : sbx_resolver_unlink(c->cfg->resolver, pid, c->path, &d);
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
+static void op_rename(sbx_call *c, const sbx_fs_request *q) {
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  if (!path_for_change(c, true))
+    return;
+  c->ev.path2 = c->path2;
+  if (drop_if_gone(c))
+    return;
+  sbx_decision d;
+  int rc = sbx_resolver_rename(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, c->path2, q->flags, &d);
+  if (!d.granted) {
+    /* Name the side that lacks the right in the hint. */
+    sbx_match m;
+    const sbx_allowlist *list = sbx_resolver_allowlist(c->cfg->resolver);
+    bool from_ok = sbx_allowlist_match(list, c->path, strlen(c->path), 0,
+                                       SBX_PERM_CREATE, &m);
+    decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, from_ok ? c->path2 : c->path,
+            true);
+    return;
+  }
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
+/* ---- metadata: chmod, utimensat, truncate, fallocate -------------------- */
+
+static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
+  mode_t mode = (mode_t)q->mode;
+  if (q->form != SBX_FS_FORM_PATH) {
+    /* fchmod(fd), and fchmodat2(fd, "", AT_EMPTY_PATH), which works on an
+     * O_PATH descriptor too. */
+    sbx_fd_chmod(c, q->fd, mode, q->form == SBX_FS_FORM_EMPTY_PATH);
+    return;
+  }
+  int own;
+  int fd =
+      sbx_fs_object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, &own);
+  if (fd == SBX_ON_DESCRIPTOR) {
+    sbx_fd_chmod(c, own, mode, true);
+    return;
+  }
+  if (fd < 0)
+    return;
+  /* setuid and setgid bits never survive: a file the program made must
+   * not run with its owner's identity outside the sandbox. */
+  int rc = fchmod(fd, mode & 01777) < 0 ? -errno : 0;
+  close(fd);
+  c->ev.allowed = true;
+  answer_result(c, rc);
+}
+
+static void op_refuse(sbx_call *c, const sbx_fs_request *q);
+
+static void op_utime(sbx_call *c, const sbx_fs_request *q) {
+  if (q->call->traits & SBX_FS_LEGACY_TIMES) {
+    op_refuse(c, q);
+    return;
+  }
+  /* The times are read once; only this copy is applied. */
+  struct timespec times[2];
+  uint64_t times_addr = sbx_fs_request_arg(q, SBX_FS_ARG_TIMES);
+  if (times_addr != 0) {
+    int rc = sbx_target_read(&c->t, times_addr, times, sizeof(times));
+    if (rc == -ENOENT) {
+      answer_drop(c);
+      return;
+    }
+    if (rc < 0) {
+      answer_failed(c, -rc);
+      return;
+    }
+  }
+  const struct timespec *t = times_addr ? times : NULL;
+  if (q->form != SBX_FS_FORM_PATH) {
+    /* utimensat(fd, NULL, ...) is futimens(fd). */
+    sbx_fd_utimens(c, q->fd, t, q->form == SBX_FS_FORM_EMPTY_PATH);
+    return;
+  }
+  int own;
+  int fd =
+      sbx_fs_object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, &own);
+  if (fd == SBX_ON_DESCRIPTOR) {
+    sbx_fd_utimens(c, own, t, true);
+    return;
+  }
+  if (fd < 0)
+    return;
+  int rc = futimens(fd, t) < 0 ? -errno : 0;
+  close(fd);
+  c->ev.allowed = true;
+  answer_result(c, rc);
+}
+
+static void op_truncate(sbx_call *c, const sbx_fs_request *q) {
+  int64_t length = (int64_t)sbx_fs_request_arg(q, SBX_FS_ARG_LENGTH);
+  if (q->form == SBX_FS_FORM_FD) {
+    sbx_fd_truncate(c, q->fd, length);
+    return;
+  }
+  if (!sbx_fs_take_path(c))
+    return;
+  c->ev.path = c->path;
+  if (drop_if_gone(c))
+    return;
+  sbx_decision d;
+  int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                             c->path, O_WRONLY | O_NONBLOCK, 0, &d);
+  if (fd < 0) {
+    decided(c, fd, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    return;
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 &&
+      sbx_call_beyond_fsize(c, length, (int64_t)st.st_size)) {
+    close(fd);
+    return;
+  }
+  int rc = ftruncate(fd, length) < 0 ? -errno : 0;
+  close(fd);
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
+}
+
+static void op_fallocate(sbx_call *c, const sbx_fs_request *q) {
+  sbx_fd_allocate(c, q->fd, (int)q->flags,
+                  (int64_t)sbx_fs_request_arg(q, SBX_FS_ARG_OFFSET),
+                  (int64_t)sbx_fs_request_arg(q, SBX_FS_ARG_LENGTH));
+}
+
+/* ---- operations refused everywhere -------------------------------------- */
+
+static const struct {
+  sbx_fs_op op;
+  int error;
+  const char *reason;
+} refusals[] = {
+    {SBX_FS_OP_SETXATTR, ENOTSUP, "extended attributes cannot change"},
+    {SBX_FS_OP_REMOVEXATTR, ENOTSUP, "extended attributes cannot change"},
+    {SBX_FS_OP_CHOWN, EPERM, "ownership cannot change"},
+    {SBX_FS_OP_CHATTR, EPERM, "inode flags cannot change"},
+    {SBX_FS_OP_LINK, EPERM, "links are not created"},
+    {SBX_FS_OP_SYMLINK, EPERM, "symlinks are not created"},
+    {SBX_FS_OP_MKNOD, EPERM, "special files are not created"},
+    {SBX_FS_OP_UTIME, EPERM, "use utimensat"},
+    {SBX_FS_OP_WATCH, EACCES, "file watches are not served"},
+};
+
+/* Names the object for the message, then refuses: a descriptor form by
+ * its descriptor, a path form by its path(s), read only to name them. */
+static void op_refuse(sbx_call *c, const sbx_fs_request *q) {
+  int err = EPERM;
+  const char *reason = "not served";
+  for (size_t i = 0; i < G_N_ELEMENTS(refusals); i++) {
+    if (refusals[i].op == q->op) {
+      err = refusals[i].error;
+      reason = refusals[i].reason;
+    }
+  }
+  if (q->form != SBX_FS_FORM_PATH) {
+    sbx_fd_refuse(c, q->fd, err, reason);
+    return;
+  }
+  int rc =
+      sbx_target_absolute_path(&c->t, q->dirfd, q->path, q->path_len, c->path);
+  if (rc == 0)
+    c->ev.path = c->path;
+  if (rc == 0 && q->path2)
+    rc = sbx_target_absolute_path(&c->t, q->dirfd2, q->path2, q->path2_len,
+                                  c->path2);
+  if (rc == 0 && q->path2)
+    c->ev.path2 = c->path2;
+  if (rc == SBX_TARGET_GONE) {
+    answer_drop(c);
+    return;
+  }
+  deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
+}
+
+/* ---- the working directory ---------------------------------------------- */
+
+/* chdir() is the one path call the supervisor cannot perform for the
+ * program (nothing sets another process's working directory), so once the
+ * resolver grants stat on the directory the kernel runs the call as made
+ * and reads the path again. Refusing everything the resolver does not
+ * grant keeps chdir's answer from telling which names exist outside the
+ * grants (S39). A path swapped after the check can still land the
+ * program in another directory; that reveals only whether it exists (and
+ * its name, through getcwd), because the working directory grants
+ * nothing: relative paths and "" at AT_FDCWD are decided on the absolute
+ * path it has (docs/sbx-run.md, Limits). */
+static void op_chdir(sbx_call *c, const sbx_fs_request *q) {
+  if (!sbx_fs_take_path(c))
+    return;
+  c->ev.path = c->path;
+  int denied =
+      sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
+  if (sbx_call_own_fd_path(c->path) >= 0) {
+    deny(c, denied, "a descriptor's name: use fchdir", SBX_UNOTIFY_HINT_NONE,
+         NULL, false);
+    return;
+  }
+  struct stat st;
+  sbx_decision d;
+  int rc = sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                             c->path, true, &st, &d);
+  if (rc < 0) {
+    decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    answer_failed(c, ENOTDIR);
+    return;
+  }
+  if (drop_if_gone(c))
+    return;
+  c->ev.allowed = true;
+  c->kind = ANSWER_CONTINUE;
+}
+
+/* ---- exec --------------------------------------------------------------- */
+
+static void op_exec(sbx_call *c, const sbx_fs_request *q) {
+  if (sbx_call_first_exec(c)) {
+    /* The launcher's own exec: nothing of the program has run yet, so no
+     * one could have changed the path it passes. */
+    c->ev.allowed = true;
+    c->kind = ANSWER_CONTINUE;
+  } else if (c->cfg->allow_exec) {
+    /* Decided without looking at the path: Landlock's EXECUTE right
+     * restricts what the kernel will exec to the allowlist, on the file
+     * actually opened. */
+    c->ev.allowed = true;
+    c->kind = ANSWER_CONTINUE;
+  } else {
+    c->ev.allowed = false;
+    c->ev.reason = "executing programs is not allowed";
+    sbx_call_set_hint(c, SBX_UNOTIFY_HINT_EXEC, NULL, false);
+    answer_error(c, EACCES);
+  }
+  /* The path only names the event; the decision did not look at it. */
+  if (q->form == SBX_FS_FORM_PATH && q->path == NULL)
+    return;
+  if (q->form != SBX_FS_FORM_PATH) {
+    snprintf(c->path, sizeof(c->path), "/proc/self/fd/%d", q->fd);
+    c->ev.path = c->path;
+    return;
+  }
+  int rc =
+      sbx_target_absolute_path(&c->t, q->dirfd, q->path, q->path_len, c->path);
+  if (rc == SBX_TARGET_GONE) {
+    answer_drop(c);
+    return;
+  }
+  if (rc == 0)
+    c->ev.path = c->path;
+}
+
+/* ---- the table of handlers ---------------------------------------------- */
+
+typedef void (*fs_handler)(sbx_call *c, const sbx_fs_request *q);
+
+/* One handler per operation of the table of file-system calls; every row
+ * the table marks SBX_FS_SUPERVISED reaches one of them. */
+static const fs_handler fs_handlers[SBX_FS_OP_COUNT] = {
+    [SBX_FS_OP_OPEN] = sbx_op_open,
+    [SBX_FS_OP_STAT] = sbx_op_stat,
+    [SBX_FS_OP_ACCESS] = sbx_op_access,
+    [SBX_FS_OP_READLINK] = sbx_op_readlink,
+    [SBX_FS_OP_MKDIR] = op_mkdir,
+    [SBX_FS_OP_RMDIR] = op_remove,
+    [SBX_FS_OP_UNLINK] = op_remove,
+    [SBX_FS_OP_RENAME] = op_rename,
+    [SBX_FS_OP_CHMOD] = op_chmod,
+    [SBX_FS_OP_CHOWN] = op_refuse,
+    [SBX_FS_OP_UTIME] = op_utime,
+    [SBX_FS_OP_TRUNCATE] = op_truncate,
+    [SBX_FS_OP_FALLOCATE] = op_fallocate,
+    [SBX_FS_OP_STATFS] = sbx_op_statfs,
+    [SBX_FS_OP_GETXATTR] = sbx_op_xattr_read,
+    [SBX_FS_OP_LISTXATTR] = sbx_op_xattr_read,
+    [SBX_FS_OP_SETXATTR] = op_refuse,
+    [SBX_FS_OP_REMOVEXATTR] = op_refuse,
+    [SBX_FS_OP_CHATTR] = op_refuse,
+    [SBX_FS_OP_LINK] = op_refuse,
+    [SBX_FS_OP_SYMLINK] = op_refuse,
+    [SBX_FS_OP_MKNOD] = op_refuse,
+    [SBX_FS_OP_WATCH] = op_refuse,
+    [SBX_FS_OP_CHDIR] = op_chdir,
+    [SBX_FS_OP_EXEC] = op_exec,
+};
+
+void sbx_handle_fs_call(sbx_call *c, const sbx_fs_call *row) {
+  sbx_fs_reader reader = sbx_target_fs_reader(&c->t);
+  sbx_fs_request *q = &c->q;
+  uint64_t args[6];
+  for (int i = 0; i < 6; i++)
+    args[i] = c->n->data.args[i];
+  int rc = sbx_fs_decode(row, args, &reader, c->raw, c->raw2, q);
+  c->ev.op = q->op;
+  c->ev.operation = sbx_fs_op_name(q->op);
+  c->ev.flags = sbx_fs_request_flags(q);
+  if (rc == SBX_FS_GONE) {
+    answer_drop(c);
+    return;
+  }
+  if (rc < 0 && q->op == SBX_FS_OP_EXEC) {
+    /* exec is decided without its arguments, which only name the event:
+     * before the launcher's own exec the program is not dumpable, so its
+     * memory cannot be read at all; a continued exec meets the kernel's
+     * own checks. */
+    q->form = SBX_FS_FORM_PATH;
+    q->path = NULL;
+  } else if (rc < 0) {
+    /* Arguments the kernel refuses: not a decision of the rules. */
+    answer_failed(c, -rc);
+    return;
+  }
+  fs_handler fn = (unsigned)q->op < SBX_FS_OP_COUNT ? fs_handlers[q->op] : NULL;
+  if (fn)
+    fn(c, q);
+  else
+    deny(c, ENOSYS, "no handler for this operation", SBX_UNOTIFY_HINT_NONE,
+         NULL, false);
+}

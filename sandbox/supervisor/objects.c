@@ -1,0 +1,206 @@
+/* The objects a program's paths and descriptors name, as the supervisor
+ * reaches them; see call.h.
+ *
+ * Why it exists: every handler that acts on an existing object (chmod,
+ * utimensat, statfs, getxattr, reopening a descriptor by name) must reach
+ * the object the allowlist grants and no other. A path goes through the
+ * resolver; a path naming one of the program's own descriptors
+ * (/proc/self/fd/N, /dev/fd/N, /dev/stdin) means the object behind it,
+ * which is decided on the place the kernel says it lives now, checked to
+ * be the same inode the resolver reaches there.
+ *
+ * What it trusts: the kernel's /proc (checked with ID_VALID after each
+ * look) and the resolver. What it refuses: objects with no name in the
+ * allowlist (pipes, sockets, deleted files), objects that moved during the
+ * check, files with several hard links where writing is needed (S25).
+ */
+#include "sandbox/supervisor/call.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox/base/path.h"
+
+static ssize_t target_read_string(void *ctx, uint64_t addr, char *buf,
+                                  size_t size) {
+  ssize_t n = sbx_target_read_string(ctx, addr, buf, size);
+  return n == -ENOENT ? SBX_FS_GONE : n;
+}
+
+static int target_read(void *ctx, uint64_t addr, void *buf, size_t len) {
+  int rc = sbx_target_read(ctx, addr, buf, len);
+  return rc == -ENOENT ? SBX_FS_GONE : rc;
+}
+
+sbx_fs_reader sbx_target_fs_reader(sbx_unotify_target *t) {
+  return (sbx_fs_reader){target_read_string, target_read, t};
+}
+
+pid_t sbx_call_self_pid(sbx_call *c, const char *path) {
+  if (strncmp(path, "/proc/", 6) != 0)
+    return 0;
+  return sbx_target_tgid(&c->t);
+}
+
+bool sbx_call_parse_fd_number(const char *s, int *fd) {
+  if (!*s)
+    return false;
+  long v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9')
+      return false;
+    v = v * 10 + (*s - '0');
+    if (v > INT_MAX)
+      return false;
+  }
+  *fd = (int)v;
+  return true;
+}
+
+int sbx_call_own_fd_path(const char *path) {
+  static const char *const prefixes[] = {"/proc/self/fd/",
+                                         "/proc/thread-self/fd/", "/dev/fd/"};
+  int fd;
+  for (size_t i = 0; i < G_N_ELEMENTS(prefixes); i++) {
+    size_t pl = strlen(prefixes[i]);
+    if (strncmp(path, prefixes[i], pl) == 0 &&
+        sbx_call_parse_fd_number(path + pl, &fd))
+      return fd;
+  }
+  if (strcmp(path, "/dev/stdin") == 0)
+    return 0;
+  if (strcmp(path, "/dev/stdout") == 0)
+    return 1;
+  if (strcmp(path, "/dev/stderr") == 0)
+    return 2;
+  return -1;
+}
+
+int sbx_call_target_fd_access(sbx_call *c, int fd) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)c->t.tid, fd);
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return -errno;
+  char buf[256];
+  ssize_t n = read(f, buf, sizeof(buf) - 1);
+  close(f);
+  if (n <= 0)
+    return -EIO;
+  buf[n] = '\0';
+  const char *line = strstr(buf, "flags:");
+  if (!line || gone(c))
+    return -EIO;
+  unsigned long flags = strtoul(line + 6, NULL, 8);
+  return (int)(flags & O_ACCMODE);
+}
+
+bool sbx_call_object_location(int fd, char *out, size_t size) {
+  char link[64];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, out, size - 1);
+  if (n <= 0)
+    return false;
+  out[n] = '\0';
+  if (out[0] != '/')
+    return false;
+  static const char deleted[] = " (deleted)";
+  size_t dl = sizeof(deleted) - 1;
+  if ((size_t)n > dl && memcmp(out + n - dl, deleted, dl) == 0)
+    return false;
+  return sbx_path_validate(out, (size_t)n, NULL) == 0;
+}
+
+int sbx_call_grab_object(sbx_call *c, int fd) {
+  char proc[64];
+  sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
+  int obj = open(proc, O_PATH | O_CLOEXEC);
+  int err = errno;
+  if (gone(c)) {
+    if (obj >= 0)
+      close(obj);
+    return PATH_GONE;
+  }
+  return obj >= 0 ? obj : -err;
+}
+
+/* The object behind the target's descriptor own, reopened for reading
+ * through the resolver at the place it lives now, which must be the same
+ * inode. Returns our fd, PATH_GONE or -errno (the denial recorded). */
+static int open_own_object(sbx_call *c, int own, sbx_unotify_hint hint,
+                           char *where, size_t size) {
+  int obj = sbx_call_grab_object(c, own);
+  if (obj < 0)
+    return obj;
+  if (!sbx_call_object_location(obj, where, size)) {
+    close(obj);
+    deny(c, EACCES, "descriptor names no file in the allowlist", hint, NULL,
+         false);
+    return -EACCES;
+  }
+  struct stat a, b;
+  sbx_decision d;
+  int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, where),
+                             where, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, &d);
+  if (fd < 0) {
+    close(obj);
+    if (!d.granted)
+      deny(c, -fd, d.reason, hint, where, false);
+    return fd;
+  }
+  if (fstat(obj, &a) < 0 || fstat(fd, &b) < 0 || !same_object(&a, &b)) {
+    close(obj);
+    close(fd);
+    deny(c, EACCES, "descriptor's file moved during the check", hint, where,
+         false);
+    return -EACCES;
+  }
+  close(obj);
+  return fd;
+}
+
+int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
+                         unsigned need, sbx_unotify_hint hint) {
+  const sbx_allowlist *list = sbx_resolver_allowlist(c->cfg->resolver);
+  int own = sbx_call_own_fd_path(path);
+  int fd;
+  char where[PATH_MAX];
+  if (own >= 0) {
+    fd = open_own_object(c, own, hint, where, sizeof(where));
+    if (fd < 0)
+      return fd;
+  } else {
+    sbx_decision d;
+    fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, path), path,
+                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0,
+                           &d);
+    if (fd < 0) {
+      if (!d.granted)
+        deny(c, -fd, d.reason, hint, path, false);
+      return fd;
+    }
+    if (!sbx_call_object_location(fd, where, sizeof(where))) {
+      close(fd);
+      deny(c, EACCES, "object has no name in the allowlist", hint, path, false);
+      return -EACCES;
+    }
+  }
+  /* For the resolver's own checks O_RDONLY only asked READ. */
+  if ((need & ~(unsigned)SBX_PERM_READ_ONLY) != 0) {
+    sbx_match m;
+    size_t plen = strlen(where);
+    struct stat st;
+    const char *why = NULL;
+    if (!sbx_allowlist_match(list, where, plen, 0, need, &m))
+      why = "not in the allowlist";
+    else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+      why = "a file with several hard links"; /* S25 */
+    if (why) {
+      close(fd);
+      deny(c, sbx_allowlist_denied_errno(list), why, hint, where, false);
+      return -sbx_allowlist_denied_errno(list);
+    }
+  }
+  return fd;
+}
