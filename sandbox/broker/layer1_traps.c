@@ -223,10 +223,10 @@ int sbx_layer1_register_traps_raw(void *client) {
     const sbx_fs_call *row = sbx_fs_call_at(i);
     if (!(row->traits & SBX_FS_LAYER1))
       continue;
-    if (!sbx_trap_register(row->nr, layer1_trap, client, NULL))
+    if (sbx_trap_register_raw(row->nr, layer1_trap, client) < 0)
       return -EBUSY;
   }
-  if (!sbx_trap_install(NULL))
+  if (sbx_trap_install_raw() < 0)
     return -EINVAL;
   return 0;
 }

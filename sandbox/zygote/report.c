@@ -73,8 +73,7 @@ static intptr_t report_policy_kill(const sbx_trap_call *call, void *aux) {
 int sbx_report_register_kill_handlers_raw(const int *report_fd) {
   int table_end = sbx_syscall_max();
   for (int nr = 0; nr < REPORT_NR_SEARCH_LIMIT; nr++) {
-    /* A NULL GError: a refusal allocates nothing. */
-    if (sbx_trap_register(nr, report_policy_kill, (void *)report_fd, NULL))
+    if (sbx_trap_register_raw(nr, report_policy_kill, (void *)report_fd) == 0)
       continue;
     if (nr < table_end)
       return -EINVAL;

@@ -298,7 +298,7 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
     if (rc < 0)
       init_failed(z, "registering the broker client's handlers", -rc);
   }
-  if (!sbx_trap_install(NULL))
+  if (sbx_trap_install_raw() < 0)
     init_failed(z, "installing the SIGSYS handler", 0);
 
   /* No process of the same uid may ptrace the zygote or open its

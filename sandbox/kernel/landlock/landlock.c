@@ -1,7 +1,7 @@
 /* Landlock ruleset builder with best-effort ABI negotiation in the style
  * of the kernel's sample sandboxer. Parent side builds the ruleset fd
- * (GLib, may allocate); the child side only calls restrict_self, which is
- * async-signal-safe. Trusts the caller's rule list (policy read before the
+ * (GLib, may allocate); the child side only calls restrict_self
+ * (landlock_raw.c, async-signal-safe). Trusts the caller's rule list (policy read before the
  * sandbox starts); refuses relative paths, unknown rights, and a kernel
  * below a required ABI, saying which of the two is at fault. */
 #include "sandbox/kernel/landlock/landlock.h"
@@ -15,7 +15,7 @@
 
 #include "sandbox/base/strbuf.h"
 
-G_DEFINE_QUARK(sbx - landlock - error - quark, sbx_landlock_error)
+G_DEFINE_QUARK(sbx-landlock-error-quark, sbx_landlock_error)
 
 typedef struct {
   char *path;
@@ -353,14 +353,6 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
   b->built = true;
   close_paths(b);
   return fd;
-}
-
-int sbx_landlock_restrict_self_raw(int ruleset_fd, uint32_t restrict_flags) {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    return -errno;
-  if (sbx_landlock_restrict_self_syscall(ruleset_fd, restrict_flags) != 0)
-    return -errno;
-  return 0;
 }
 
 gboolean sbx_landlock_restrict_self(int ruleset_fd, uint32_t restrict_flags,

@@ -1,228 +1,11 @@
-/* Entering new namespaces, in-process or through a parent-side clone, with
- * identity uid/gid maps. The _raw paths and everything the clone child
- * runs are async-signal-safe (raw syscalls, fixed buffers); the GError
- * wrappers are parent-side. Trusts the parent's configuration; refuses an
- * identity the caller cannot assume rather than keeping the old one. */
+/* Entering new namespaces: the GError wrappers, with a hint for each
+ * common refusal (namespaces_raw.c does the work). Parent-side. */
 #include "sandbox/kernel/namespaces/namespaces.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <linux/capability.h>
-
-#include "sandbox/base/strbuf.h"
-
-G_DEFINE_QUARK(sbx - ns - error - quark, sbx_ns_error)
-
-static const char *const kKindNames[SBX_NS_KINDS] = {
-    "user", "pid", "net", "ipc", "uts", "mnt", "cgroup",
-};
-
-const char *sbx_ns_kind_name(int index) {
-  if (index < 0 || index >= SBX_NS_KINDS)
-    return NULL;
-  return kKindNames[index];
-}
-
-int sbx_ns_clone_flags(unsigned namespaces) {
-  int flags = 0;
-  if (namespaces & SBX_NS_USER)
-    flags |= CLONE_NEWUSER;
-  if (namespaces & SBX_NS_PID)
-    flags |= CLONE_NEWPID;
-  if (namespaces & SBX_NS_NET)
-    flags |= CLONE_NEWNET;
-  if (namespaces & SBX_NS_IPC)
-    flags |= CLONE_NEWIPC;
-  if (namespaces & SBX_NS_UTS)
-    flags |= CLONE_NEWUTS;
-  if (namespaces & SBX_NS_MOUNT)
-    flags |= CLONE_NEWNS;
-  if (namespaces & SBX_NS_CGROUP)
-    flags |= CLONE_NEWCGROUP;
-  return flags;
-}
-
-void sbx_ns_config_init(sbx_ns_config *cfg) {
-  cfg->namespaces = SBX_NS_ALL;
-  uid_t uid = geteuid();
-  gid_t gid = getegid();
-  /* uid 0 owns most of the system's files even without capabilities. */
-  cfg->uid = uid == 0 ? 65534 : uid;
-  cfg->gid = uid == 0 ? 65534 : gid;
-  cfg->hostname = "sbx";
-}
-
-/* Writes all of text to path; ASYNC-SIGNAL-SAFE. */
-static int write_file(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  size_t len = strlen(text);
-  ssize_t n = write(fd, text, len);
-  int err = n < 0 ? errno : 0;
-  close(fd);
-  if (n < 0)
-    return -err;
-  return (size_t)n == len ? 0 : -EIO;
-}
-
-/* True when /proc/self/setgroups says "deny": setgroups(2) is refused in
- * this user namespace and in every one created below it, whatever the
- * caller's capabilities. ASYNC-SIGNAL-SAFE. */
-static bool setgroups_denied(void) {
-  char buf[8] = {0};
-  int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  return n >= 4 && strncmp(buf, "deny", 4) == 0;
-}
-
-static void proc_path(char *buf, size_t cap, pid_t pid, const char *leaf) {
-  sbx_strbuf sb;
-  sbx_strbuf_init(&sb, buf, cap);
-  sbx_strbuf_add(&sb, "/proc/");
-  if (pid > 0)
-    sbx_strbuf_add_u64(&sb, (uint64_t)pid);
-  else
-    sbx_strbuf_add(&sb, "self");
-  sbx_strbuf_add_char(&sb, '/');
-  sbx_strbuf_add(&sb, leaf);
-  sbx_strbuf_finish(&sb);
-}
-
-static void id_line(char *buf, size_t cap, uint64_t id) {
-  sbx_strbuf sb;
-  sbx_strbuf_init(&sb, buf, cap);
-  sbx_strbuf_add_u64(&sb, id);
-  sbx_strbuf_add_char(&sb, ' ');
-  sbx_strbuf_add_u64(&sb, id);
-  sbx_strbuf_add(&sb, " 1\n");
-  sbx_strbuf_finish(&sb);
-}
-
-int sbx_ns_write_id_maps_raw(pid_t pid, uid_t uid, gid_t gid,
-                             bool deny_setgroups, const char **failed_step) {
-  char path[64], line[64];
-  int rc;
-  const char *step;
-  if (deny_setgroups) {
-    proc_path(path, sizeof(path), pid, "setgroups");
-    rc = write_file(path, "deny");
-    step = "write \"deny\" to /proc/PID/setgroups";
-    if (rc && rc != -ENOENT)
-      goto fail;
-  }
-  proc_path(path, sizeof(path), pid, "uid_map");
-  id_line(line, sizeof(line), uid);
-  step = "write /proc/PID/uid_map";
-  if ((rc = write_file(path, line)))
-    goto fail;
-  proc_path(path, sizeof(path), pid, "gid_map");
-  id_line(line, sizeof(line), gid);
-  step = "write /proc/PID/gid_map";
-  if ((rc = write_file(path, line)))
-    goto fail;
-  return 0;
-fail:
-  if (failed_step)
-    *failed_step = step;
-  return rc;
-}
-
-/* CAP_SETUID and CAP_SETGID effective in the caller's user namespace. */
-static bool can_set_ids(void) {
-  struct __user_cap_header_struct hdr = {.version =
-                                             _LINUX_CAPABILITY_VERSION_3};
-  struct __user_cap_data_struct data[2];
-  if (syscall(SYS_capget, &hdr, data) != 0)
-    return false;
-  uint32_t need = (1u << CAP_SETUID) | (1u << CAP_SETGID);
-  return (data[0].effective & need) == need;
-}
-
-/* Becomes uid/gid with no supplementary groups (clear_groups) on the
- * calling thread only; raw syscalls so glibc does not broadcast. */
-static int switch_ids(uid_t uid, gid_t gid, bool clear_groups,
-                      const char **step) {
-  if (clear_groups && syscall(SYS_setgroups, 0, NULL) != 0) {
-    *step = "setgroups(0, NULL)";
-    return -errno;
-  }
-  if (syscall(SYS_setresgid, gid, gid, gid) != 0) {
-    *step = "setresgid";
-    return -errno;
-  }
-  if (syscall(SYS_setresuid, uid, uid, uid) != 0) {
-    *step = "setresuid";
-    return -errno;
-  }
-  return 0;
-}
-
-static int set_hostname(const sbx_ns_config *cfg, const char **step) {
-  if (!(cfg->namespaces & SBX_NS_UTS) || !cfg->hostname)
-    return 0;
-  if (sethostname(cfg->hostname, strlen(cfg->hostname)) != 0) {
-    *step = "sethostname";
-    return -errno;
-  }
-  return 0;
-}
-
-int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step) {
-  const char *step = NULL;
-  int rc = 0;
-  if (geteuid() != cfg->uid || getegid() != cfg->gid) {
-    /* Changing identity needs privilege here; after unshare the maps could
-     * only name the uid we already have. */
-    if (!can_set_ids()) {
-      step = "switch to the configured uid/gid (needs CAP_SETUID/SETGID)";
-      rc = -EPERM;
-      goto out;
-    }
-    if ((rc = switch_ids(cfg->uid, cfg->gid, !setgroups_denied(), &step)))
-      goto out;
-    /* A uid change made us undumpable, and only a dumpable process may
-     * open its own /proc/self/uid_map. */
-    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
-      step = "PR_SET_DUMPABLE 1";
-      rc = -errno;
-      goto out;
-    }
-  } else if (can_set_ids() && !setgroups_denied() &&
-             syscall(SYS_setgroups, 0, NULL) != 0) {
-    step = "setgroups(0, NULL)";
-    rc = -errno;
-    goto out;
-  }
-  if (unshare(sbx_ns_clone_flags(cfg->namespaces)) != 0) {
-    step = "unshare";
-    rc = -errno;
-    goto out;
-  }
-  if (cfg->namespaces & SBX_NS_USER) {
-    /* We write our own maps, holding no capability in the parent
-     * namespace: the kernel insists on "deny" first. */
-    rc = sbx_ns_write_id_maps_raw(0, cfg->uid, cfg->gid, true, &step);
-    if (rc)
-      goto out;
-  }
-  rc = set_hostname(cfg, &step);
-out:
-  if (rc && failed_step)
-    *failed_step = step;
-  return rc;
-}
+G_DEFINE_QUARK(sbx-ns-error-quark, sbx_ns_error)
 
 static const char *hint_for(int err) {
   switch (err) {
@@ -259,93 +42,26 @@ gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error) {
   return FALSE;
 }
 
-/* Runs in the clone child: ASYNC-SIGNAL-SAFE. */
-static void child_fail(const char *step, int err) {
-  char buf[256];
-  sbx_strbuf sb;
-  sbx_strbuf_init(&sb, buf, sizeof(buf));
-  sbx_strbuf_add(&sb, "sbx: namespace setup failed: ");
-  sbx_strbuf_add(&sb, step);
-  sbx_strbuf_add(&sb, ": errno ");
-  sbx_strbuf_add_i64(&sb, err);
-  sbx_strbuf_add_char(&sb, '\n');
-  size_t len = sbx_strbuf_finish(&sb);
-  if (len >= sizeof(buf))
-    len = sizeof(buf) - 1;
-  ssize_t ignored = write(STDERR_FILENO, buf, len);
-  (void)ignored;
-  _exit(127);
-}
-
-/* Runs in the clone child: ASYNC-SIGNAL-SAFE. */
-static void child_setup(const sbx_ns_config *cfg, int release_fd,
-                        bool clear_groups) {
-  const char *step = NULL;
-  char go = 0;
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-    child_fail("PR_SET_PDEATHSIG", errno);
-  /* EOF instead of the byte: the parent died or gave up on us. */
-  ssize_t n;
-  do {
-    n = read(release_fd, &go, 1);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1 || go != 'g')
-    _exit(127);
-  close(release_fd);
-  int rc = switch_ids(cfg->uid, cfg->gid, clear_groups, &step);
-  if (rc)
-    child_fail(step, -rc);
-  rc = set_hostname(cfg, &step);
-  if (rc)
-    child_fail(step, -rc);
-}
-
 pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
-  int release[2];
-  if (pipe2(release, O_CLOEXEC) != 0) {
-    g_set_error(error, SBX_NS_ERROR, SBX_NS_ERROR_FAILED,
-                "pipe2 for the namespace child failed: %s", g_strerror(errno));
-    return -1;
-  }
-  bool privileged = can_set_ids();
-  /* Read before the clone: the child's namespace inherits the refusal. */
-  bool clear_groups = privileged && !setgroups_denied();
-  long pid = syscall(
-      SYS_clone, (unsigned long)sbx_ns_clone_flags(cfg->namespaces) | SIGCHLD,
-      NULL, NULL, NULL, 0);
-  if (pid == 0) {
-    close(release[1]);
-    child_setup(cfg, release[0], clear_groups);
+  sbx_ns_clone_state state;
+  long pid = sbx_ns_clone_raw(cfg, &state);
+  if (pid == 0)
     return 0;
-  }
-  int err = errno;
-  close(release[0]);
   if (pid < 0) {
-    close(release[1]);
-    g_set_error(
-        error, SBX_NS_ERROR,
-        err == EPERM ? SBX_NS_ERROR_PERMISSION : SBX_NS_ERROR_UNSUPPORTED,
-        "clone with new namespaces failed: %s%s", g_strerror(err),
-        hint_for(err));
+    int err = (int)-pid;
+    int code = !state.clone_refused ? SBX_NS_ERROR_FAILED
+               : err == EPERM       ? SBX_NS_ERROR_PERMISSION
+                                    : SBX_NS_ERROR_UNSUPPORTED;
+    g_set_error(error, SBX_NS_ERROR, code, "%s failed: %s%s",
+                state.failed_step, g_strerror(err),
+                state.clone_refused ? hint_for(err) : "");
     return -1;
   }
-  const char *step = NULL;
-  int rc = 0;
-  if (cfg->namespaces & SBX_NS_USER)
-    rc = sbx_ns_write_id_maps_raw((pid_t)pid, cfg->uid, cfg->gid, !privileged,
-                                  &step);
-  if (rc == 0 && write(release[1], "g", 1) != 1) {
-    rc = -errno;
-    step = "release the child";
-  }
-  close(release[1]);
+  int rc = sbx_ns_clone_release_raw(cfg, (pid_t)pid, &state);
   if (rc) {
-    kill((pid_t)pid, SIGKILL);
-    while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR) {
-    }
     g_set_error(error, SBX_NS_ERROR,
                 rc == -EPERM ? SBX_NS_ERROR_PERMISSION : SBX_NS_ERROR_FAILED,
-                "namespace child setup failed at %s: %s", step,
+                "namespace child setup failed at %s: %s", state.failed_step,
                 g_strerror(-rc));
     return -1;
   }

@@ -144,6 +144,21 @@ gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error);
  * safe code runs in the child (the same rule as for fork()). */
 pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error);
 
+/* sbx_ns_clone in two async-signal-safe halves, for a caller that may not
+ * use GLib: sbx_ns_clone_raw returns the child's pid in the parent (then
+ * call sbx_ns_clone_release_raw, which writes its maps and lets it go, or
+ * kills and reaps it on failure), 0 in the child, -errno on failure.
+ * failed_step names what failed. */
+typedef struct {
+  int release_fd;
+  bool privileged;
+  bool clone_refused; /* the clone itself failed (not its preparation) */
+  const char *failed_step;
+} sbx_ns_clone_state;
+long sbx_ns_clone_raw(const sbx_ns_config *cfg, sbx_ns_clone_state *state);
+int sbx_ns_clone_release_raw(const sbx_ns_config *cfg, pid_t pid,
+                             sbx_ns_clone_state *state);
+
 /* Writes "deny" to /proc/PID/setgroups (when deny_setgroups) and the maps
  * "UID UID 1" / "GID GID 1" for process pid (0: the caller). Used by both
  * entry points; exposed for callers with their own clone.

@@ -1,137 +1,11 @@
-/* Resource limits that only narrow. Child-side functions are
- * async-signal-safe (prlimit64 via syscall, no allocation); the value
- * parser is parent-side. Refuses unknown resources and malformed values. */
+/* Parsing resource limit values as profiles write them (parent side;
+ * rlimits_raw.c applies them). Refuses malformed values with a message
+ * that says what to write instead. */
 #include "sandbox/kernel/namespaces/rlimits.h"
 
 #include <errno.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-G_DEFINE_QUARK(sbx - rlimit - error - quark, sbx_rlimit_error)
-
-static const struct {
-  int resource;
-  const char *name; /* without the RLIMIT_ prefix */
-} kLimits[] = {
-    {RLIMIT_AS, "AS"},
-    {RLIMIT_CORE, "CORE"},
-    {RLIMIT_CPU, "CPU"},
-    {RLIMIT_DATA, "DATA"},
-    {RLIMIT_FSIZE, "FSIZE"},
-    {RLIMIT_LOCKS, "LOCKS"},
-    {RLIMIT_MEMLOCK, "MEMLOCK"},
-    {RLIMIT_MSGQUEUE, "MSGQUEUE"},
-    {RLIMIT_NICE, "NICE"},
-    {RLIMIT_NOFILE, "NOFILE"},
-    {RLIMIT_NPROC, "NPROC"},
-    {RLIMIT_RSS, "RSS"},
-    {RLIMIT_RTPRIO, "RTPRIO"},
-    {RLIMIT_RTTIME, "RTTIME"},
-    {RLIMIT_SIGPENDING, "SIGPENDING"},
-    {RLIMIT_STACK, "STACK"},
-};
-
-#define N_LIMITS (sizeof(kLimits) / sizeof(kLimits[0]))
-
-static char upper(char c) {
-  return (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
-}
-
-static bool same_upper(const char *a, const char *b) {
-  for (; *a && *b; a++, b++)
-    if (upper(*a) != upper(*b))
-      return false;
-  return *a == *b;
-}
-
-int sbx_rlimit_from_name(const char *name) {
-  if (!name)
-    return -1;
-  if (upper(name[0]) == 'R' && upper(name[1]) == 'L' && upper(name[2]) == 'I' &&
-      upper(name[3]) == 'M' && upper(name[4]) == 'I' && upper(name[5]) == 'T' &&
-      name[6] == '_')
-    name += 7;
-  for (size_t i = 0; i < N_LIMITS; i++)
-    if (same_upper(name, kLimits[i].name))
-      return kLimits[i].resource;
-  return -1;
-}
-
-const char *sbx_rlimit_name(int resource) {
-  static const char *const full[] = {
-      [RLIMIT_AS] = "RLIMIT_AS",
-      [RLIMIT_CORE] = "RLIMIT_CORE",
-      [RLIMIT_CPU] = "RLIMIT_CPU",
-      [RLIMIT_DATA] = "RLIMIT_DATA",
-      [RLIMIT_FSIZE] = "RLIMIT_FSIZE",
-      [RLIMIT_LOCKS] = "RLIMIT_LOCKS",
-      [RLIMIT_MEMLOCK] = "RLIMIT_MEMLOCK",
-      [RLIMIT_MSGQUEUE] = "RLIMIT_MSGQUEUE",
-      [RLIMIT_NICE] = "RLIMIT_NICE",
-      [RLIMIT_NOFILE] = "RLIMIT_NOFILE",
-      [RLIMIT_NPROC] = "RLIMIT_NPROC",
-      [RLIMIT_RSS] = "RLIMIT_RSS",
-      [RLIMIT_RTPRIO] = "RLIMIT_RTPRIO",
-      [RLIMIT_RTTIME] = "RLIMIT_RTTIME",
-      [RLIMIT_SIGPENDING] = "RLIMIT_SIGPENDING",
-      [RLIMIT_STACK] = "RLIMIT_STACK",
-  };
-  if (resource < 0 || (size_t)resource >= sizeof(full) / sizeof(full[0]))
-    return NULL;
-  return full[resource];
-}
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SBX_ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SBX_ASAN_BUILD 1
-#endif
-#endif
-
-/* AddressSanitizer reserves terabytes of shadow memory when the process
- * starts; under an address-space or data limit every later mapping would
- * fail. Such builds leave those two limits out (see rlimits.h). */
-static bool skipped_in_this_build(int resource) {
-#ifdef SBX_ASAN_BUILD
-  return resource == RLIMIT_AS || resource == RLIMIT_DATA;
-#else
-  (void)resource;
-  return false;
-#endif
-}
-
-int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
-                          size_t *failed_index) {
-  for (size_t i = 0; i < n; i++) {
-    struct rlimit cur, next;
-    if (!sbx_rlimit_name(limits[i].resource)) {
-      if (failed_index)
-        *failed_index = i;
-      return -EINVAL;
-    }
-    if (skipped_in_this_build(limits[i].resource))
-      continue;
-    if (syscall(SYS_prlimit64, 0, limits[i].resource, NULL, &cur) != 0)
-      goto fail;
-    /* Only ever narrow: clamp to what the process already has. */
-    next.rlim_max =
-        limits[i].hard < cur.rlim_max ? limits[i].hard : cur.rlim_max;
-    next.rlim_cur =
-        limits[i].soft < next.rlim_max ? limits[i].soft : next.rlim_max;
-    if (syscall(SYS_prlimit64, 0, limits[i].resource, &next, NULL) != 0)
-      goto fail;
-    continue;
-  fail:
-    if (failed_index)
-      *failed_index = i;
-    return -errno;
-  }
-  return 0;
-}
+G_DEFINE_QUARK(sbx-rlimit-error-quark, sbx_rlimit_error)
 
 gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out, GError **error) {
   if (!text || !*text) {
@@ -157,7 +31,7 @@ gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out, GError **error) {
   }
   unsigned shift = 0;
   if (*end) {
-    switch (upper(*end)) {
+    switch (g_ascii_toupper(*end)) {
       case 'K':
         shift = 10;
         break;

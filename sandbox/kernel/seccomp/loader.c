@@ -13,9 +13,6 @@
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
 #define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
@@ -25,68 +22,6 @@
 #endif
 
 G_DEFINE_QUARK(sbx - seccomp - error - quark, sbx_seccomp_error)
-
-typedef enum {
-  STEP_ARGUMENTS,
-  STEP_NO_NEW_PRIVS,
-  STEP_SECCOMP,
-} load_step;
-
-typedef struct {
-  load_step failed_step; /* meaningful when the result is < 0 */
-  long blocking_thread;  /* TSYNC: the thread that could not be synced */
-} load_report;
-
-/* Async-signal-safe: raw system calls only, no allocation, errno kept. */
-static long load(const struct sock_filter *insns, size_t len, unsigned flags,
-                 load_report *report) {
-  int saved_errno = errno;
-  long result;
-  report->blocking_thread = 0;
-  if (insns == NULL || len == 0 || len > BPF_MAXINSNS ||
-      (flags & ~(unsigned)(SBX_SECCOMP_TSYNC | SBX_SECCOMP_NEW_LISTENER))) {
-    report->failed_step = STEP_ARGUMENTS;
-    result = -EINVAL;
-    goto out;
-  }
-  if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
-    report->failed_step = STEP_NO_NEW_PRIVS;
-    result = -errno;
-    goto out;
-  }
-  unsigned long kernel_flags = 0;
-  if (flags & SBX_SECCOMP_TSYNC)
-    kernel_flags |= SECCOMP_FILTER_FLAG_TSYNC;
-  if (flags & SBX_SECCOMP_NEW_LISTENER)
-    kernel_flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
-  /* TSYNC reports a blocking thread by returning its id, which a caller
-   * could not tell from a listener fd: ask for ESRCH instead. */
-  if ((flags & SBX_SECCOMP_TSYNC) && (flags & SBX_SECCOMP_NEW_LISTENER))
-    kernel_flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
-  struct sock_fprog prog = {
-      .len = (unsigned short)len,
-      .filter = (struct sock_filter *)insns,
-  };
-  result = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, kernel_flags, &prog);
-  if (result < 0) {
-    report->failed_step = STEP_SECCOMP;
-    result = -errno;
-  } else if ((flags & SBX_SECCOMP_TSYNC) &&
-             !(flags & SBX_SECCOMP_NEW_LISTENER) && result > 0) {
-    report->failed_step = STEP_SECCOMP;
-    report->blocking_thread = result;
-    result = -ESRCH;
-  }
-out:
-  errno = saved_errno;
-  return result;
-}
-
-int sbx_seccomp_load_raw(const struct sock_filter *insns, size_t len,
-                         unsigned flags) {
-  load_report report;
-  return (int)load(insns, len, flags, &report);
-}
 
 static const char *seccomp_hint(int err, unsigned flags) {
   switch (err) {
@@ -129,8 +64,8 @@ gboolean sbx_seccomp_load(const struct sock_filter *insns, size_t len,
                 "for the listener fd (listener_fd is NULL)");
     return FALSE;
   }
-  load_report report;
-  long result = load(insns, len, flags, &report);
+  sbx_seccomp_load_report report;
+  long result = sbx_seccomp_load_reported_raw(insns, len, flags, &report);
   if (result >= 0) {
     if (listener_fd)
       *listener_fd = (flags & SBX_SECCOMP_NEW_LISTENER) ? (int)result : -1;
@@ -138,20 +73,20 @@ gboolean sbx_seccomp_load(const struct sock_filter *insns, size_t len,
   }
   int err = (int)-result;
   switch (report.failed_step) {
-    case STEP_ARGUMENTS:
+    case SBX_SECCOMP_STEP_ARGUMENTS:
       g_set_error(error, SBX_SECCOMP_ERROR, err,
                   "sbx_seccomp_load: a program has 1 to %d instructions "
                   "(got %zu%s) and the flags are SBX_SECCOMP_TSYNC and "
                   "SBX_SECCOMP_NEW_LISTENER only (got 0x%x)",
                   BPF_MAXINSNS, len, insns ? "" : ", NULL pointer", flags);
       break;
-    case STEP_NO_NEW_PRIVS:
+    case SBX_SECCOMP_STEP_NO_NEW_PRIVS:
       g_set_error(error, SBX_SECCOMP_ERROR, err,
                   "prctl(PR_SET_NO_NEW_PRIVS) failed: %s; the kernel is "
                   "older than 3.5 or a security module forbids it",
                   g_strerror(err));
       break;
-    case STEP_SECCOMP:
+    case SBX_SECCOMP_STEP_SECCOMP:
     default:
       if (report.blocking_thread > 0)
         g_set_error(error, SBX_SECCOMP_ERROR, err,

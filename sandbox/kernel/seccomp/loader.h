@@ -33,4 +33,21 @@ gboolean sbx_seccomp_load(const struct sock_filter *insns, size_t len,
 int sbx_seccomp_load_raw(const struct sock_filter *insns, size_t len,
                          unsigned flags);
 
+/* What a failed load went wrong at, for the GError of sbx_seccomp_load. */
+typedef enum {
+  SBX_SECCOMP_STEP_ARGUMENTS,
+  SBX_SECCOMP_STEP_NO_NEW_PRIVS,
+  SBX_SECCOMP_STEP_SECCOMP,
+} sbx_seccomp_load_step;
+
+typedef struct {
+  sbx_seccomp_load_step failed_step; /* meaningful when the result is < 0 */
+  long blocking_thread; /* TSYNC: the thread that could not be synced */
+} sbx_seccomp_load_report;
+
+/* sbx_seccomp_load_raw, saying where it failed. Async-signal-safe. */
+long sbx_seccomp_load_reported_raw(const struct sock_filter *insns,
+                                   size_t len, unsigned flags,
+                                   sbx_seccomp_load_report *report);
+
 #endif /* SBX_KERNEL_SECCOMP_LOADER_H_ */

@@ -51,4 +51,10 @@ gboolean sbx_trap_register(int nr, sbx_trap_handler handler, void *aux,
 /* Installs the SIGSYS handler and freezes the registry. Idempotent. */
 gboolean sbx_trap_install(GError **error);
 
+/* The same, for a zygote or a handler: 0 or -errno (-EBUSY once the
+ * registry is frozen, -ERANGE for a number outside it). Async-signal-safe:
+ * they allocate nothing and take no lock. */
+int sbx_trap_register_raw(int nr, sbx_trap_handler handler, void *aux);
+int sbx_trap_install_raw(void);
+
 #endif /* SBX_KERNEL_SECCOMP_TRAP_H_ */
