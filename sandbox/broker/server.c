@@ -133,24 +133,6 @@ sbx_broker_server *sbx_broker_server_new(sbx_audit *audit) {
   return s;
 }
 
-void sbx_broker_server_free(sbx_broker_server *s) {
-  if (!s)
-    return;
-  for (guint i = 0; i < s->channels->len; i++) {
-    channel *ch = &g_array_index(s->channels, channel, i);
-    if (!ch->closed)
-      close(ch->fd);
-  }
-  g_array_unref(s->channels);
-  g_hash_table_unref(s->origins);
-  g_ptr_array_unref(s->resolvers);
-  if (s->epoll_fd >= 0)
-    close(s->epoll_fd);
-  g_free(s->request);
-  g_free(s->payload);
-  g_free(s);
-}
-
 gboolean sbx_broker_server_add_type(sbx_broker_server *s,
                                     const sbx_allowlist *list, GError **error) {
   sbx_resolver *r = sbx_resolver_new(list, error);
@@ -231,25 +213,6 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
   append_channel(s, fd, type_index, false, ++s->next_origin);
   s->stats.channels++;
   return TRUE;
-}
-
-void sbx_broker_server_stats(const sbx_broker_server *s,
-                             sbx_broker_stats *out) {
-  *out = s->stats;
-}
-
-bool sbx_broker_server_holds_fd(const sbx_broker_server *s, int fd) {
-  for (guint i = 0; i < s->channels->len; i++) {
-    const channel *ch = &g_array_index(s->channels, channel, i);
-    if (!ch->closed && ch->fd == fd)
-      return true;
-  }
-  if (s->epoll_fd >= 0 && s->epoll_fd == fd)
-    return true;
-  for (guint i = 0; i < s->resolvers->len; i++)
-    if (sbx_resolver_holds_fd(g_ptr_array_index(s->resolvers, i), fd))
-      return true;
-  return false;
 }
 
 static void collect_ancillary(struct msghdr *msg, ancillary *a) {

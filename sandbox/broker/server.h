@@ -81,9 +81,9 @@ typedef struct {
 typedef struct sbx_broker_server sbx_broker_server;
 
 /* A server with no types and no channels. The audit sink is borrowed
- * (the server writes through it and keeps its counts there). */
+ * (the server writes through it and keeps its counts there). It lives as
+ * long as the broker process: nothing frees it. */
 sbx_broker_server *sbx_broker_server_new(sbx_audit *audit);
-void sbx_broker_server_free(sbx_broker_server *server);
 
 /* Adds a worker type; its index (0, 1, ...) is what ADD_CHANNEL names.
  * Opens the resolver's root directories. `list` is borrowed. */
@@ -100,12 +100,5 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *server, int fd,
  * still owed if the sink takes them at once. Returns 0, or -errno if epoll
  * fails for a reason other than EINTR. */
 int sbx_broker_server_run(sbx_broker_server *server, int control_fd);
-
-void sbx_broker_server_stats(const sbx_broker_server *server,
-                             sbx_broker_stats *out);
-
-/* Every descriptor the server holds (resolver roots included): for the
- * broker's own fd hygiene checks. */
-bool sbx_broker_server_holds_fd(const sbx_broker_server *server, int fd);
 
 #endif /* SBX_BROKER_SERVER_H_ */

@@ -512,22 +512,3 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
   out->entry = 0;
   return false;
 }
-
-const char *sbx_perm_describe(unsigned rights, char *buf, size_t size) {
-  static const char *const names[] = {"stat",   "read",      "write",
-                                      "create", "temporary", "intermediate"};
-  size_t used = 0;
-  if (size == 0)
-    return buf;
-  buf[0] = '\0';
-  for (unsigned bit = 0; bit < G_N_ELEMENTS(names); bit++) {
-    if (!(rights & (1u << bit)))
-      continue;
-    int w = g_snprintf(buf + used, size - used, "%s%s", used ? "|" : "",
-                       names[bit]);
-    if (w < 0 || (size_t)w >= size - used)
-      break;
-    used += (size_t)w;
-  }
-  return buf;
-}

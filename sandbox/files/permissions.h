@@ -156,8 +156,4 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
                          size_t len, size_t proc_prefix_len, unsigned need,
                          sbx_match *out);
 
-/* Writes the rights as kind names joined with '|' ("read|write"), for
- * messages. Returns buf. */
-const char *sbx_perm_describe(unsigned rights, char *buf, size_t size);
-
 #endif /* SBX_FILES_PERMISSIONS_H_ */

@@ -226,30 +226,6 @@ const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *r) {
   return r->list;
 }
 
-bool sbx_resolver_holds_fd(const sbx_resolver *r, int fd) {
-  if (fd < 0)
-    return false;
-  if (fd == r->slash_fd || fd == r->proc_fd)
-    return true;
-  for (size_t i = 0; i < r->n; i++)
-    if (r->root_fds[i] == fd)
-      return true;
-  return false;
-}
-
-size_t sbx_resolver_n_fds(const sbx_resolver *r) {
-  size_t count = (r->slash_fd >= 0) + (r->proc_fd >= 0);
-  for (size_t i = 0; i < r->n; i++) {
-    if (r->root_fds[i] < 0)
-      continue;
-    bool seen = false;
-    for (size_t j = 0; j < i; j++)
-      seen |= r->root_fds[j] == r->root_fds[i];
-    count += !seen;
-  }
-  return count;
-}
-
 /* ---- per request ------------------------------------------------------ */
 
 static size_t format_pid(pid_t pid, char *out) {

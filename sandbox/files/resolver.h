@@ -59,11 +59,6 @@ void sbx_resolver_free(sbx_resolver *resolver);
 
 const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *resolver);
 
-/* Number of descriptors the resolver holds, and whether fd is one of them
- * (for fd inventories). */
-size_t sbx_resolver_n_fds(const sbx_resolver *resolver);
-bool sbx_resolver_holds_fd(const sbx_resolver *resolver, int fd);
-
 /* In every call, `pid` is the requesting process as the caller's pid
  * namespace sees it: /proc/self and /proc/<pid> mean it. 0 refuses every
  * per-process /proc path. */

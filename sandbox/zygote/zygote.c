@@ -38,8 +38,6 @@ struct sbx_zygote {
   char (*type_names)[SBX_NAME_MAX];
   bool *type_uses_broker;
   size_t n_types;
-  sbx_landlock_report *landlock_reports;
-  bool *has_landlock;
   GArray *workers; /* worker_pid, live workers */
   GArray *pending; /* sbx_worker_exit, reported but not yet waited for */
   GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
@@ -266,8 +264,6 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->n_types = config->n_types;
   z->type_names = g_malloc0(SBX_NAME_MAX * config->n_types);
   z->type_uses_broker = g_new0(bool, config->n_types);
-  z->landlock_reports = g_new0(sbx_landlock_report, config->n_types);
-  z->has_landlock = g_new0(bool, config->n_types);
   z->workers = g_array_new(FALSE, FALSE, sizeof(worker_pid));
   z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_worker_exit));
   z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -295,8 +291,6 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     z->type_uses_broker[i] = t->uses_broker;
     if (!prepare_plan(t, &s->plans[i], error))
       goto fail;
-    z->landlock_reports[i] = s->plans[i].layers.landlock;
-    z->has_landlock[i] = s->plans[i].layers.landlock_fd >= 0;
     s->plans[i].broker_attach_raw = config->broker_attach_raw;
   }
 
@@ -786,13 +780,6 @@ pid_t sbx_zygote_pid(const sbx_zygote *z) {
   return z->pid;
 }
 
-const sbx_landlock_report *sbx_zygote_landlock_report(const sbx_zygote *z,
-                                                      size_t type_index) {
-  if (type_index >= z->n_types || !z->has_landlock[type_index])
-    return NULL;
-  return &z->landlock_reports[type_index];
-}
-
 void sbx_zygote_stop(sbx_zygote *z) {
   if (!z)
     return;
@@ -806,8 +793,6 @@ void sbx_zygote_stop(sbx_zygote *z) {
     close(z->sock);
   g_free(z->type_names);
   g_free(z->type_uses_broker);
-  g_free(z->landlock_reports);
-  g_free(z->has_landlock);
   g_array_unref(z->workers);
   g_array_unref(z->pending);
   g_array_unref(z->abandoned_requests);

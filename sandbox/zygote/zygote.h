@@ -122,11 +122,6 @@ gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
 int sbx_zygote_fd(const sbx_zygote *z);
 pid_t sbx_zygote_pid(const sbx_zygote *z);
 
-/* What the Landlock builder enforced for a type (index into config types),
- * or NULL when it has no ruleset. */
-const sbx_landlock_report *sbx_zygote_landlock_report(const sbx_zygote *z,
-                                                      size_t type_index);
-
 /* Kills the zygote (its workers die with it), reaps it within
  * SBX_ZYGOTE_REAP_TIMEOUT_MS and frees z. NULL is ignored. */
 void sbx_zygote_stop(sbx_zygote *z);
