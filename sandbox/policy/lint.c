@@ -1,7 +1,7 @@
 /* The policy linter.
  *
  * Why it exists: a policy can be valid and still weak. The kernel attack
- * surface sbx exists to shrink (shared/SECURITY.md) is reopened by a
+ * surface sbx exists to shrink (docs/threat-model.md) is reopened by a
  * default of allow, by an unconditional rule for ptrace or ioctl, or by an
  * argument filter with an alternative that is always true. The linter says
  * so, with the file and line, before the policy is shipped.

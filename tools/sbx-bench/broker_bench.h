@@ -1,4 +1,4 @@
-/* Broker benchmarks for sbx-bench (PERFORMANCE.md). Each returns the
+/* Broker benchmarks for sbx-bench (docs/performance.md). Each returns the
  * metric in *value and the floor it was divided by in *floor (both in the
  * unit named), measured in the same run; medians of several repetitions.
  *

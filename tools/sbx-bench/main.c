@@ -1,5 +1,5 @@
-/* sbx-bench: every metric of PERFORMANCE.md, as a table or as one JSON
- * object (DESIGN.md contract 6).
+/* sbx-bench: every metric of docs/performance.md, as a table or as one JSON
+ * object (docs/design.md, contract 6).
  *
  * Why it exists: one place that runs each module's benchmark function and
  * reports its figure next to the floor it was divided by, so a reader sees
@@ -56,7 +56,7 @@ typedef struct {
 
 static char *describe_longest_path(void);
 
-/* In the order of PERFORMANCE.md. */
+/* In the order of docs/performance.md. */
 static const metric kMetrics[] = {
     {"syscall_getpid_ratio", "ns", "ns", RATIO_OVER_FLOOR, 1.10,
      sbx_bench_syscall_getpid, NULL},
@@ -430,7 +430,7 @@ int main(int argc, char **argv) {
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx =
-      g_option_context_new("- measure every metric of PERFORMANCE.md");
+      g_option_context_new("- measure every metric of docs/performance.md");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {

@@ -1,5 +1,5 @@
 /* Benchmarks of the policy compiler and of the compiled renderer program,
- * for sbx-bench (PERFORMANCE.md). Same shape as the other bench functions:
+ * for sbx-bench (docs/performance.md). Same shape as the other bench functions:
  * *value is the metric, *floor what it is divided by (0 when the metric
  * has none).
  *

@@ -1,4 +1,4 @@
-/* The sbx_run_vs_bwrap benchmark (PERFORMANCE.md), for sbx-bench.
+/* The sbx_run_vs_bwrap benchmark (docs/performance.md), for sbx-bench.
  *
  * *value: median wall time of `sbx-run -- /bin/true`; *floor: median wall
  * time of `bwrap --unshare-all --ro-bind / / /bin/true`, measured in the

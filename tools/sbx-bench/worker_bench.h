@@ -1,5 +1,5 @@
 /* Benchmarks of a renderer worker as a host gets it, for sbx-bench
- * (PERFORMANCE.md).
+ * (docs/performance.md).
  *
  * Every function here starts a sandbox through the public API
  * (sbx/sbx.h) with one process type, "renderer", under the built-in

@@ -1,6 +1,6 @@
 /* sbx-run: run an unmodified program in the sandbox.
  *
- * Why it exists: contract 5 of DESIGN.md. This file is the command line
+ * Why it exists: contract 5 of docs/design.md. This file is the command line
  * only; plan.c decides what the sandbox contains, launch.c builds it and
  * supervises the program, report.c prints the denials.
  *

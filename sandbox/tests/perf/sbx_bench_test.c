@@ -1,5 +1,5 @@
-/* sbx-bench's output contract (DESIGN.md contract 6): one JSON object
- * whose keys are exactly the metrics of PERFORMANCE.md, each a measured
+/* sbx-bench's output contract (docs/design.md, contract 6): one JSON object
+ * whose keys are exactly the metrics of docs/performance.md, each a measured
  * value with its unit and ratio, or null figures with the reason it was
  * skipped; --only, --quick and the refusals of bad options. Behaviour
  * only: no timing is ever asserted here.

@@ -1,5 +1,5 @@
 /* The direct evaluator: policy.h's meaning for every rule form, the
- * architecture and x32 checks, the 32-bit argument rule (SECURITY.md S4)
+ * architecture and x32 checks, the 32-bit argument rule (docs/threat-model.md, S4)
  * and the SECCOMP_RET_* encoding of every action.
  */
 #include <check.h>
@@ -175,7 +175,7 @@ START_TEST(eval_applies_each_operator_unsigned) {
 }
 END_TEST
 
-/* SECURITY.md S4: ioctl(0, TIOCSTI | 1UL << 32) is TIOCSTI to the kernel,
+/* S4 (docs/threat-model.md): ioctl(0, TIOCSTI | 1UL << 32) is TIOCSTI to the kernel,
  * so it must be TIOCSTI to the policy, in both directions. */
 START_TEST(eval_junk_above_an_int_sized_argument_fools_no_rule) {
   uint64_t tiocsti = TIOCSTI, fionread = FIONREAD;

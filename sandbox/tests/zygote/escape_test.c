@@ -157,7 +157,7 @@ typedef enum {
 } control;
 
 typedef struct {
-  int item;         /* the SECURITY.md entry */
+  int item;         /* its entry in docs/threat-model.md */
   const char *name; /* resolved with the policy's own syscall table */
   int nr;           /* used when name is NULL */
   long args[6];
