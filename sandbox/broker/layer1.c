@@ -28,7 +28,9 @@
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/compiler.h"
 
-G_DEFINE_QUARK(sbx - layer1 - error - quark, sbx_layer1_error)
+GQuark sbx_layer1_error_quark(void) {
+  return g_quark_from_static_string("sbx-layer1-error-quark");
+}
 
 static bool served_by_layer1(int nr) {
   const sbx_fs_call *row = sbx_fs_call_find(nr);

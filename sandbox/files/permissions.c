@@ -16,7 +16,9 @@
 
 #include "sandbox/base/path.h"
 
-G_DEFINE_QUARK(sbx-broker-error-quark, sbx_broker_error)
+GQuark sbx_broker_error_quark(void) {
+  return g_quark_from_static_string("sbx-broker-error-quark");
+}
 
 struct sbx_allowlist {
   char *name;

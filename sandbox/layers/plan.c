@@ -14,7 +14,9 @@
 #include "sandbox/layers/apply.h"
 #include "sandbox/layers/self_pid.h"
 
-G_DEFINE_QUARK(sbx - layers - error - quark, sbx_layers_error)
+GQuark sbx_layers_error_quark(void) {
+  return g_quark_from_static_string("sbx-layers-error-quark");
+}
 
 void sbx_layer_plan_init(sbx_layer_plan *plan, const char *process_type,
                          unsigned flags) {

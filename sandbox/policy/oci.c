@@ -22,7 +22,9 @@
 #include "sandbox/policy/parser.h"
 #include "sandbox/base/syscalls.h"
 
-G_DEFINE_QUARK(sbx-oci-error-quark, sbx_oci_error)
+GQuark sbx_oci_error_quark(void) {
+  return g_quark_from_static_string("sbx-oci-error-quark");
+}
 
 #define X32_SYSCALL_BIT 0x40000000u
 /* Bounds the entries one sbx rule may expand to, and the alternatives a

@@ -23,7 +23,9 @@
 #include "sandbox/policy/source.h"
 #include "sandbox/base/syscalls.h"
 
-G_DEFINE_QUARK(sbx-policy-error-quark, sbx_policy_error)
+GQuark sbx_policy_error_quark(void) {
+  return g_quark_from_static_string("sbx-policy-error-quark");
+}
 
 /* The largest errno SECCOMP_RET_ERRNO can carry (the kernel's MAX_ERRNO). */
 #define MAX_ERRNO 4095

@@ -27,7 +27,9 @@
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
 
-G_DEFINE_QUARK(sbx - learn - error - quark, sbx_learn_error)
+GQuark sbx_learn_error_quark(void) {
+  return g_quark_from_static_string("sbx-learn-error-quark");
+}
 
 extern char **environ;
 

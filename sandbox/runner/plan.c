@@ -25,7 +25,9 @@
 #include "sandbox/runner/baseline.h"
 #include "sandbox/policy/compiler.h"
 
-G_DEFINE_QUARK(sbx - run - error - quark, sbx_run_error)
+GQuark sbx_run_error_quark(void) {
+  return g_quark_from_static_string("sbx-run-error-quark");
+}
 
 void sbx_run_options_clear(sbx_run_options *o) {
   g_clear_pointer(&o->allow_read, g_strfreev);

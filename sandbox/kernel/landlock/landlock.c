@@ -15,7 +15,9 @@
 
 #include "sandbox/base/strbuf.h"
 
-G_DEFINE_QUARK(sbx-landlock-error-quark, sbx_landlock_error)
+GQuark sbx_landlock_error_quark(void) {
+  return g_quark_from_static_string("sbx-landlock-error-quark");
+}
 
 typedef struct {
   char *path;

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <string.h>
 
-G_DEFINE_QUARK(sbx-ns-error-quark, sbx_ns_error)
+GQuark sbx_ns_error_quark(void) {
+  return g_quark_from_static_string("sbx-ns-error-quark");
+}
 
 static const char *hint_for(int err) {
   switch (err) {

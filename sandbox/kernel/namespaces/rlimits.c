@@ -5,7 +5,9 @@
 
 #include <errno.h>
 
-G_DEFINE_QUARK(sbx-rlimit-error-quark, sbx_rlimit_error)
+GQuark sbx_rlimit_error_quark(void) {
+  return g_quark_from_static_string("sbx-rlimit-error-quark");
+}
 
 gboolean sbx_rlimit_parse_value(const char *text, rlim_t *out, GError **error) {
   if (!text || !*text) {

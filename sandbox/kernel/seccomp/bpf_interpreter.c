@@ -17,7 +17,9 @@
 
 #define SECCOMP_DATA_SIZE ((uint32_t)sizeof(struct seccomp_data))
 
-G_DEFINE_QUARK(sbx-bpf-error-quark, sbx_bpf_error)
+GQuark sbx_bpf_error_quark(void) {
+  return g_quark_from_static_string("sbx-bpf-error-quark");
+}
 
 void sbx_bpf_program_clear(sbx_bpf_program *program) {
   if (program == NULL)

@@ -21,7 +21,9 @@
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
 #endif
 
-G_DEFINE_QUARK(sbx - seccomp - error - quark, sbx_seccomp_error)
+GQuark sbx_seccomp_error_quark(void) {
+  return g_quark_from_static_string("sbx-seccomp-error-quark");
+}
 
 static const char *seccomp_hint(int err, unsigned flags) {
   switch (err) {

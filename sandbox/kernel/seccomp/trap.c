@@ -9,7 +9,9 @@
 
 #include <errno.h>
 
-G_DEFINE_QUARK(sbx-trap-error-quark, sbx_trap_error)
+GQuark sbx_trap_error_quark(void) {
+  return g_quark_from_static_string("sbx-trap-error-quark");
+}
 
 gboolean sbx_trap_register(int nr, sbx_trap_handler handler, void *aux,
                            GError **error) {

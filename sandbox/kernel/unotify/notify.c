@@ -12,7 +12,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(sbx-unotify-error-quark, sbx_unotify_error)
+GQuark sbx_unotify_error_quark(void) {
+  return g_quark_from_static_string("sbx-unotify-error-quark");
+}
 
 gboolean sbx_unotify_buffers_init(sbx_unotify_buffers *b, GError **error) {
   struct seccomp_notif_sizes sizes;

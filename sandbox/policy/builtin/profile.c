@@ -8,7 +8,9 @@
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/parser.h"
 
-G_DEFINE_QUARK(sbx - profile - error - quark, sbx_profile_error)
+GQuark sbx_profile_error_quark(void) {
+  return g_quark_from_static_string("sbx-profile-error-quark");
+}
 
 typedef struct {
   const char *group;
