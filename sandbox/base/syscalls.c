@@ -49,9 +49,9 @@ static int compare_name(const void *key, const void *entry) {
 int sbx_syscall_number(const char *name) {
   if (name == NULL)
     return -1;
-  const sbx_syscall_name_entry *e = bsearch(
-      name, kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
-      compare_name);
+  const sbx_syscall_name_entry *e =
+      bsearch(name, kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
+              compare_name);
   return e ? e->nr : -1;
 }
 

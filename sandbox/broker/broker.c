@@ -95,11 +95,11 @@ static int write_config(const sbx_broker_process_config *config,
   GVariant *insns = g_variant_new_fixed_array(
       G_VARIANT_TYPE_BYTE, prog ? prog->insns : NULL,
       prog ? prog->len * sizeof(struct sock_filter) : 0, 1);
-  g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
-      "(u@a(suia(ssubb))bbub@ay)", (guint32)config->parent,
-      g_variant_builder_end(&lists), (gboolean)config->have_audit,
-      (gboolean)config->audit_grants, (guint32)config->max_fds,
-      (gboolean)config->dangerously_unsandboxed, insns));
+  g_autoptr(GVariant) all = g_variant_ref_sink(
+      g_variant_new("(u@a(suia(ssubb))bbub@ay)", (guint32)config->parent,
+                    g_variant_builder_end(&lists), (gboolean)config->have_audit,
+                    (gboolean)config->audit_grants, (guint32)config->max_fds,
+                    (gboolean)config->dangerously_unsandboxed, insns));
   int fd = sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
                        g_variant_get_size(all));
   if (fd < 0) {
@@ -188,10 +188,11 @@ static char **broker_environment(void) {
 static void warn_fork_only(int err) {
   static gsize warned = 0;
   if (g_once_init_enter(&warned)) {
-    g_printerr("sbx: the kernel refuses to execute the broker's program from "
-               "a memory file (%s; vm.memfd_noexec?): the broker runs as a "
-               "fork of the host and shares its memory layout\n",
-               g_strerror(err));
+    g_printerr(
+        "sbx: the kernel refuses to execute the broker's program from "
+        "a memory file (%s; vm.memfd_noexec?): the broker runs as a "
+        "fork of the host and shares its memory layout\n",
+        g_strerror(err));
     g_once_init_leave(&warned, 1);
   }
 }

@@ -53,14 +53,16 @@ static gboolean add_rules(sbx_landlock_builder *b, const sbx_allowlist *list,
     g_autofree char *path = NULL;
     if (on_parent) {
       const char *slash = strrchr(e->path, '/');
-      path = g_strndup(e->path, slash == e->path ? 1 : (gsize)(slash - e->path));
+      path =
+          g_strndup(e->path, slash == e->path ? 1 : (gsize)(slash - e->path));
     } else {
       path = g_strdup(e->path);
     }
     if (!sbx_landlock_allow_path(b, path, rights, SBX_LANDLOCK_PATH_OPTIONAL,
                                  error)) {
-      g_prefix_error(error, "allowlist '%s', entry %s: ",
-                     sbx_allowlist_name(list), e->written);
+      g_prefix_error(error,
+                     "allowlist '%s', entry %s: ", sbx_allowlist_name(list),
+                     e->written);
       return FALSE;
     }
   }
@@ -69,8 +71,8 @@ static gboolean add_rules(sbx_landlock_builder *b, const sbx_allowlist *list,
 
 /* The ruleset: the union of the allowlists' rights, entry by entry. */
 static gboolean plan_landlock(sbx_layer_plan *plan,
-                              const sbx_allowlist *const *lists,
-                              size_t n_lists, GError **error) {
+                              const sbx_allowlist *const *lists, size_t n_lists,
+                              GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
   gboolean want_proc = FALSE;
   for (size_t i = 0; i < n_lists; i++) {
@@ -79,9 +81,8 @@ static gboolean plan_landlock(sbx_layer_plan *plan,
       return FALSE;
     }
   }
-  if (want_proc &&
-      !sbx_landlock_allow_path(b, "/proc", SBX_LANDLOCK_RIGHTS_READ, 0,
-                               error)) {
+  if (want_proc && !sbx_landlock_allow_path(
+                       b, "/proc", SBX_LANDLOCK_RIGHTS_READ, 0, error)) {
     sbx_landlock_builder_free(b);
     return FALSE;
   }
@@ -102,11 +103,11 @@ gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error) {
 }
 
 /* Where the broker differs from a worker: see the flags. */
-#define BROKER_LAYERS (SBX_LAYERS_KEEP_DESCRIPTORS | SBX_LAYERS_KEEP_CAPABILITIES)
+#define BROKER_LAYERS \
+  (SBX_LAYERS_KEEP_DESCRIPTORS | SBX_LAYERS_KEEP_CAPABILITIES)
 
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
-                                 size_t n_lists,
-                                 const sbx_bpf_program *program,
+                                 size_t n_lists, const sbx_bpf_program *program,
                                  unsigned max_fds, pid_t parent,
                                  GError **error) {
   sbx_layer_plan plan;

@@ -47,8 +47,7 @@ gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error);
  * the flags in sandbox/layers/plan.h). Run after the resolvers have
  * opened their roots. */
 gboolean sbx_broker_sandbox_self(const sbx_allowlist *const *lists,
-                                 size_t n_lists,
-                                 const sbx_bpf_program *program,
+                                 size_t n_lists, const sbx_bpf_program *program,
                                  unsigned max_fds, pid_t parent,
                                  GError **error);
 

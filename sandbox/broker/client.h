@@ -35,15 +35,15 @@
 #define SBX_BROKER_CLIENT_POOL 16
 
 typedef struct {
-  int state; /* atomic: empty, free or busy (client.c) */
-  int fd;    /* the worker's end of a registered thread channel */
-  int pid;   /* the process that registered it (not a forked child) */
+  int state;    /* atomic: empty, free or busy (client.c) */
+  int fd;       /* the worker's end of a registered thread channel */
+  int pid;      /* the process that registered it (not a forked child) */
   unsigned seq; /* request ids on this channel */
   unsigned long long ino; /* its inode: the number still names it */
 } sbx_broker_client_slot;
 
 typedef struct {
-  int channel; /* the worker's end of its broker channel; not owned */
+  int channel;      /* the worker's end of its broker channel; not owned */
   unsigned refused; /* atomic: requests before registering again */
   sbx_broker_client_slot pool[SBX_BROKER_CLIENT_POOL];
 } sbx_broker_client;

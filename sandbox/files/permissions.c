@@ -232,10 +232,9 @@ static gboolean add_to(GArray *entries, const char *path, unsigned rights,
   g_autofree char *canon_dir = resolve_existing_prefix(dir, error);
   if (!canon_dir)
     return FALSE;
-  g_autofree char *canon =
-      strcmp(canon_dir, "/") == 0
-          ? g_strconcat("/", slash + 1, NULL)
-          : g_strconcat(canon_dir, "/", slash + 1, NULL);
+  g_autofree char *canon = strcmp(canon_dir, "/") == 0
+                               ? g_strconcat("/", slash + 1, NULL)
+                               : g_strconcat(canon_dir, "/", slash + 1, NULL);
   if (!append_entry(entries, path, canon, rights, recursive, error))
     return FALSE;
   struct stat st;
@@ -284,8 +283,7 @@ static gboolean parse_kinds(const char *word, unsigned *rights,
   return TRUE;
 }
 
-static gboolean add_rule_to(GArray *entries, const char *rule,
-                            GError **error) {
+static gboolean add_rule_to(GArray *entries, const char *rule, GError **error) {
   const char *p = rule;
   while (*p == ' ' || *p == '\t')
     p++;
@@ -478,8 +476,8 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
     if (e->proc_self) {
       if (proc_prefix_len == 0)
         continue;
-      covers = proc_entry_covers(e, path + proc_prefix_len,
-                                 len - proc_prefix_len);
+      covers =
+          proc_entry_covers(e, path + proc_prefix_len, len - proc_prefix_len);
       specificity = proc_prefix_len + e->len;
     } else if (e->recursive) {
       covers = sbx_path_is_within(path, len, e->path, e->len);

@@ -57,8 +57,7 @@ enum {
 #define SBX_PERM_READ_ONLY (SBX_PERM_STAT | SBX_PERM_READ)
 #define SBX_PERM_READ_WRITE (SBX_PERM_STAT | SBX_PERM_READ | SBX_PERM_WRITE)
 #define SBX_PERM_READ_WRITE_CREATE (SBX_PERM_READ_WRITE | SBX_PERM_CREATE)
-#define SBX_PERM_READ_WRITE_TEMPORARY \
-  (SBX_PERM_READ_WRITE | SBX_PERM_TEMPORARY)
+#define SBX_PERM_READ_WRITE_TEMPORARY (SBX_PERM_READ_WRITE | SBX_PERM_TEMPORARY)
 #define SBX_PERM_STAT_INTERMEDIATE (SBX_PERM_STAT | SBX_PERM_INTERMEDIATE)
 
 #define SBX_BROKER_ERROR (sbx_broker_error_quark())
@@ -127,8 +126,7 @@ gboolean sbx_allowlist_set_denied_errno(sbx_allowlist *list, int err,
 
 const char *sbx_allowlist_name(const sbx_allowlist *list);
 size_t sbx_allowlist_n_entries(const sbx_allowlist *list);
-const sbx_allow_entry *sbx_allowlist_entry(const sbx_allowlist *list,
-                                           size_t i);
+const sbx_allow_entry *sbx_allowlist_entry(const sbx_allowlist *list, size_t i);
 mode_t sbx_allowlist_umask(const sbx_allowlist *list);
 int sbx_allowlist_denied_errno(const sbx_allowlist *list);
 /* True if any entry has the INTERMEDIATE right (the resolver then holds a

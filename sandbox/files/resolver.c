@@ -623,8 +623,7 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
           walk_fd = AT_FDCWD;
           walk_start = 1;
         }
-        int sub =
-            substitute_symlink(r, c, walk_fd, walk_start, follow_final);
+        int sub = substitute_symlink(r, c, walk_fd, walk_start, follow_final);
         if (sub == -EACCES)
           return deny(r, d, "not in the allowlist");
         if (sub < 0)

@@ -700,8 +700,7 @@ static code_ref emit_wide_switch(builder *b, unsigned arg,
     uint64_t next = h + 1;
     if (next <= UINT32_MAX && !(k + 1 < split->len && hs[k + 1] == next) &&
         !starts_contain(starts, n, next << 32)) {
-      hi_piece q = {(uint32_t)next,
-                    targets[segment_of(starts, n, next << 32)]};
+      hi_piece q = {(uint32_t)next, targets[segment_of(starts, n, next << 32)]};
       g_array_append_val(pieces, q);
     }
   }
@@ -712,8 +711,8 @@ static code_ref emit_wide_switch(builder *b, unsigned arg,
     hi_starts[k] = g_array_index(pieces, hi_piece, k).start;
     hi_targets[k] = g_array_index(pieces, hi_piece, k).target;
   }
-  code_ref out = emit_word_switch(b, OFF_ARG_HI(arg), hi_starts, hi_targets,
-                                  pieces->len);
+  code_ref out =
+      emit_word_switch(b, OFF_ARG_HI(arg), hi_starts, hi_targets, pieces->len);
   g_free(hi_targets);
   g_free(hi_starts);
   g_free(lo_targets);
@@ -840,9 +839,8 @@ static bool emit_switch(builder *b, const alt_view *alts, size_t n,
   const uint32_t *all = (const uint32_t *)(void *)members->data;
   segment_members *by_members = g_new(segment_members, n_seg);
   for (size_t i = 0; i < n_seg; i++)
-    by_members[i] = (segment_members){all + first_member[i],
-                                      first_member[i + 1] - first_member[i],
-                                      (guint)i};
+    by_members[i] = (segment_members){
+        all + first_member[i], first_member[i + 1] - first_member[i], (guint)i};
   qsort(by_members, n_seg, sizeof(*by_members), compare_members);
   guint *seg_class = g_new(guint, n_seg);
   segment_members *classes = g_new(segment_members, n_seg);
@@ -1042,8 +1040,8 @@ static gboolean validate_policy(const sbx_policy *policy, GError **error) {
       }
       for (size_t c = 0; c < alt->n_cmps; c++) {
         const sbx_cmp *cmp = &alt->cmps[c];
-        if (cmp->self_pid &&
-            (cmp->op > SBX_CMP_NE || cmp->value != SBX_BPF_SELF_PID_UNPATCHED)) {
+        if (cmp->self_pid && (cmp->op > SBX_CMP_NE ||
+                              cmp->value != SBX_BPF_SELF_PID_UNPATCHED)) {
           g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_POLICY,
                       "%s: a comparison with the own pid must be == or != "
                       "with the value 0x%x",

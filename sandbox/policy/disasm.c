@@ -176,8 +176,7 @@ char *sbx_bpf_disassemble(const struct sock_filter *insns, size_t len) {
         g_string_append_printf(s, "%s X", name);
       else
         g_string_append_printf(s, "%s #0x%x", name, f->k);
-      g_string_append_printf(s, ", %04zu, %04zu", i + 1 + f->jt,
-                             i + 1 + f->jf);
+      g_string_append_printf(s, ", %04zu, %04zu", i + 1 + f->jt, i + 1 + f->jf);
       if (BPF_SRC(f->code) == BPF_K)
         append_note(s, loaded, f->k);
     } else if (cls == BPF_ALU && alu_name(BPF_OP(f->code)) != NULL) {

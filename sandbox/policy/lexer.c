@@ -78,26 +78,23 @@ static gboolean lex_number(const sbx_policy_source *src, sbx_token *tok,
     unsigned d;
     if (!digit_value(s[i], base, &d)) {
       sbx_policy_source_error(error, SBX_POLICY_ERROR_SYNTAX, src, tok->line,
-                              tok->col, tok->len,
-                              "invalid %s number '%.*s'", kind,
-                              (int)tok->len, tok->text);
+                              tok->col, tok->len, "invalid %s number '%.*s'",
+                              kind, (int)tok->len, tok->text);
       return FALSE;
     }
     if (value > (UINT64_MAX - d) / base) {
-      sbx_policy_source_error(error, SBX_POLICY_ERROR_INVALID, src,
-                              tok->line, tok->col, tok->len,
-                              "number '%.*s' does not fit in 64 bits",
-                              (int)tok->len, tok->text);
+      sbx_policy_source_error(
+          error, SBX_POLICY_ERROR_INVALID, src, tok->line, tok->col, tok->len,
+          "number '%.*s' does not fit in 64 bits", (int)tok->len, tok->text);
       return FALSE;
     }
     value = value * base + d;
   }
   if (negative) {
     if (value > (UINT64_C(1) << 63)) {
-      sbx_policy_source_error(error, SBX_POLICY_ERROR_INVALID, src,
-                              tok->line, tok->col, tok->len,
-                              "number '%.*s' is below -2^63", (int)tok->len,
-                              tok->text);
+      sbx_policy_source_error(
+          error, SBX_POLICY_ERROR_INVALID, src, tok->line, tok->col, tok->len,
+          "number '%.*s' is below -2^63", (int)tok->len, tok->text);
       return FALSE;
     }
     value = UINT64_C(0) - value;
@@ -113,20 +110,19 @@ typedef struct {
 
 /* Longest first, so "||" is not read as two "|". */
 static const sbx_punct kPunct[] = {
-    {"||", SBX_TOK_OR},     {"&&", SBX_TOK_AND},       {"==", SBX_TOK_OP},
-    {"!=", SBX_TOK_OP},     {"<=", SBX_TOK_OP},        {">=", SBX_TOK_OP},
-    {"<", SBX_TOK_OP},      {">", SBX_TOK_OP},         {"&", SBX_TOK_OP},
-    {"|", SBX_TOK_PIPE},    {"~", SBX_TOK_TILDE},      {":", SBX_TOK_COLON},
+    {"||", SBX_TOK_OR},       {"&&", SBX_TOK_AND},     {"==", SBX_TOK_OP},
+    {"!=", SBX_TOK_OP},       {"<=", SBX_TOK_OP},      {">=", SBX_TOK_OP},
+    {"<", SBX_TOK_OP},        {">", SBX_TOK_OP},       {"&", SBX_TOK_OP},
+    {"|", SBX_TOK_PIPE},      {"~", SBX_TOK_TILDE},    {":", SBX_TOK_COLON},
     {";", SBX_TOK_SEMICOLON}, {",", SBX_TOK_COMMA},    {"=", SBX_TOK_EQUAL},
-    {"(", SBX_TOK_LPAREN},  {")", SBX_TOK_RPAREN},     {"{", SBX_TOK_LBRACE},
-    {"}", SBX_TOK_RBRACE},  {"[", SBX_TOK_LBRACKET},   {"]", SBX_TOK_RBRACKET},
+    {"(", SBX_TOK_LPAREN},    {")", SBX_TOK_RPAREN},   {"{", SBX_TOK_LBRACE},
+    {"}", SBX_TOK_RBRACE},    {"[", SBX_TOK_LBRACKET}, {"]", SBX_TOK_RBRACKET},
 };
 
 /* Tokenizes one physical line. *continued is set when the line ends with
  * a backslash (outside a comment). */
 static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
-                         GArray *tokens, gboolean *continued,
-                         GError **error) {
+                         GArray *tokens, gboolean *continued, GError **error) {
   const char *line = src->lines[lineno - 1];
   size_t n = strlen(line);
   size_t i = 0;
@@ -152,8 +148,7 @@ static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
     sbx_token tok = {.text = line + i, .line = lineno, .col = (unsigned)i};
     size_t j = i;
     const sbx_token *prev =
-        tokens->len ? &g_array_index(tokens, sbx_token, tokens->len - 1)
-                    : NULL;
+        tokens->len ? &g_array_index(tokens, sbx_token, tokens->len - 1) : NULL;
     if (prev != NULL && prev->type == SBX_TOK_DIRECTIVE &&
         (sbx_token_is(prev, "@include") || sbx_token_is(prev, "@frequency"))) {
       /* Whatever follows these directives is their path; the parser says
@@ -163,7 +158,7 @@ static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
       tok.type = SBX_TOK_PATH;
       tok.len = (unsigned)(j - i);
     } else if (g_ascii_isdigit(c) ||
-        (c == '-' && i + 1 < n && g_ascii_isdigit(line[i + 1]))) {
+               (c == '-' && i + 1 < n && g_ascii_isdigit(line[i + 1]))) {
       j = i + 1;
       while (j < n && (g_ascii_isalnum(line[j]) || line[j] == '_'))
         j++;
@@ -229,10 +224,9 @@ gboolean sbx_policy_lex_statement(const sbx_policy_source *src,
     (*next_line)++;
     if (continued) {
       if (*next_line == src->n_lines) {
-        sbx_policy_source_error(
-            error, SBX_POLICY_ERROR_SYNTAX, src, lineno,
-            (unsigned)strlen(src->lines[lineno - 1]) - 1, 1,
-            "the line continues past the end of the file");
+        sbx_policy_source_error(error, SBX_POLICY_ERROR_SYNTAX, src, lineno,
+                                (unsigned)strlen(src->lines[lineno - 1]) - 1, 1,
+                                "the line continues past the end of the file");
         return FALSE;
       }
       continue;

@@ -28,7 +28,7 @@ typedef enum {
   SBX_TOK_COLON,
   SBX_TOK_SEMICOLON,
   SBX_TOK_COMMA,
-  SBX_TOK_EQUAL,     /* = (metadata) */
+  SBX_TOK_EQUAL, /* = (metadata) */
   SBX_TOK_LPAREN,
   SBX_TOK_RPAREN,
   SBX_TOK_LBRACE,
@@ -41,8 +41,8 @@ typedef struct {
   sbx_token_type type;
   const char *text; /* points into the source line; not NUL-terminated */
   unsigned len;
-  unsigned line; /* 1-based */
-  unsigned col;  /* 0-based byte offset in the line */
+  unsigned line;   /* 1-based */
+  unsigned col;    /* 0-based byte offset in the line */
   uint64_t number; /* SBX_TOK_NUMBER: the value, negatives as two's
                       complement */
 } sbx_token;

@@ -29,17 +29,22 @@ static const dangerous_syscall kDangerous[] = {
     {"process_vm_readv", "it reads other processes' memory"},
     {"process_vm_writev", "it writes other processes' memory"},
     {"kcmp", "it probes other processes' kernel objects"},
-    {"bpf", "it exposes the BPF verifier and JIT, a large kernel attack "
-            "surface"},
-    {"perf_event_open", "perf events are a frequent source of kernel "
-                        "exploits"},
-    {"ioctl", "without a filter on the command every device ioctl is "
-              "reachable, TIOCSTI and TIOCLINUX included"},
-    {"prctl", "without a filter on the option it allows PR_SET_MM, "
-              "PR_SET_PTRACER and other dangerous options"},
+    {"bpf",
+     "it exposes the BPF verifier and JIT, a large kernel attack "
+     "surface"},
+    {"perf_event_open",
+     "perf events are a frequent source of kernel "
+     "exploits"},
+    {"ioctl",
+     "without a filter on the command every device ioctl is "
+     "reachable, TIOCSTI and TIOCLINUX included"},
+    {"prctl",
+     "without a filter on the option it allows PR_SET_MM, "
+     "PR_SET_PTRACER and other dangerous options"},
     {"personality", "it can set READ_IMPLIES_EXEC or ADDR_NO_RANDOMIZE"},
-    {"clone", "without a check of its flags it creates namespaces "
-              "(CLONE_NEW*) and new processes"},
+    {"clone",
+     "without a check of its flags it creates namespaces "
+     "(CLONE_NEW*) and new processes"},
     {"clone3", "its flags live in memory a filter cannot read"},
     {"execve", "it replaces the sandboxed program with any other"},
     {"execveat", "it replaces the sandboxed program with any other"},
@@ -60,16 +65,18 @@ static const dangerous_syscall kDangerous[] = {
     {"open_tree", "it clones mounts"},
     {"open_tree_attr", "it clones mounts"},
     {"mount_setattr", "it changes mount attributes"},
-    {"unshare", "it creates namespaces; user namespaces expose a large "
-                "kernel attack surface"},
+    {"unshare",
+     "it creates namespaces; user namespaces expose a large "
+     "kernel attack surface"},
     {"setns", "it enters other namespaces"},
     {"userfaultfd", "it widens kernel race windows that exploits rely on"},
     {"io_uring_setup", "io_uring operations bypass seccomp entirely"},
     {"io_uring_enter", "io_uring operations bypass seccomp entirely"},
     {"io_uring_register", "io_uring operations bypass seccomp entirely"},
     {"name_to_handle_at", "file handles escape path-based confinement"},
-    {"open_by_handle_at", "it opens files by handle, escaping path-based "
-                          "confinement"},
+    {"open_by_handle_at",
+     "it opens files by handle, escaping path-based "
+     "confinement"},
     {"keyctl", "it reaches the kernel keyrings"},
     {"add_key", "it reaches the kernel keyrings"},
     {"request_key", "it reaches the kernel keyrings"},
@@ -93,11 +100,11 @@ typedef struct {
   GPtrArray *warnings; /* of warning */
 } linter;
 
-static void warn(linter *l, const char *file, unsigned line,
-                 const char *format, ...) G_GNUC_PRINTF(4, 5);
+static void warn(linter *l, const char *file, unsigned line, const char *format,
+                 ...) G_GNUC_PRINTF(4, 5);
 
-static void warn(linter *l, const char *file, unsigned line,
-                 const char *format, ...) {
+static void warn(linter *l, const char *file, unsigned line, const char *format,
+                 ...) {
   va_list ap;
   va_start(ap, format);
   char *msg = g_strdup_vprintf(format, ap);
@@ -283,8 +290,7 @@ static gboolean alt_impossible(const sbx_conjunction *alt) {
   return FALSE;
 }
 
-static gboolean alts_equal(const sbx_conjunction *a,
-                           const sbx_conjunction *b) {
+static gboolean alts_equal(const sbx_conjunction *a, const sbx_conjunction *b) {
   if (a->n_cmps != b->n_cmps)
     return FALSE;
   for (size_t k = 0; k < a->n_cmps; k++) {
@@ -312,9 +318,8 @@ static long lint_alternatives(linter *l, const sbx_rule *r) {
            "before it is always true",
            r->name, k + 1, text, always + 1);
     } else if (alt_impossible(alt)) {
-      warn(l, r->file, r->line,
-           "%s: alternative %zu (%s) can never be true", r->name, k + 1,
-           text);
+      warn(l, r->file, r->line, "%s: alternative %zu (%s) can never be true",
+           r->name, k + 1, text);
     } else if (alt_always_true(alt)) {
       always = (long)k;
       warn(l, r->file, r->line,
@@ -378,8 +383,8 @@ static void lint_dangerous(linter *l, const sbx_policy *policy,
     }
     long always = always_true[r - policy->rules];
     if (r->n_alts == 0 && allows(r->on_match))
-      warn(l, r->file, r->line, "%s is allowed unconditionally: %s",
-           r->name, kDangerous[d].why);
+      warn(l, r->file, r->line, "%s is allowed unconditionally: %s", r->name,
+           kDangerous[d].why);
     else if (r->n_alts > 0 && always >= 0 && allows(r->on_match))
       warn(l, r->file, r->line,
            "%s is allowed for every argument (alternative %ld is always "

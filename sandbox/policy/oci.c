@@ -42,9 +42,12 @@ typedef enum {
 } oci_op;
 
 static const char *const kOpNames[] = {
-    [OCI_EQ] = "SCMP_CMP_EQ", [OCI_NE] = "SCMP_CMP_NE",
-    [OCI_LT] = "SCMP_CMP_LT", [OCI_LE] = "SCMP_CMP_LE",
-    [OCI_GT] = "SCMP_CMP_GT", [OCI_GE] = "SCMP_CMP_GE",
+    [OCI_EQ] = "SCMP_CMP_EQ",
+    [OCI_NE] = "SCMP_CMP_NE",
+    [OCI_LT] = "SCMP_CMP_LT",
+    [OCI_LE] = "SCMP_CMP_LE",
+    [OCI_GT] = "SCMP_CMP_GT",
+    [OCI_GE] = "SCMP_CMP_GE",
     [OCI_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
 };
 
@@ -342,9 +345,8 @@ static const struct {
 
 /* An action and its errnoRet (runc's rule: EPERM when absent, for ERRNO
  * and TRACE alike). */
-static gboolean parse_action(JsonNode *action, JsonNode *ret,
-                             const char *where, sbx_action *out,
-                             GError **error) {
+static gboolean parse_action(JsonNode *action, JsonNode *ret, const char *where,
+                             sbx_action *out, GError **error) {
   const char *name = node_string(action);
   if (name == NULL) {
     g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_JSON,
@@ -400,9 +402,8 @@ static gboolean valid_version(const char *v) {
 }
 
 static gboolean is_x86_64_arch(const char *a) {
-  return a != NULL &&
-         (strcmp(a, "amd64") == 0 || strcmp(a, "x86_64") == 0 ||
-          strcmp(a, "SCMP_ARCH_X86_64") == 0);
+  return a != NULL && (strcmp(a, "amd64") == 0 || strcmp(a, "x86_64") == 0 ||
+                       strcmp(a, "SCMP_ARCH_X86_64") == 0);
 }
 
 /* Whether an includes (want == TRUE) or excludes object selects this
@@ -554,8 +555,7 @@ static GPtrArray *entry_names(JsonObject *o, const char *where,
     g_ptr_array_add(names, (gpointer)one);
   } else {
     g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_JSON,
-                "%s: an entry needs \"names\" (or the older \"name\")",
-                where);
+                "%s: an entry needs \"names\" (or the older \"name\")", where);
     g_ptr_array_unref(names);
     return NULL;
   }
@@ -675,8 +675,8 @@ static gboolean load_root(sbx_oci_profile *p, JsonNode *root, GError **error) {
     for (guint k = 0; k < json_array_get_length(a); k++) {
       JsonNode *e = json_array_get_element(a, k);
       if (JSON_NODE_HOLDS_OBJECT(e))
-        found |= is_x86_64_arch(node_string(json_object_get_member(
-            json_node_get_object(e), "architecture")));
+        found |= is_x86_64_arch(node_string(
+            json_object_get_member(json_node_get_object(e), "architecture")));
     }
     if (!found) {
       g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
@@ -975,8 +975,7 @@ static gboolean conj_within(const GArray *c, const GPtrArray *dnf) {
     const GArray *e = g_ptr_array_index(dnf, k);
     gboolean inside = TRUE;
     for (unsigned arg = 0; arg < 6 && inside; arg++) {
-      GArray *l = conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len,
-                                 arg);
+      GArray *l = conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len, arg);
       if (l != NULL) {
         inside = arg_within(c, arg, l);
         g_array_unref(l);
@@ -996,8 +995,7 @@ static gboolean conj_within(const GArray *c, const GPtrArray *dnf) {
       const GArray *e = g_ptr_array_index(dnf, k);
       if (conj_args(e) != (1u << arg))
         continue;
-      GArray *l =
-          conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len, arg);
+      GArray *l = conj_arg_terms((const sbx_cmp *)(void *)e->data, e->len, arg);
       g_array_append_vals(all, l->data, l->len);
       g_array_unref(l);
     }
@@ -1177,8 +1175,8 @@ char *sbx_oci_import(const sbx_oci_profile *p, GError **error) {
     return NULL;
   for (guint k = 0; k < p->rules->len; k++) {
     const oci_rule *r = &g_array_index(p->rules, oci_rule, k);
-    char *where = g_strdup_printf("syscalls[%u] (%s)", r->entry,
-                                  sbx_syscall_name(r->nr));
+    char *where =
+        g_strdup_printf("syscalls[%u] (%s)", r->entry, sbx_syscall_name(r->nr));
     gboolean ok = action_expressible(p, r->action, where, error);
     g_free(where);
     if (!ok)
@@ -1194,8 +1192,8 @@ char *sbx_oci_import(const sbx_oci_profile *p, GError **error) {
   append_action(out, p->default_action);
   g_string_append_c(out, '\n');
 
-  GArray *sorted = g_array_sized_new(FALSE, FALSE, sizeof(oci_rule),
-                                     p->rules->len);
+  GArray *sorted =
+      g_array_sized_new(FALSE, FALSE, sizeof(oci_rule), p->rules->len);
   g_array_append_vals(sorted, p->rules->data, p->rules->len);
   g_array_sort(sorted, compare_rule_nr);
   gboolean ok = TRUE;
@@ -1325,8 +1323,8 @@ static gboolean json_action(sbx_action a, const char *rule, GString *s,
  * sbx conjunction; appends them to out. FALSE past MAX_EXPANSION. */
 static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
                                   GPtrArray *out) {
-  GPtrArray *lists = g_ptr_array_new_with_free_func(
-      (GDestroyNotify)g_array_unref);
+  GPtrArray *lists =
+      g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
   g_ptr_array_add(lists, g_array_new(FALSE, FALSE, sizeof(oci_arg)));
   gboolean ok = TRUE;
   for (unsigned arg = 0; arg < 6 && ok; arg++) {
@@ -1350,19 +1348,20 @@ static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
       oci_arg a = {.index = arg, .op = kMap[c0->op], .value = c0->value};
       g_array_append_val(choices, a);
     } else {
-      GArray *terms =
-          conj_arg_terms((const sbx_cmp *)(void *)on_arg->data, on_arg->len,
-                         arg);
+      GArray *terms = conj_arg_terms((const sbx_cmp *)(void *)on_arg->data,
+                                     on_arg->len, arg);
       for (guint i = 0; i < terms->len; i++) {
         masked t = g_array_index(terms, masked, i);
-        oci_arg a = {.index = arg, .op = OCI_MASKED_EQ, .value = t.mask,
+        oci_arg a = {.index = arg,
+                     .op = OCI_MASKED_EQ,
+                     .value = t.mask,
                      .value_two = t.value};
         g_array_append_val(choices, a);
       }
       g_array_unref(terms);
     }
-    GPtrArray *next = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)g_array_unref);
+    GPtrArray *next =
+        g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     for (guint i = 0; i < lists->len; i++) {
       for (guint j = 0; j < choices->len; j++) {
         GArray *l = g_array_copy(g_ptr_array_index(lists, i));
@@ -1410,8 +1409,8 @@ static gboolean export_alts(const sbx_rule *r, const sbx_conjunction *alts,
                             guint *n_entries, GError **error) {
   GString *act = g_string_new(NULL);
   gboolean ok = json_action(action, r->name, act, "action", "errnoRet", error);
-  GPtrArray *lists = g_ptr_array_new_with_free_func(
-      (GDestroyNotify)g_array_unref);
+  GPtrArray *lists =
+      g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
   for (size_t k = 0; k < n_alts && ok; k++) {
     if (alts[k].n_cmps == 0) {
       g_ptr_array_add(lists, g_array_new(FALSE, FALSE, sizeof(oci_arg)));
@@ -1443,8 +1442,9 @@ char *sbx_oci_export(const sbx_policy *policy, GError **error) {
     g_string_free(s, TRUE);
     return NULL;
   }
-  g_string_append(s, ",\n  \"architectures\": [\"SCMP_ARCH_X86_64\"],\n"
-                     "  \"syscalls\": [");
+  g_string_append(s,
+                  ",\n  \"architectures\": [\"SCMP_ARCH_X86_64\"],\n"
+                  "  \"syscalls\": [");
   guint n_entries = 0;
   gboolean ok = TRUE;
   /* Unconditional rules, one entry per action, in rule order. */
@@ -1482,8 +1482,8 @@ char *sbx_oci_export(const sbx_policy *policy, GError **error) {
     if (r->n_alts == 0)
       continue;
     if (!actions_equal(r->on_match, policy->default_action))
-      ok = export_alts(r, r->alts, r->n_alts, r->on_match, s, &n_entries,
-                       error);
+      ok =
+          export_alts(r, r->alts, r->n_alts, r->on_match, s, &n_entries, error);
     if (ok && !actions_equal(r->on_mismatch, policy->default_action)) {
       GPtrArray *neg = dnf_negate(r->alts, r->n_alts);
       if (neg == NULL) {

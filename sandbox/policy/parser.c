@@ -92,8 +92,7 @@ static gboolean peek_is(const stmt *s, sbx_token_type type) {
 
 /* Formats an error pointing at tokens first..last (one line's worth). */
 static void span_error(GError **out, const stmt *s, int code, guint first,
-                       guint last, const char *format, ...)
-    G_GNUC_PRINTF(6, 7);
+                       guint last, const char *format, ...) G_GNUC_PRINTF(6, 7);
 
 static void span_error(GError **out, const stmt *s, int code, guint first,
                        guint last, const char *format, ...) {
@@ -111,18 +110,18 @@ static void span_error(GError **out, const stmt *s, int code, guint first,
 }
 
 /* An error about what is missing after the last token of the statement. */
-static void end_error(GError **out, const stmt *s, int code,
-                      const char *format, ...) G_GNUC_PRINTF(4, 5);
+static void end_error(GError **out, const stmt *s, int code, const char *format,
+                      ...) G_GNUC_PRINTF(4, 5);
 
-static void end_error(GError **out, const stmt *s, int code,
-                      const char *format, ...) {
+static void end_error(GError **out, const stmt *s, int code, const char *format,
+                      ...) {
   va_list ap;
   va_start(ap, format);
   char *msg = g_strdup_vprintf(format, ap);
   va_end(ap);
   const sbx_token *last = tok(s, s->toks->len - 1);
-  sbx_policy_source_error(out, code, s->src, last->line,
-                          last->col + last->len, 1, "%s", msg);
+  sbx_policy_source_error(out, code, s->src, last->line, last->col + last->len,
+                          1, "%s", msg);
   g_free(msg);
 }
 
@@ -197,8 +196,7 @@ static gboolean parse_constant(stmt *s, uint64_t *value, GError **error) {
     if (!parse_value(s, &v, error))
       return FALSE;
     if (!peek_is(s, SBX_TOK_RPAREN)) {
-      span_error(error, s, SBX_POLICY_ERROR_SYNTAX, open, open,
-                 "unclosed '('");
+      span_error(error, s, SBX_POLICY_ERROR_SYNTAX, open, open, "unclosed '('");
       return FALSE;
     }
     s->i++;
@@ -211,8 +209,8 @@ static gboolean parse_constant(stmt *s, uint64_t *value, GError **error) {
     s->i++;
   } else {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, s->i, s->i,
-               "expected a number or a constant name, not '%.*s'",
-               (int)t->len, t->text);
+               "expected a number or a constant name, not '%.*s'", (int)t->len,
+               t->text);
     return FALSE;
   }
   *value = complement ? ~v : v;
@@ -262,8 +260,8 @@ static gboolean parse_return(stmt *s, sbx_action *action, GError **error) {
   }
   if (v > MAX_ERRNO) {
     span_error(error, s, SBX_POLICY_ERROR_INVALID, s->i, s->i,
-               "invalid errno '%.*s': it must be 0 to %d", (int)t->len,
-               t->text, MAX_ERRNO);
+               "invalid errno '%.*s': it must be 0 to %d", (int)t->len, t->text,
+               MAX_ERRNO);
     return FALSE;
   }
   s->i++;
@@ -317,8 +315,8 @@ static gboolean parse_action(stmt *s, sbx_action *action, GError **error) {
     }
     if (t->len >= 3 && strncmp(t->text, "arg", 3) == 0) {
       span_error(error, s, SBX_POLICY_ERROR_SYNTAX, at, at,
-                 "invalid argument '%.*s' (expected arg0 to arg5)",
-                 (int)t->len, t->text);
+                 "invalid argument '%.*s' (expected arg0 to arg5)", (int)t->len,
+                 t->text);
       return FALSE;
     }
   }
@@ -372,8 +370,8 @@ static gboolean parse_atom(stmt *s, atom *a, GError **error) {
   const sbx_token *t = peek(s);
   if (!is_argument(t)) {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, s->i, s->i,
-               "invalid argument '%.*s' (expected arg0 to arg5)",
-               (int)t->len, t->text);
+               "invalid argument '%.*s' (expected arg0 to arg5)", (int)t->len,
+               t->text);
     return FALSE;
   }
   /* Up to four digits keeps the value small; more is out of range anyway. */
@@ -477,8 +475,7 @@ static gboolean parse_expression(stmt *s, filter *f, GError **error) {
 }
 
 /* filter = expression | action */
-static gboolean parse_filter(stmt *s, guint colon, filter *f,
-                             GError **error) {
+static gboolean parse_filter(stmt *s, guint colon, filter *f, GError **error) {
   if (at_end(s)) {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, colon, colon,
                "missing filter after ':' (expected 1, an action, or an "
@@ -614,12 +611,10 @@ static gboolean instantiate(stmt *s, int nr, guint name_tok, const filter *f,
       const atom *a = &g_array_index(clause, atom, c);
       if (nargs >= 0 && a->arg >= (unsigned)nargs) {
         if (nargs == 0)
-          span_error(error, s, SBX_POLICY_ERROR_INVALID, a->arg_tok,
-                     a->arg_tok, "%s takes no arguments; there is no arg%u",
-                     name, a->arg);
+          span_error(error, s, SBX_POLICY_ERROR_INVALID, a->arg_tok, a->arg_tok,
+                     "%s takes no arguments; there is no arg%u", name, a->arg);
         else
-          span_error(error, s, SBX_POLICY_ERROR_INVALID, a->arg_tok,
-                     a->arg_tok,
+          span_error(error, s, SBX_POLICY_ERROR_INVALID, a->arg_tok, a->arg_tok,
                      "%s takes %d argument%s (arg0 to arg%d); there is no "
                      "arg%u",
                      name, nargs, nargs == 1 ? "" : "s", nargs - 1, a->arg);
@@ -631,7 +626,8 @@ static gboolean instantiate(stmt *s, int nr, guint name_tok, const filter *f,
       if (is32 && upper != 0 && upper != UINT32_MAX) {
         span_error(error, s, SBX_POLICY_ERROR_INVALID, a->value_first,
                    a->value_last,
-                   "0x%" G_GINT64_MODIFIER "x does not fit in argument %u "
+                   "0x%" G_GINT64_MODIFIER
+                   "x does not fit in argument %u "
                    "of %s, which is int-sized: the kernel reads only its "
                    "low 32 bits",
                    a->value, a->arg, name);
@@ -734,8 +730,7 @@ typedef struct {
 /* descriptor = NAME [ metadata ]. Appends a named_syscall to names. */
 static gboolean parse_descriptor(stmt *s, GArray *names, GError **error) {
   if (at_end(s)) {
-    end_error(error, s, SBX_POLICY_ERROR_SYNTAX,
-              "missing system call name");
+    end_error(error, s, SBX_POLICY_ERROR_SYNTAX, "missing system call name");
     return FALSE;
   }
   const sbx_token *t = peek(s);
@@ -747,8 +742,7 @@ static gboolean parse_descriptor(stmt *s, GArray *names, GError **error) {
   }
   if (t->type != SBX_TOK_WORD) {
     span_error(error, s, SBX_POLICY_ERROR_SYNTAX, s->i, s->i,
-               "expected a system call name, not '%.*s'", (int)t->len,
-               t->text);
+               "expected a system call name, not '%.*s'", (int)t->len, t->text);
     return FALSE;
   }
   if (memchr(t->text, '@', t->len) != NULL) {
@@ -835,8 +829,8 @@ out:
 
 /* ---- directives -------------------------------------------------------- */
 
-static gboolean parse_source(parser *p, sbx_policy_source *src,
-                             unsigned depth, GError **error);
+static gboolean parse_source(parser *p, sbx_policy_source *src, unsigned depth,
+                             GError **error);
 
 /* Resolves the PATH token of @include or @frequency. */
 static char *resolve_path(stmt *s, const char *directive, GError **error) {
@@ -901,8 +895,8 @@ static gboolean handle_include(stmt *s, unsigned depth, GError **error) {
   sbx_policy_source *inc = sbx_policy_source_open(path, path, dir, &local);
   g_free(dir);
   if (inc == NULL) {
-    span_error(error, s, SBX_POLICY_ERROR_INCLUDE, 1, 1,
-               "@include failed: %s", local->message);
+    span_error(error, s, SBX_POLICY_ERROR_INCLUDE, 1, 1, "@include failed: %s",
+               local->message);
     g_error_free(local);
     g_free(path);
     return FALSE;
@@ -952,8 +946,7 @@ static gboolean parse_frequency_source(parser *p, sbx_policy_source *src,
     int nr = sbx_syscall_number(name);
     if (nr < 0)
       span_error(error, &s, SBX_POLICY_ERROR_UNKNOWN_SYSCALL, 0, 0,
-                 "unknown system call '%s' (not an x86-64 system call)",
-                 name);
+                 "unknown system call '%s' (not an x86-64 system call)", name);
     g_free(name);
     if (nr < 0)
       goto out;
@@ -1031,7 +1024,8 @@ static gboolean handle_default(stmt *s, GError **error) {
   }
   s->i = 1;
   if (at_end(s)) {
-    end_error(error, s, SBX_POLICY_ERROR_SYNTAX, "missing action after "
+    end_error(error, s, SBX_POLICY_ERROR_SYNTAX,
+              "missing action after "
               "@default");
     return FALSE;
   }
@@ -1089,8 +1083,8 @@ static gboolean handle_denylist(stmt *s, unsigned depth, gboolean first,
   return TRUE;
 }
 
-static gboolean parse_source(parser *p, sbx_policy_source *src,
-                             unsigned depth, GError **error) {
+static gboolean parse_source(parser *p, sbx_policy_source *src, unsigned depth,
+                             GError **error) {
   GArray *toks = g_array_new(FALSE, FALSE, sizeof(sbx_token));
   stmt s = {.p = p, .src = src, .toks = toks};
   size_t next = 0;

@@ -58,11 +58,11 @@ typedef struct {
 } sbx_policy_duplicate;
 
 typedef struct {
-  bool denylist;                  /* @denylist given */
+  bool denylist;                   /* @denylist given */
   sbx_policy_location denylist_at; /* valid when denylist */
-  bool default_given;             /* @default given */
-  sbx_policy_location default_at; /* valid when default_given */
-  GPtrArray *duplicates;          /* of sbx_policy_duplicate */
+  bool default_given;              /* @default given */
+  sbx_policy_location default_at;  /* valid when default_given */
+  GPtrArray *duplicates;           /* of sbx_policy_duplicate */
 } sbx_policy_notes;
 
 /* sbx_policy_parse_file, also filling *notes (cleared with

@@ -30,9 +30,9 @@ typedef enum {
   SBX_ACTION_KILL_PROCESS,
   SBX_ACTION_KILL_THREAD,
   SBX_ACTION_TRAP,
-  SBX_ACTION_ERRNO,      /* data: the errno value */
+  SBX_ACTION_ERRNO, /* data: the errno value */
   SBX_ACTION_USER_NOTIF,
-  SBX_ACTION_TRACE,      /* data: the value handed to the tracer */
+  SBX_ACTION_TRACE, /* data: the value handed to the tracer */
   SBX_ACTION_LOG,
   SBX_ACTION_ALLOW,
 } sbx_action_kind;
@@ -79,7 +79,8 @@ typedef struct {
 typedef struct {
   int nr;
   char *name;
-  sbx_conjunction *alts; /* any alternative may hold; n_alts == 0: none needed */
+  sbx_conjunction
+      *alts; /* any alternative may hold; n_alts == 0: none needed */
   size_t n_alts;
   sbx_action on_match;
   sbx_action on_mismatch;

@@ -17,13 +17,13 @@
 #define SBX_POLICY_MAX_FILE_SIZE (4 * 1024 * 1024)
 
 typedef struct {
-  char *name;      /* as shown in messages and sbx_rule.file */
-  char *dir;       /* base of relative paths; NULL: includes refused */
-  char *text;      /* the contents, split in place into lines */
-  char **lines;    /* lines[i] is line i + 1, without its newline */
+  char *name;   /* as shown in messages and sbx_rule.file */
+  char *dir;    /* base of relative paths; NULL: includes refused */
+  char *text;   /* the contents, split in place into lines */
+  char **lines; /* lines[i] is line i + 1, without its newline */
   size_t n_lines;
-  dev_t dev;       /* identity of the file, for include cycles */
-  ino_t ino;       /* (both 0 for text given in memory) */
+  dev_t dev; /* identity of the file, for include cycles */
+  ino_t ino; /* (both 0 for text given in memory) */
 } sbx_policy_source;
 
 /* Reads a regular file of at most SBX_POLICY_MAX_FILE_SIZE bytes. name is

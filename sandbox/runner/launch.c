@@ -234,21 +234,22 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
                           .detail = m->detail,
                           .error = m->value};
     g_autofree char *step = sbx_layer_result_describe(layers, &r);
-    what = g_strdup_printf("%s: %s", m->kind == MSG_INIT_FAILED
-                                         ? "the sandbox's init"
-                                         : "the program's own filters",
+    what = g_strdup_printf("%s: %s",
+                           m->kind == MSG_INIT_FAILED
+                               ? "the sandbox's init"
+                               : "the program's own filters",
                            step);
   } else {
-    what = g_strdup_printf(
-        "%s: %s",
-        m->kind == MSG_HANDOVER_FAILED ? "handing the listener to the "
-                                         "supervisor"
-                                       : "starting the program",
-        g_strerror(m->value));
+    what = g_strdup_printf("%s: %s",
+                           m->kind == MSG_HANDOVER_FAILED
+                               ? "handing the listener to the "
+                                 "supervisor"
+                               : "starting the program",
+                           g_strerror(m->value));
   }
   g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
-              "sandbox setup failed at %s%s; the program was not started",
-              what, setup_hint(m));
+              "sandbox setup failed at %s%s; the program was not started", what,
+              setup_hint(m));
 }
 
 /* As root the program runs as nobody (namespaces.h); the supervisor then

@@ -44,7 +44,6 @@ enum {
 /* Runs the plan. Returns the program's exit status (128+N when signal N
  * killed it), or SBX_RUN_EXIT_* with *error set when the program never
  * ran. */
-int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report,
-                   GError **error);
+int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error);
 
 #endif /* SBX_RUNNER_LAUNCH_H_ */

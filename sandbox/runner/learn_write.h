@@ -8,8 +8,9 @@
  * The policy lists every system call seen, most frequent first, each with
  * a comment saying how often; where one argument of a reviewed set (open
  * flags, mmap protections, socket families, ioctl, fcntl and prctl
- * commands) only ever held a few values, the rule admits only those. Calls the dynamic loader and
- * exit need are always there. Everything else gets the default action.
+ * commands) only ever held a few values, the rule admits only those. Calls the
+ * dynamic loader and exit need are always there. Everything else gets the
+ * default action.
  *
  * The profile's broker rules come from the paths seen, folded: a
  * directory in which at least three files were read becomes a recursive

@@ -351,7 +351,8 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
     g_error_free(local);
     return FALSE;
   }
-  gboolean ok = sbx_layer_plan_add_filter(&p->program_filters, name, &prog, &local);
+  gboolean ok =
+      sbx_layer_plan_add_filter(&p->program_filters, name, &prog, &local);
   sbx_bpf_program_clear(&prog);
   if (!ok) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s",

@@ -14,8 +14,8 @@
  * library directories /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu
  * and /lib64/ld-linux-x86-64.so.2, the locale files (/usr/lib/locale,
  * /usr/share/locale, /etc/locale.alias), /etc/localtime, /dev/null,
- * /dev/zero, /dev/full (read-write), /dev/random and /dev/urandom, and the paths libselinux
- * probes (/proc/filesystems, /sys/fs/selinux, /selinux,
+ * /dev/zero, /dev/full (read-write), /dev/random and /dev/urandom, and the
+ * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
  * /etc/selinux/config). Plus the program file itself.
  */
 #ifndef SBX_RUNNER_PLAN_H_
@@ -38,17 +38,17 @@
 
 /* The command line (and profile) as given. */
 typedef struct {
-  char **allow_read;  /* NULL-terminated or NULL */
+  char **allow_read; /* NULL-terminated or NULL */
   char **allow_write;
-  char **policies;    /* --policy FILE, stacked in order */
-  char *profile;      /* --profile NAME|FILE */
+  char **policies; /* --policy FILE, stacked in order */
+  char *profile;   /* --profile NAME|FILE */
   gboolean net;
   gboolean allow_exec;
   gboolean clear_env;
-  char **setenv;      /* K=V */
+  char **setenv; /* K=V */
   char **unsetenv;
   char *audit;
-  char **argv;        /* PROGRAM ARGS... */
+  char **argv; /* PROGRAM ARGS... */
 } sbx_run_options;
 
 void sbx_run_options_clear(sbx_run_options *o);
@@ -65,7 +65,7 @@ typedef struct {
   sbx_ns_config ns;
   bool net;
   bool allow_exec;
-  char *program;  /* the path execve() receives */
+  char *program; /* the path execve() receives */
   char **argv;
   char **envp;
   char *audit;
@@ -83,11 +83,11 @@ gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error);
 GQuark sbx_run_error_quark(void);
 
 typedef enum {
-  SBX_RUN_ERROR_USAGE,   /* wrong options */
+  SBX_RUN_ERROR_USAGE,     /* wrong options */
   SBX_RUN_ERROR_NOT_FOUND, /* the program does not exist */
-  SBX_RUN_ERROR_PROGRAM, /* the program cannot be executed */
-  SBX_RUN_ERROR_POLICY,  /* a policy layer is unusable */
-  SBX_RUN_ERROR_SETUP,   /* a sandbox layer could not be set up */
+  SBX_RUN_ERROR_PROGRAM,   /* the program cannot be executed */
+  SBX_RUN_ERROR_POLICY,    /* a policy layer is unusable */
+  SBX_RUN_ERROR_SETUP,     /* a sandbox layer could not be set up */
 } sbx_run_error_code;
 
 #endif /* SBX_RUNNER_PLAN_H_ */

@@ -54,8 +54,9 @@ static int keep_only_own_fds(sbx_zygote_server *z) {
       continue;
     if (n >= SBX_FD_KEEP_MAX)
       return -EMFILE;
-    keep[n++] = (sbx_fd_keep){
-        .fd = z->plans[i].layers.landlock_fd, .target = SBX_FD_SAME, .cloexec = true};
+    keep[n++] = (sbx_fd_keep){.fd = z->plans[i].layers.landlock_fd,
+                              .target = SBX_FD_SAME,
+                              .cloexec = true};
   }
   return sbx_fd_keep_only_raw(keep, n);
 }

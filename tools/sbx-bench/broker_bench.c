@@ -105,7 +105,9 @@ static double floor_once(int sock, const char *file) {
       char c[CMSG_SPACE(sizeof(int))];
       struct cmsghdr align;
     } cb;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.c,
+    struct msghdr m = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = cb.c,
                        .msg_controllen = sizeof(cb.c)};
     if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) > 0) {
       struct cmsghdr *c = CMSG_FIRSTHDR(&m);
@@ -122,8 +124,7 @@ static double floor_once(int sock, const char *file) {
   return (now_us() - t0) / ITERS;
 }
 
-gboolean sbx_bench_broker_open(double *value, double *floor,
-                               GError **error) {
+gboolean sbx_bench_broker_open(double *value, double *floor, GError **error) {
   bench_env e;
   if (!env_start(&e, error)) {
     env_stop(&e);
@@ -221,12 +222,12 @@ gboolean sbx_bench_broker_open_p99(double *value, double *floor,
   p99_job one = {&clients[0], e.file, single, 0};
   p99_worker(&one);
   double p50 = median(single, P99_OPENS);
-  double *all = g_new(double, P99_THREADS * P99_OPENS);
+  double *all = g_new(double, P99_THREADS *P99_OPENS);
   p99_job jobs[P99_THREADS];
   pthread_t th[P99_THREADS];
   for (int i = 0; i < P99_THREADS; i++) {
-    jobs[i] = (p99_job){&clients[i % P99_CHANNELS], e.file,
-                        all + i * P99_OPENS, 0};
+    jobs[i] =
+        (p99_job){&clients[i % P99_CHANNELS], e.file, all + i * P99_OPENS, 0};
     pthread_create(&th[i], NULL, p99_worker, &jobs[i]);
   }
   int failures = one.failures;

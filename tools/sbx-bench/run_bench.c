@@ -91,8 +91,8 @@ gboolean sbx_bench_run_vs_bwrap(double *value, double *floor, GError **error) {
     return FALSE;
   }
   char *sbx_argv[] = {sbx_run, "--", "/bin/true", NULL};
-  char *bwrap_argv[] = {bwrap,      "--unshare-all", "--ro-bind", "/",
-                        "/",        "/bin/true",     NULL};
+  char *bwrap_argv[] = {bwrap, "--unshare-all", "--ro-bind", "/",
+                        "/",   "/bin/true",     NULL};
   double s[REPETITIONS], w[REPETITIONS];
   /* One of each first, untimed: page cache and dynamic linking. */
   if (run_once(bwrap_argv) < 0) {
@@ -103,8 +103,7 @@ gboolean sbx_bench_run_vs_bwrap(double *value, double *floor, GError **error) {
   }
   if (run_once(sbx_argv) < 0) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
-                "`%s -- /bin/true` failed; run it by hand to see why",
-                sbx_run);
+                "`%s -- /bin/true` failed; run it by hand to see why", sbx_run);
     return FALSE;
   }
   for (size_t i = 0; i < REPETITIONS; i++) {

@@ -42,7 +42,8 @@ static const char kUsage[] =
     "POLICY is a policy file or the name of a built-in policy\n"
     "(renderer.policy, utility, ...).\n"
     "\n"
-    "  compile POLICY -o FILE       write the BPF program (struct sock_filter[])\n"
+    "  compile POLICY -o FILE       write the BPF program (struct "
+    "sock_filter[])\n"
     "  eval [--arch A] POLICY SYSCALL [ARG0..ARG5]\n"
     "                               run the compiled program on one call\n"
     "  dump POLICY|PROGRAM          disassemble\n"
@@ -115,8 +116,8 @@ static gboolean load_program(const char *arg, sbx_bpf_program *out,
     GError *local = NULL;
     size_t n = len / sizeof(struct sock_filter);
     if (!sbx_bpf_check((const struct sock_filter *)(void *)data, n, &local)) {
-      g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
-                  "%s: %s", arg, local->message);
+      g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM, "%s: %s",
+                  arg, local->message);
       g_error_free(local);
       g_free(data);
       return FALSE;
@@ -302,12 +303,13 @@ static int cmd_eval(char **args, int n, const options *o) {
   else if (strcmp(o->arch, "x32") == 0)
     arch = ARCH_X32;
   else
-    return usage_error("eval: unknown architecture '%s' (expected x86_64, "
-                       "i386 or x32)",
-                       o->arch);
+    return usage_error(
+        "eval: unknown architecture '%s' (expected x86_64, "
+        "i386 or x32)",
+        o->arch);
   GError *error = NULL;
-  struct seccomp_data data = {
-      .arch = arch == ARCH_I386 ? AUDIT_ARCH_I386 : AUDIT_ARCH_X86_64};
+  struct seccomp_data data = {.arch = arch == ARCH_I386 ? AUDIT_ARCH_I386
+                                                        : AUDIT_ARCH_X86_64};
   int status = 0;
   if (!parse_syscall(args[1], arch, &data.nr, &error)) {
     status = usage_error("eval: %s", error->message);
@@ -503,8 +505,8 @@ int main(int argc, char **argv) {
       continue;
     options o = {0};
     const GOptionEntry all[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
-         "Write to FILE", "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output, "Write to FILE",
+         "FILE"},
         {"arch", 'a', 0, G_OPTION_ARG_STRING, &o.arch,
          "Architecture of the call: x86_64 (default), i386 or x32", "ARCH"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format,
@@ -535,8 +537,8 @@ int main(int argc, char **argv) {
     } else {
       int n = (int)g_strv_length(rest) - 1;
       if (n < kCommands[k].min_args || n > kCommands[k].max_args)
-        status = usage_error("%s: expected %s %s", cmd, cmd,
-                             kCommands[k].params);
+        status =
+            usage_error("%s: expected %s %s", cmd, cmd, kCommands[k].params);
       else
         status = kCommands[k].run(rest + 1, n, &o);
     }

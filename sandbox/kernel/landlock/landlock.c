@@ -1,9 +1,9 @@
 /* Landlock ruleset builder with best-effort ABI negotiation in the style
  * of the kernel's sample sandboxer. Parent side builds the ruleset fd
  * (GLib, may allocate); the child side only calls restrict_self
- * (landlock_raw.c, async-signal-safe). Trusts the caller's rule list (policy read before the
- * sandbox starts); refuses relative paths, unknown rights, and a kernel
- * below a required ABI, saying which of the two is at fault. */
+ * (landlock_raw.c, async-signal-safe). Trusts the caller's rule list (policy
+ * read before the sandbox starts); refuses relative paths, unknown rights, and
+ * a kernel below a required ABI, saying which of the two is at fault. */
 #include "sandbox/kernel/landlock/landlock.h"
 
 #include <errno.h>

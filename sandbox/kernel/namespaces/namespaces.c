@@ -54,9 +54,8 @@ pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
     int code = !state.clone_refused ? SBX_NS_ERROR_FAILED
                : err == EPERM       ? SBX_NS_ERROR_PERMISSION
                                     : SBX_NS_ERROR_UNSUPPORTED;
-    g_set_error(error, SBX_NS_ERROR, code, "%s failed: %s%s",
-                state.failed_step, g_strerror(err),
-                state.clone_refused ? hint_for(err) : "");
+    g_set_error(error, SBX_NS_ERROR, code, "%s failed: %s%s", state.failed_step,
+                g_strerror(err), state.clone_refused ? hint_for(err) : "");
     return -1;
   }
   int rc = sbx_ns_clone_release_raw(cfg, (pid_t)pid, &state);

@@ -133,4 +133,3 @@ int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
   }
   return 0;
 }
-

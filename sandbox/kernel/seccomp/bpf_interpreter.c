@@ -33,8 +33,8 @@ void sbx_bpf_program_clear(sbx_bpf_program *program) {
 }
 
 void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src) {
-  dst->insns = src->len ? g_memdup2(src->insns, src->len * sizeof *src->insns)
-                        : NULL;
+  dst->insns =
+      src->len ? g_memdup2(src->insns, src->len * sizeof *src->insns) : NULL;
   dst->len = src->len;
   dst->self_pid_relocs =
       src->n_self_pid_relocs

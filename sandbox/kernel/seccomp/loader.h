@@ -46,8 +46,8 @@ typedef struct {
 } sbx_seccomp_load_report;
 
 /* sbx_seccomp_load_raw, saying where it failed. Async-signal-safe. */
-long sbx_seccomp_load_reported_raw(const struct sock_filter *insns,
-                                   size_t len, unsigned flags,
+long sbx_seccomp_load_reported_raw(const struct sock_filter *insns, size_t len,
+                                   unsigned flags,
                                    sbx_seccomp_load_report *report);
 
 #endif /* SBX_KERNEL_SECCOMP_LOADER_H_ */

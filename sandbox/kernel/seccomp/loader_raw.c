@@ -26,8 +26,8 @@
 #endif
 
 /* Async-signal-safe: raw system calls only, no allocation, errno kept. */
-long sbx_seccomp_load_reported_raw(const struct sock_filter *insns,
-                                   size_t len, unsigned flags,
+long sbx_seccomp_load_reported_raw(const struct sock_filter *insns, size_t len,
+                                   unsigned flags,
                                    sbx_seccomp_load_report *report) {
   int saved_errno = errno;
   long result;
@@ -77,4 +77,3 @@ int sbx_seccomp_load_raw(const struct sock_filter *insns, size_t len,
   sbx_seccomp_load_report report;
   return (int)sbx_seccomp_load_reported_raw(insns, len, flags, &report);
 }
-

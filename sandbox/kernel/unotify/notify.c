@@ -125,8 +125,7 @@ int sbx_unotify_set_sync_wakeup(int listener) {
   return -errno;
 }
 
-int sbx_unotify_send_listener(int sock, const void *data, size_t len,
-                              int fd) {
+int sbx_unotify_send_listener(int sock, const void *data, size_t len, int fd) {
   struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
   union {
     char buf[CMSG_SPACE(sizeof(int))];

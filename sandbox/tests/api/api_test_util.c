@@ -12,7 +12,6 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-
 static void make_dir(char *out, size_t len, const char *tmpl) {
   GError *error = NULL;
   char *dir = g_dir_make_tmp(tmpl, &error);
@@ -146,8 +145,8 @@ static bool read_exact(int fd, void *buf, size_t len) {
 }
 
 void api_read_all(int fd, void *buf, size_t len) {
-  ck_assert_msg(read_exact(fd, buf, len),
-                "fewer than %zu bytes before EOF", len);
+  ck_assert_msg(read_exact(fd, buf, len), "fewer than %zu bytes before EOF",
+                len);
 }
 
 int api_run_suite(Suite *suite) {

@@ -29,8 +29,8 @@ static void start(fixture *f) {
   broker_test_tree_make(&f->t);
   f->list = broker_test_tree_allowlist(&f->t, "worker");
   const sbx_allowlist *lists[] = {f->list};
-  sbx_broker_config cfg = {.allowlists = lists, .n_allowlists = 1,
-                           .audit_fd = -1};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
   GError *error = NULL;
   f->b = sbx_broker_start(&cfg, &error);
   ck_assert_msg(f->b != NULL, "%s", error ? error->message : "");
@@ -151,19 +151,44 @@ static void send_bad(int ch, bad_kind k, int reply_fd) {
   int fds[2] = {reply_fd, reply_fd};
   size_t n_fds = 1;
   switch (k) {
-    case BAD_SHORT: len = 7; break;
-    case BAD_MAGIC: h.magic ^= 1; break;
-    case BAD_VERSION: h.version = 99; break;
-    case BAD_COMMAND: h.command = 200; break;
-    case BAD_LENGTHS: h.path_len = 60000; break;
-    case BAD_NO_NUL: path = "/etcX"; break;
-    case BAD_EMBEDDED_NUL: path = "/e\0c"; h.path_len = 5; break;
-    case BAD_FIELDS: h.arg = 1u << 20; break;
-    case BAD_NO_FD: n_fds = 0; break;
-    case BAD_TWO_FDS: n_fds = 2; break;
-    case BAD_WRONG_FD_KIND: break;
-    case BAD_OVERSIZED: len = sizeof(buf); break;
-    case BAD_COUNT: break;
+    case BAD_SHORT:
+      len = 7;
+      break;
+    case BAD_MAGIC:
+      h.magic ^= 1;
+      break;
+    case BAD_VERSION:
+      h.version = 99;
+      break;
+    case BAD_COMMAND:
+      h.command = 200;
+      break;
+    case BAD_LENGTHS:
+      h.path_len = 60000;
+      break;
+    case BAD_NO_NUL:
+      path = "/etcX";
+      break;
+    case BAD_EMBEDDED_NUL:
+      path = "/e\0c";
+      h.path_len = 5;
+      break;
+    case BAD_FIELDS:
+      h.arg = 1u << 20;
+      break;
+    case BAD_NO_FD:
+      n_fds = 0;
+      break;
+    case BAD_TWO_FDS:
+      n_fds = 2;
+      break;
+    case BAD_WRONG_FD_KIND:
+      break;
+    case BAD_OVERSIZED:
+      len = sizeof(buf);
+      break;
+    case BAD_COUNT:
+      break;
   }
   memcpy(buf, &h, sizeof(h));
   memcpy(buf + sizeof(h), path, 5);

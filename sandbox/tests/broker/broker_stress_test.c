@@ -22,8 +22,8 @@
 static sbx_broker *start(broker_test_tree *t, sbx_allowlist **list) {
   *list = broker_test_tree_allowlist(t, "worker");
   const sbx_allowlist *lists[] = {*list};
-  sbx_broker_config cfg = {.allowlists = lists, .n_allowlists = 1,
-                           .audit_fd = -1};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
   GError *error = NULL;
   sbx_broker *b = sbx_broker_start(&cfg, &error);
   ck_assert_msg(b != NULL, "%s", error ? error->message : "");

@@ -81,14 +81,13 @@ sbx_allowlist *broker_test_tree_allowlist(const broker_test_tree *t,
   char *good = g_strconcat(t->good, "/", NULL);
   char *rw = g_strconcat(t->rw, "/", NULL);
   char *tmp = g_strconcat(t->tmp, "/", NULL);
-  ck_assert_msg(sbx_allowlist_add(list, good, SBX_PERM_READ_ONLY, &error),
+  ck_assert_msg(sbx_allowlist_add(list, good, SBX_PERM_READ_ONLY, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(sbx_allowlist_add(list, rw, SBX_PERM_READ_WRITE_CREATE, &error),
                 "%s", error ? error->message : "");
   ck_assert_msg(
-      sbx_allowlist_add(list, rw, SBX_PERM_READ_WRITE_CREATE, &error), "%s",
+      sbx_allowlist_add(list, tmp, SBX_PERM_READ_WRITE_TEMPORARY, &error), "%s",
       error ? error->message : "");
-  ck_assert_msg(
-      sbx_allowlist_add(list, tmp, SBX_PERM_READ_WRITE_TEMPORARY, &error),
-      "%s", error ? error->message : "");
   g_free(good);
   g_free(rw);
   g_free(tmp);
@@ -132,8 +131,8 @@ bool broker_test_same_file(int fd, const struct stat *st) {
   return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
 }
 
-void broker_test_send_raw(int ch, const void *buf, size_t len,
-                          const int *fds, size_t n_fds) {
+void broker_test_send_raw(int ch, const void *buf, size_t len, const int *fds,
+                          size_t n_fds) {
   ck_assert_uint_le(n_fds, 4);
   struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
   union {

@@ -56,8 +56,8 @@ bool broker_test_same_file(int fd, const struct stat *st);
 
 /* Sends raw bytes (and up to 4 descriptors in one SCM_RIGHTS block) as
  * one datagram on ch; fails the test if the send fails. */
-void broker_test_send_raw(int ch, const void *buf, size_t len,
-                          const int *fds, size_t n_fds);
+void broker_test_send_raw(int ch, const void *buf, size_t len, const int *fds,
+                          size_t n_fds);
 
 /* True when the broker closed its end of ch (end of file within 3 s). */
 bool broker_test_channel_closed(int ch);

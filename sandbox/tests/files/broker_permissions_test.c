@@ -28,17 +28,22 @@ static int validate(const char *p) {
 /* ---- path validation (S22) --------------------------------------------- */
 
 START_TEST(broker_path_accepts_absolute_normalised_paths) {
-  const char *good[] = {"/", "/tmp", "/tmp/good/file", "/a.b/..c/...",
-                        "/tmp/.hidden", "/tmp/good_extra_stuff", "/.x"};
+  const char *good[] = {"/",
+                        "/tmp",
+                        "/tmp/good/file",
+                        "/a.b/..c/...",
+                        "/tmp/.hidden",
+                        "/tmp/good_extra_stuff",
+                        "/.x"};
   for (size_t i = 0; i < G_N_ELEMENTS(good); i++)
     ck_assert_msg(validate(good[i]) == 0, "%s refused", good[i]);
 }
 END_TEST
 
 START_TEST(broker_path_refuses_dot_dot_components) {
-  const char *bad[] = {"/..",          "/../proc/cpuinfo",
-                       "/proc/self/../cpuinfo", "/dev/..",
-                       "/tmp/good/../../etc/passwd", "/a/.."};
+  const char *bad[] = {
+      "/..",     "/../proc/cpuinfo",           "/proc/self/../cpuinfo",
+      "/dev/..", "/tmp/good/../../etc/passwd", "/a/.."};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
     ck_assert_msg(validate(bad[i]) == -EACCES, "%s accepted", bad[i]);
   ck_assert_int_eq(validate("/proc/cpuinfo"), 0);
@@ -97,8 +102,7 @@ END_TEST
 
 START_TEST(broker_path_matches_on_component_boundaries) {
   ck_assert(!sbx_path_is_within("/tmp/good_extra_stuff", 21, "/tmp/good", 9));
-  ck_assert(!sbx_path_is_within("/home/sandbox-evil", 18, "/home/sandbox",
-                                13));
+  ck_assert(!sbx_path_is_within("/home/sandbox-evil", 18, "/home/sandbox", 13));
   ck_assert(sbx_path_is_within("/tmp/good/x", 11, "/tmp/good", 9));
   ck_assert(sbx_path_is_within("/tmp/good", 9, "/tmp/good", 9));
   ck_assert(sbx_path_is_within("/anything", 9, "/", 1));
@@ -106,8 +110,7 @@ START_TEST(broker_path_matches_on_component_boundaries) {
 }
 END_TEST
 
-static void expect_join(const char *dir, const char *target,
-                        const char *want) {
+static void expect_join(const char *dir, const char *target, const char *want) {
   char out[PATH_MAX];
   int n = sbx_path_join_link(dir, strlen(dir), target, strlen(target), out,
                              sizeof(out));
@@ -125,9 +128,9 @@ START_TEST(broker_path_joins_symlink_targets_lexically) {
   char out[16];
   ck_assert_int_eq(sbx_path_join_link("/a", 2, "", 0, out, sizeof(out)),
                    -ENOENT);
-  ck_assert_int_eq(sbx_path_join_link("/a", 2, "bbbbbbbbbbbbbbbbbbbb", 20,
-                                      out, sizeof(out)),
-                   -ENAMETOOLONG);
+  ck_assert_int_eq(
+      sbx_path_join_link("/a", 2, "bbbbbbbbbbbbbbbbbbbb", 20, out, sizeof(out)),
+      -ENAMETOOLONG);
 }
 END_TEST
 
@@ -147,8 +150,8 @@ START_TEST(broker_allowlist_canonicalises_merged_usr) {
   ck_assert_str_eq(e->written, "/lib/");
   ck_assert(e->recursive);
   /* Entries that do not exist yet keep their missing tail. */
-  ck_assert(sbx_allowlist_add(list, "/lib/no-such-dir/file",
-                              SBX_PERM_READ_ONLY, &error));
+  ck_assert(sbx_allowlist_add(list, "/lib/no-such-dir/file", SBX_PERM_READ_ONLY,
+                              &error));
   ck_assert_str_eq(sbx_allowlist_entry(list, 1)->path,
                    "/usr/lib/no-such-dir/file");
   ck_assert(!sbx_allowlist_entry(list, 1)->recursive);
@@ -175,8 +178,13 @@ END_TEST
 
 START_TEST(broker_allowlist_refuses_entries_it_cannot_state_exactly) {
   sbx_allowlist *list = sbx_allowlist_new("t");
-  const char *bad[] = {"relative/path", "/tmp/../etc/", "/tmp//x", "/tmp/./x",
-                       "/proc/1/status", "/proc/thread-self/status", ""};
+  const char *bad[] = {"relative/path",
+                       "/tmp/../etc/",
+                       "/tmp//x",
+                       "/tmp/./x",
+                       "/proc/1/status",
+                       "/proc/thread-self/status",
+                       ""};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *error = NULL;
     ck_assert_msg(!sbx_allowlist_add(list, bad[i], SBX_PERM_READ_ONLY, &error),
@@ -232,25 +240,25 @@ END_TEST
 START_TEST(broker_allowlist_keeps_proc_self_for_the_worker) {
   sbx_allowlist *list = sbx_allowlist_new("t");
   GError *error = NULL;
-  ck_assert(sbx_allowlist_add(list, "/proc/self/status", SBX_PERM_READ_ONLY,
-                              &error));
-  ck_assert(sbx_allowlist_add(list, "/proc/self/task/", SBX_PERM_READ_ONLY,
-                              &error));
+  ck_assert(
+      sbx_allowlist_add(list, "/proc/self/status", SBX_PERM_READ_ONLY, &error));
+  ck_assert(
+      sbx_allowlist_add(list, "/proc/self/task/", SBX_PERM_READ_ONLY, &error));
   const sbx_allow_entry *e = sbx_allowlist_entry(list, 0);
   ck_assert(e->proc_self);
   ck_assert_str_eq(e->path, "/status");
   ck_assert(sbx_allowlist_entry(list, 1)->proc_self);
   sbx_match m;
-  ck_assert(sbx_allowlist_match(list, "/proc/42/status", 15, 8,
-                                SBX_PERM_READ, &m));
+  ck_assert(
+      sbx_allowlist_match(list, "/proc/42/status", 15, 8, SBX_PERM_READ, &m));
   ck_assert(sbx_allowlist_match(list, "/proc/42/task/42/stat", 21, 8,
                                 SBX_PERM_READ, &m));
   ck_assert_uint_eq(m.entry, 1);
   /* Without the requester's prefix a /proc/self entry matches nothing. */
-  ck_assert(!sbx_allowlist_match(list, "/proc/42/status", 15, 0,
-                                 SBX_PERM_READ, &m));
-  ck_assert(!sbx_allowlist_match(list, "/proc/42/statusx", 16, 8,
-                                 SBX_PERM_READ, &m));
+  ck_assert(
+      !sbx_allowlist_match(list, "/proc/42/status", 15, 0, SBX_PERM_READ, &m));
+  ck_assert(
+      !sbx_allowlist_match(list, "/proc/42/statusx", 16, 8, SBX_PERM_READ, &m));
   sbx_allowlist_free(list);
 }
 END_TEST
@@ -262,8 +270,8 @@ START_TEST(broker_allowlist_matches_rights_and_boundaries) {
   ck_assert(sbx_allowlist_add(list, "/data/out/", SBX_PERM_READ_WRITE_CREATE,
                               &error));
   ck_assert(sbx_allowlist_add(list, "/etc/hosts", SBX_PERM_READ_ONLY, &error));
-  ck_assert(sbx_allowlist_add(list, "/srv/a/b/",
-                              SBX_PERM_STAT_INTERMEDIATE, &error));
+  ck_assert(
+      sbx_allowlist_add(list, "/srv/a/b/", SBX_PERM_STAT_INTERMEDIATE, &error));
   sbx_match m;
   ck_assert(sbx_allowlist_match(list, "/data/x", 7, 0, SBX_PERM_READ, &m));
   ck_assert_uint_eq(m.entry, 0);
@@ -272,15 +280,13 @@ START_TEST(broker_allowlist_matches_rights_and_boundaries) {
                                 SBX_PERM_WRITE | SBX_PERM_CREATE, &m));
   ck_assert_uint_eq(m.entry, 1);
   /* Most specific wins when both grant. */
-  ck_assert(sbx_allowlist_match(list, "/data/out/x", 11, 0, SBX_PERM_READ,
-                                &m));
+  ck_assert(sbx_allowlist_match(list, "/data/out/x", 11, 0, SBX_PERM_READ, &m));
   ck_assert_uint_eq(m.entry, 1);
-  ck_assert(!sbx_allowlist_match(list, "/data-evil/x", 12, 0, SBX_PERM_READ,
-                                 &m));
-  ck_assert(sbx_allowlist_match(list, "/etc/hosts", 10, 0, SBX_PERM_READ,
-                                &m));
-  ck_assert(!sbx_allowlist_match(list, "/etc/hosts/x", 12, 0, SBX_PERM_STAT,
-                                 &m));
+  ck_assert(
+      !sbx_allowlist_match(list, "/data-evil/x", 12, 0, SBX_PERM_READ, &m));
+  ck_assert(sbx_allowlist_match(list, "/etc/hosts", 10, 0, SBX_PERM_READ, &m));
+  ck_assert(
+      !sbx_allowlist_match(list, "/etc/hosts/x", 12, 0, SBX_PERM_STAT, &m));
   ck_assert(!sbx_allowlist_match(list, "/etc", 4, 0, SBX_PERM_STAT, &m));
   ck_assert(sbx_allowlist_match(list, "/srv/a", 6, 0, SBX_PERM_STAT, &m));
   ck_assert_int_eq(m.kind, SBX_MATCH_INTERMEDIATE);
@@ -464,9 +470,9 @@ START_TEST(broker_resolver_follows_links_into_other_allowed_trees) {
   ck_assert(broker_test_same_file(fd, &want));
   close(fd);
   /* ... but only for what the allowlist has: /lib/... itself is no entry. */
-  ck_assert_int_eq(sbx_resolver_open(r, getpid(), "/lib/os-release", O_RDONLY,
-                                     0, NULL),
-                   -EACCES);
+  ck_assert_int_eq(
+      sbx_resolver_open(r, getpid(), "/lib/os-release", O_RDONLY, 0, NULL),
+      -EACCES);
   /* Without the second entry, the same link is refused. */
   ck_assert_int_eq(ropen(&f, link, O_RDONLY, 0, NULL), -EACCES);
   sbx_resolver_free(r);
@@ -504,8 +510,7 @@ START_TEST(broker_resolver_decides_on_every_directory_it_walks) {
   ck_assert_int_eq(ropen(&f, link, O_RDONLY, 0, &d), -EACCES);
   char buf[PATH_MAX];
   ck_assert_int_eq(
-      sbx_resolver_readlink(f.r, getpid(), link, buf, sizeof buf, &d),
-      -EACCES);
+      sbx_resolver_readlink(f.r, getpid(), link, buf, sizeof buf, &d), -EACCES);
   /* A link inside an allowed tree that leads through the hidden one: each
    * hop is decided where it is. */
   char *via = broker_test_path(&f.t, "good/via");
@@ -581,13 +586,11 @@ static void reap(pid_t pid) {
 START_TEST(broker_resolver_means_the_worker_by_proc_self) {
   sbx_allowlist *list = sbx_allowlist_new("t");
   GError *error = NULL;
-  ck_assert(sbx_allowlist_add(list, "/proc/self/", SBX_PERM_READ_ONLY,
-                              &error));
+  ck_assert(sbx_allowlist_add(list, "/proc/self/", SBX_PERM_READ_ONLY, &error));
   sbx_resolver *r = sbx_resolver_new(list, &error);
   ck_assert_ptr_nonnull(r);
   pid_t worker = spawn_sleeper();
-  int fd = sbx_resolver_open(r, worker, "/proc/self/status", O_RDONLY, 0,
-                             NULL);
+  int fd = sbx_resolver_open(r, worker, "/proc/self/status", O_RDONLY, 0, NULL);
   ck_assert_int_ge(fd, 0);
   char *s = broker_test_read_fd(fd);
   close(fd);
@@ -606,12 +609,11 @@ START_TEST(broker_resolver_means_the_worker_by_proc_self) {
   ck_assert_int_eq(sbx_resolver_open(r, worker, other, O_RDONLY, 0, &d),
                    -EACCES);
   ck_assert_str_eq(d.reason, "another process's /proc directory");
-  ck_assert_int_eq(sbx_resolver_open(r, worker, "/proc/thread-self/status",
-                                     O_RDONLY, 0, &d),
-                   -EACCES);
-  ck_assert_int_eq(sbx_resolver_open(r, 0, "/proc/self/status", O_RDONLY, 0,
-                                     &d),
-                   -EACCES);
+  ck_assert_int_eq(
+      sbx_resolver_open(r, worker, "/proc/thread-self/status", O_RDONLY, 0, &d),
+      -EACCES);
+  ck_assert_int_eq(
+      sbx_resolver_open(r, 0, "/proc/self/status", O_RDONLY, 0, &d), -EACCES);
   reap(worker);
   g_free(by_pid);
   g_free(other);
@@ -623,8 +625,7 @@ END_TEST
 START_TEST(broker_resolver_refuses_magic_links) {
   sbx_allowlist *list = sbx_allowlist_new("t");
   GError *error = NULL;
-  ck_assert(sbx_allowlist_add(list, "/proc/self/", SBX_PERM_READ_ONLY,
-                              &error));
+  ck_assert(sbx_allowlist_add(list, "/proc/self/", SBX_PERM_READ_ONLY, &error));
   sbx_resolver *r = sbx_resolver_new(list, &error);
   ck_assert_ptr_nonnull(r);
   pid_t worker = spawn_sleeper();
@@ -639,8 +640,8 @@ START_TEST(broker_resolver_refuses_magic_links) {
   }
   /* Control: the same process directory serves ordinary files, and the
    * magic link itself can be read as a link. */
-  int fd = sbx_resolver_open(r, worker, "/proc/self/cmdline", O_RDONLY, 0,
-                             NULL);
+  int fd =
+      sbx_resolver_open(r, worker, "/proc/self/cmdline", O_RDONLY, 0, NULL);
   ck_assert_int_ge(fd, 0);
   close(fd);
   char buf[PATH_MAX];
@@ -666,8 +667,7 @@ START_TEST(broker_resolver_checks_open_flags) {
   ck_assert_int_eq(ropen(&f, new_in_good, O_WRONLY | O_CREAT, 0644, &d),
                    -EACCES);
   ck_assert_int_eq(access(new_in_good, F_OK), -1); /* nothing created */
-  ck_assert_int_eq(ropen(&f, f.t.good, O_TMPFILE | O_RDWR, 0600, &d),
-                   -EACCES);
+  ck_assert_int_eq(ropen(&f, f.t.good, O_TMPFILE | O_RDWR, 0600, &d), -EACCES);
   ck_assert_int_eq(ropen(&f, f.t.good_file, O_RDONLY | (1 << 30), 0, &d),
                    -EINVAL);
   ck_assert_int_eq(ropen(&f, f.t.good_file, O_ACCMODE, 0, &d), -EINVAL);
@@ -779,9 +779,9 @@ START_TEST(broker_resolver_creates_and_removes_only_in_create_trees) {
   ck_assert_int_eq(access(f.t.good_file, F_OK), 0);
   ck_assert_int_eq(sbx_resolver_rename(f.r, me, file, moved, 0, &d), 0);
   ck_assert_int_eq(access(moved, F_OK), 0);
-  ck_assert_int_eq(sbx_resolver_rename(f.r, me, moved, f.t.existing,
-                                       RENAME_NOREPLACE, &d),
-                   -EEXIST);
+  ck_assert_int_eq(
+      sbx_resolver_rename(f.r, me, moved, f.t.existing, RENAME_NOREPLACE, &d),
+      -EEXIST);
   ck_assert_int_eq(sbx_resolver_unlink(f.r, me, f.t.good_file, &d), -EACCES);
   ck_assert_int_eq(access(f.t.good_file, F_OK), 0);
   ck_assert_int_eq(sbx_resolver_unlink(f.r, me, moved, &d), 0);
@@ -789,8 +789,7 @@ START_TEST(broker_resolver_creates_and_removes_only_in_create_trees) {
   ck_assert_int_eq(access(dir, F_OK), -1);
   /* The tree's own root cannot be removed. */
   ck_assert_int_eq(sbx_resolver_rmdir(f.r, me, f.t.rw, &d), -EACCES);
-  ck_assert_int_eq(sbx_resolver_mkdir(f.r, me, out_of_tree, 0755, &d),
-                   -EACCES);
+  ck_assert_int_eq(sbx_resolver_mkdir(f.r, me, out_of_tree, 0755, &d), -EACCES);
   g_free(dir);
   g_free(file);
   g_free(moved);
@@ -840,8 +839,8 @@ START_TEST(broker_resolver_states_what_a_worker_learns) {
                    -ENOENT);
   ck_assert(d.granted);
   /* Outside, existing or not, the answer is the same denial. */
-  ck_assert_int_eq(
-      sbx_resolver_open(f.r, me, missing_outside, O_RDONLY, 0, &d), -EACCES);
+  ck_assert_int_eq(sbx_resolver_open(f.r, me, missing_outside, O_RDONLY, 0, &d),
+                   -EACCES);
   ck_assert(!d.granted);
   ck_assert_int_eq(sbx_resolver_open(f.r, me, f.t.canary, O_RDONLY, 0, &d),
                    -EACCES);
@@ -877,19 +876,18 @@ START_TEST(broker_resolver_stats_intermediate_directories_only) {
   ck_assert_int_eq(sbx_resolver_stat(r, me, "/", true, &st, NULL), 0);
   ck_assert_int_eq(sbx_resolver_access(r, me, f.t.good, F_OK, 0, NULL), 0);
   char buf[16];
-  ck_assert_int_eq(sbx_resolver_readlink(r, me, f.t.good, buf, sizeof(buf),
-                                         NULL),
-                   -EINVAL); /* a directory, not a link: what realpath needs */
+  ck_assert_int_eq(
+      sbx_resolver_readlink(r, me, f.t.good, buf, sizeof(buf), NULL),
+      -EINVAL); /* a directory, not a link: what realpath needs */
   /* Stat only: no open, no read, and no sibling. */
-  ck_assert_int_eq(sbx_resolver_open(r, me, f.t.good, O_RDONLY | O_DIRECTORY,
-                                     0, NULL),
-                   -EACCES);
+  ck_assert_int_eq(
+      sbx_resolver_open(r, me, f.t.good, O_RDONLY | O_DIRECTORY, 0, NULL),
+      -EACCES);
   ck_assert_int_eq(sbx_resolver_access(r, me, f.t.good, R_OK, 0, NULL),
                    -EACCES);
   ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.good_file, true, &st, NULL),
                    -EACCES);
-  ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.rw, true, &st, NULL),
-                   -EACCES);
+  ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.rw, true, &st, NULL), -EACCES);
   /* The entry itself: stat, and files below it. */
   ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.deep, true, &st, NULL), 0);
   ck_assert_int_eq(sbx_resolver_open(r, me, f.t.deep, O_RDONLY, 0, NULL),
@@ -935,18 +933,17 @@ START_TEST(broker_resolver_reads_links_and_statx) {
   ck_assert(memcmp(buf, "sub/deep", 8) == 0);
   ck_assert_int_eq(sbx_resolver_readlink(f.r, me, l, buf, 3, NULL), 3);
   struct statx stx;
-  ck_assert_int_eq(sbx_resolver_statx(f.r, me, l, 0, STATX_BASIC_STATS, &stx,
-                                      NULL),
-                   0);
+  ck_assert_int_eq(
+      sbx_resolver_statx(f.r, me, l, 0, STATX_BASIC_STATS, &stx, NULL), 0);
   ck_assert(S_ISREG(stx.stx_mode));
   ck_assert_int_eq(stx.stx_size, 4);
   ck_assert_int_eq(sbx_resolver_statx(f.r, me, l, AT_SYMLINK_NOFOLLOW,
                                       STATX_BASIC_STATS, &stx, NULL),
                    0);
   ck_assert(S_ISLNK(stx.stx_mode));
-  ck_assert_int_eq(sbx_resolver_statx(f.r, me, f.t.canary, 0,
-                                      STATX_BASIC_STATS, &stx, NULL),
-                   -EACCES);
+  ck_assert_int_eq(
+      sbx_resolver_statx(f.r, me, f.t.canary, 0, STATX_BASIC_STATS, &stx, NULL),
+      -EACCES);
   g_free(l);
   fixture_free(&f);
 }

@@ -120,8 +120,9 @@ static void check_calls(const sbx_policy *p, const sbx_bpf_program *prog,
     for (size_t a = 0; a < rule->n_alts; a++) {
       for (size_t k = 0; k < rule->alts[a].n_cmps; k++) {
         const sbx_cmp *c = &rule->alts[a].cmps[k];
-        const uint64_t near[] = {c->value, c->value - 1, c->value + 1,
-                                 c->value ^ (1ull << 32), 0, ~c->value};
+        const uint64_t near[] = {
+            c->value, c->value - 1, c->value + 1, c->value ^ (1ull << 32),
+            0,        ~c->value};
         for (size_t v = 0; v < G_N_ELEMENTS(near); v++) {
           struct seccomp_data d = {.nr = rule->nr, .arch = AUDIT_ARCH_X86_64};
           for (int x = 0; x < 6; x++)

@@ -382,20 +382,20 @@ static void one_argument_input(rng *r, const sbx_policy *p,
 }
 
 static void assert_one_argument_rules_agree(const sbx_policy *p,
-                                            const sbx_bpf_program *prog,
-                                            rng *r, int inputs) {
+                                            const sbx_bpf_program *prog, rng *r,
+                                            int inputs) {
   for (int i = 0; i < inputs; i++) {
     struct seccomp_data d;
     one_argument_input(r, p, &d);
     uint32_t got = sbx_bpf_run_checked(prog->insns, prog->len, &d, NULL);
     uint32_t want = sbx_policy_eval(p, &d);
     if (got != want)
-      ck_abort_msg("nr %d args %#llx %#llx %#llx %#llx: program 0x%08x, "
-                   "policy 0x%08x",
-                   d.nr, (unsigned long long)d.args[0],
-                   (unsigned long long)d.args[1],
-                   (unsigned long long)d.args[2],
-                   (unsigned long long)d.args[3], got, want);
+      ck_abort_msg(
+          "nr %d args %#llx %#llx %#llx %#llx: program 0x%08x, "
+          "policy 0x%08x",
+          d.nr, (unsigned long long)d.args[0], (unsigned long long)d.args[1],
+          (unsigned long long)d.args[2], (unsigned long long)d.args[3], got,
+          want);
   }
 }
 
@@ -510,7 +510,8 @@ START_TEST(large_disjunctions_run_alike_in_the_kernel) {
   int *want = g_new(int, TRIES);
   int allowed = 0;
   for (int i = 0; i < TRIES; i++) {
-    tries[i] = values[next(&r) % N] + (next(&r) % 3 == 0 ? next(&r) % 3 - 1 : 0);
+    tries[i] =
+        values[next(&r) % N] + (next(&r) % 3 == 0 ? next(&r) % 3 - 1 : 0);
     if (next(&r) % 5 == 0)
       tries[i] ^= 1ull << 32;
     struct seccomp_data d = {.nr = 1000, .arch = AUDIT_ARCH_X86_64};
@@ -670,7 +671,6 @@ START_TEST(corpus_policies_compile_and_agree_with_the_policy) {
 }
 END_TEST
 
-
 /* ---- SBX_SELF_PID: relocations ------------------------------------------ */
 
 static sbx_bpf_program compile_text(const char *text) {
@@ -743,12 +743,9 @@ END_TEST
 
 START_TEST(self_pid_stands_alone_after_equality) {
   const char *bad[] = {
-      "kill: arg0 > SBX_SELF_PID\n",
-      "kill: arg0 & SBX_SELF_PID\n",
-      "kill: arg0 == SBX_SELF_PID | 1\n",
-      "kill: arg0 == 1 | SBX_SELF_PID\n",
-      "kill: arg0 == ~SBX_SELF_PID\n",
-      "kill: return SBX_SELF_PID\n",
+      "kill: arg0 > SBX_SELF_PID\n",      "kill: arg0 & SBX_SELF_PID\n",
+      "kill: arg0 == SBX_SELF_PID | 1\n", "kill: arg0 == 1 | SBX_SELF_PID\n",
+      "kill: arg0 == ~SBX_SELF_PID\n",    "kill: return SBX_SELF_PID\n",
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *error = NULL;
@@ -772,8 +769,8 @@ static Suite *bpf_compiler_suite(void) {
   tcase_add_test(tc, too_long_programs_are_refused_naming_a_rule);
   tcase_add_test(tc, duplicate_rules_are_refused);
   tcase_add_test(tc, search_depth_stays_logarithmic);
-  tcase_add_loop_test(tc, disjunctions_on_one_argument_agree_with_the_policy,
-                      0, 16);
+  tcase_add_loop_test(tc, disjunctions_on_one_argument_agree_with_the_policy, 0,
+                      16);
   tcase_add_test(tc, disjunctions_of_constants_take_logarithmic_paths);
   tcase_add_test(tc, large_disjunctions_run_alike_in_the_kernel);
   tcase_add_test(tc, checker_accepts_exactly_what_the_kernel_accepts);

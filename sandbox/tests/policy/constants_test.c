@@ -73,8 +73,8 @@ static void collect_constant_names(const char *path, GHashTable *names) {
 
 START_TEST(constants_resolve_every_name_the_corpus_uses) {
   POLICY_TEST_NEEDS_CORPUS();
-  GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                            NULL);
+  GHashTable *names =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   const char *dirs[] = {"chromeos", "minijail"};
   for (size_t d = 0; d < G_N_ELEMENTS(dirs); d++) {
     GPtrArray *files = policy_test_corpus_files(dirs[d]);
@@ -108,36 +108,81 @@ START_TEST(constants_have_the_values_of_the_kernel_and_libc_headers) {
     uint64_t value;
   } kCases[] = {
 #define C(x) {#x, (uint64_t)(x)}
-      C(O_RDONLY),       C(O_WRONLY),        C(O_CLOEXEC),
-      C(O_NONBLOCK),     C(AF_UNIX),         C(AF_LOCAL),
-      C(AF_INET),        C(AF_INET6),        C(AF_NETLINK),
-      C(AF_PACKET),      C(AF_VSOCK),        C(SOCK_STREAM),
-      C(SOCK_CLOEXEC),   C(SOL_SOCKET),      C(SO_PASSCRED),
-      C(SO_ATTACH_FILTER), C(PROT_READ),     C(PROT_WRITE),
-      C(PROT_EXEC),      C(PROT_NONE),       C(MAP_PRIVATE),
-      C(MAP_ANONYMOUS),  C(MADV_DONTNEED),   C(CLONE_THREAD),
-      C(CLONE_NEWUSER),  C(CLONE_VM),        C(EPERM),
-      C(ENOSYS),         C(EBADF),           C(TCGETS),
-      C(TCSETSF),        C(TIOCSTI),         C(TIOCGWINSZ),
-      C(FIONREAD),       C(FIONBIO),         C(FIOCLEX),
-      C(SIOCGIFFLAGS),   C(SIOCSIFFLAGS),    C(SIOCGIFINDEX),
-      C(SIOCGIFHWADDR),  C(SIOCETHTOOL),     C(BLKGETSIZE64),
-      C(BLKSSZGET),      C(PR_SET_NO_NEW_PRIVS), C(PR_SET_SECCOMP),
-      C(PR_SET_NAME),    C(PR_CAPBSET_READ), C(PR_CAPBSET_DROP),
-      C(PR_CAP_AMBIENT), C(PR_GET_SECUREBITS), C(PR_SET_SECUREBITS),
-      C(SIGKILL),        C(SIGTERM),         C(SIGABRT),
-      C(SIGSYS),         C(GRND_RANDOM),     C(GRND_NONBLOCK),
-      C(FUTEX_WAIT),     C(FUTEX_WAKE_PRIVATE), C(RLIMIT_NOFILE),
-      C(SECCOMP_RET_KILL_PROCESS), C(SECCOMP_SET_MODE_FILTER),
-      C(MS_BIND),        C(MS_NOSUID),       C(MS_NODEV),
-      C(MS_NOEXEC),      C(F_GETFD),         C(F_SETFL),
+      C(O_RDONLY),
+      C(O_WRONLY),
+      C(O_CLOEXEC),
+      C(O_NONBLOCK),
+      C(AF_UNIX),
+      C(AF_LOCAL),
+      C(AF_INET),
+      C(AF_INET6),
+      C(AF_NETLINK),
+      C(AF_PACKET),
+      C(AF_VSOCK),
+      C(SOCK_STREAM),
+      C(SOCK_CLOEXEC),
+      C(SOL_SOCKET),
+      C(SO_PASSCRED),
+      C(SO_ATTACH_FILTER),
+      C(PROT_READ),
+      C(PROT_WRITE),
+      C(PROT_EXEC),
+      C(PROT_NONE),
+      C(MAP_PRIVATE),
+      C(MAP_ANONYMOUS),
+      C(MADV_DONTNEED),
+      C(CLONE_THREAD),
+      C(CLONE_NEWUSER),
+      C(CLONE_VM),
+      C(EPERM),
+      C(ENOSYS),
+      C(EBADF),
+      C(TCGETS),
+      C(TCSETSF),
+      C(TIOCSTI),
+      C(TIOCGWINSZ),
+      C(FIONREAD),
+      C(FIONBIO),
+      C(FIOCLEX),
+      C(SIOCGIFFLAGS),
+      C(SIOCSIFFLAGS),
+      C(SIOCGIFINDEX),
+      C(SIOCGIFHWADDR),
+      C(SIOCETHTOOL),
+      C(BLKGETSIZE64),
+      C(BLKSSZGET),
+      C(PR_SET_NO_NEW_PRIVS),
+      C(PR_SET_SECCOMP),
+      C(PR_SET_NAME),
+      C(PR_CAPBSET_READ),
+      C(PR_CAPBSET_DROP),
+      C(PR_CAP_AMBIENT),
+      C(PR_GET_SECUREBITS),
+      C(PR_SET_SECUREBITS),
+      C(SIGKILL),
+      C(SIGTERM),
+      C(SIGABRT),
+      C(SIGSYS),
+      C(GRND_RANDOM),
+      C(GRND_NONBLOCK),
+      C(FUTEX_WAIT),
+      C(FUTEX_WAKE_PRIVATE),
+      C(RLIMIT_NOFILE),
+      C(SECCOMP_RET_KILL_PROCESS),
+      C(SECCOMP_SET_MODE_FILTER),
+      C(MS_BIND),
+      C(MS_NOSUID),
+      C(MS_NODEV),
+      C(MS_NOEXEC),
+      C(F_GETFD),
+      C(F_SETFL),
       C(TCGETS2),
 #undef C
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kCases); i++)
     ck_assert_msg(lookup(kCases[i].name) == kCases[i].value,
-                  "%s: 0x%" G_GINT64_MODIFIER "x, header says 0x%"
-                  G_GINT64_MODIFIER "x",
+                  "%s: 0x%" G_GINT64_MODIFIER
+                  "x, header says 0x%" G_GINT64_MODIFIER "x",
                   kCases[i].name, lookup(kCases[i].name), kCases[i].value);
 }
 END_TEST
@@ -217,8 +262,8 @@ static void visit(const char *name, uint64_t value, const char *source,
     g_hash_table_insert(st->seen, g_strdup(name), v);
   } else if (*first != value) {
     g_string_append_printf(st->conflicts,
-                           " %s (0x%" G_GINT64_MODIFIER "x vs 0x%"
-                           G_GINT64_MODIFIER "x in %s)",
+                           " %s (0x%" G_GINT64_MODIFIER
+                           "x vs 0x%" G_GINT64_MODIFIER "x in %s)",
                            name, *first, value, source);
   }
 }
@@ -234,8 +279,9 @@ START_TEST(constants_tables_disagree_only_where_reviewed) {
       .sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
   };
   sbx_constant_foreach(visit, &st);
-  ck_assert_str_eq(st.conflicts->str, " NSIG (0x41 vs 0x20 in linux)"
-                                      " O_LARGEFILE (0x0 vs 0x8000 in linux)");
+  ck_assert_str_eq(st.conflicts->str,
+                   " NSIG (0x41 vs 0x20 in linux)"
+                   " O_LARGEFILE (0x0 vs 0x8000 in linux)");
   ck_assert_uint_eq(lookup("O_LARGEFILE"), 0);
   ck_assert_uint_eq(lookup("NSIG"), 65);
   ck_assert(g_hash_table_contains(st.sources, "libc"));
@@ -249,8 +295,8 @@ START_TEST(constants_tables_disagree_only_where_reviewed) {
 }
 END_TEST
 
-static void count_lookups(const char *name, uint64_t value,
-                          const char *source, void *data) {
+static void count_lookups(const char *name, uint64_t value, const char *source,
+                          void *data) {
   guint *counts = data; /* [0]: entries lookup misses, [1]: all entries */
   uint64_t v;
   if (!sbx_constant_lookup(name, &v))

@@ -1,6 +1,6 @@
 /* The direct evaluator: policy.h's meaning for every rule form, the
- * architecture and x32 checks, the 32-bit argument rule (docs/threat-model.md, S4)
- * and the SECCOMP_RET_* encoding of every action.
+ * architecture and x32 checks, the 32-bit argument rule (docs/threat-model.md,
+ * S4) and the SECCOMP_RET_* encoding of every action.
  */
 #include <check.h>
 #include <errno.h>
@@ -146,19 +146,18 @@ START_TEST(eval_applies_each_operator_unsigned) {
     uint64_t arg;
     bool holds;
   } kCases[] = {
-      {"arg1 == 5", 5, true},      {"arg1 == 5", 6, false},
-      {"arg1 != 5", 6, true},      {"arg1 != 5", 5, false},
-      {"arg1 < 5", 4, true},       {"arg1 < 5", 5, false},
+      {"arg1 == 5", 5, true},          {"arg1 == 5", 6, false},
+      {"arg1 != 5", 6, true},          {"arg1 != 5", 5, false},
+      {"arg1 < 5", 4, true},           {"arg1 < 5", 5, false},
       {"arg1 < 5", UINT64_MAX, false}, /* unsigned: -1 is huge */
-      {"arg1 <= 5", 5, true},      {"arg1 <= 5", 6, false},
-      {"arg1 > 5", 6, true},       {"arg1 > 5", 5, false},
-      {"arg1 > 5", UINT64_MAX, true},
-      {"arg1 >= 5", 5, true},      {"arg1 >= 5", 4, false},
-      {"arg1 & 6", 2, true},       {"arg1 & 6", 9, false},
-      {"arg1 & 6", 0, false},      {"arg1 in 6", 4, true},
-      {"arg1 in 6", 0, true},      {"arg1 in 6", 7, false},
-      {"arg1 in ~4", 3, true},     {"arg1 in ~4", 5, false},
-      {"arg1 == -1", UINT64_MAX, true},
+      {"arg1 <= 5", 5, true},          {"arg1 <= 5", 6, false},
+      {"arg1 > 5", 6, true},           {"arg1 > 5", 5, false},
+      {"arg1 > 5", UINT64_MAX, true},  {"arg1 >= 5", 5, true},
+      {"arg1 >= 5", 4, false},         {"arg1 & 6", 2, true},
+      {"arg1 & 6", 9, false},          {"arg1 & 6", 0, false},
+      {"arg1 in 6", 4, true},          {"arg1 in 6", 0, true},
+      {"arg1 in 6", 7, false},         {"arg1 in ~4", 3, true},
+      {"arg1 in ~4", 5, false},        {"arg1 == -1", UINT64_MAX, true},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kCases); i++) {
     /* lseek's offset (arg1) is full-width. */
@@ -175,8 +174,8 @@ START_TEST(eval_applies_each_operator_unsigned) {
 }
 END_TEST
 
-/* S4 (docs/threat-model.md): ioctl(0, TIOCSTI | 1UL << 32) is TIOCSTI to the kernel,
- * so it must be TIOCSTI to the policy, in both directions. */
+/* S4 (docs/threat-model.md): ioctl(0, TIOCSTI | 1UL << 32) is TIOCSTI to the
+ * kernel, so it must be TIOCSTI to the policy, in both directions. */
 START_TEST(eval_junk_above_an_int_sized_argument_fools_no_rule) {
   uint64_t tiocsti = TIOCSTI, fionread = FIONREAD;
   /* An allowlist entry still matches what the kernel will do. */
@@ -195,9 +194,9 @@ START_TEST(eval_junk_above_an_int_sized_argument_fools_no_rule) {
                     SECCOMP_RET_KILL_PROCESS);
   ck_assert_uint_eq(EVAL(p, "ioctl", 0, tiocsti | JUNK, 0, 0, 0, 0),
                     SECCOMP_RET_KILL_PROCESS);
-  ck_assert_uint_eq(EVAL(p, "ioctl", 0, tiocsti | (UINT64_C(0xffff) << 40),
-                         0, 0, 0, 0),
-                    SECCOMP_RET_KILL_PROCESS);
+  ck_assert_uint_eq(
+      EVAL(p, "ioctl", 0, tiocsti | (UINT64_C(0xffff) << 40), 0, 0, 0, 0),
+      SECCOMP_RET_KILL_PROCESS);
   sbx_policy_free(p);
 
   /* A denylist entry cannot be dodged either. */
@@ -250,9 +249,8 @@ START_TEST(eval_never_matches_comparisons_on_missing_arguments) {
                    .n_alts = 1,
                    .on_match = {SBX_ACTION_ALLOW, 0},
                    .on_mismatch = {SBX_ACTION_ERRNO, EPERM}};
-  sbx_policy p = {.rules = &rule,
-                  .n_rules = 1,
-                  .default_action = {SBX_ACTION_ALLOW, 0}};
+  sbx_policy p = {
+      .rules = &rule, .n_rules = 1, .default_action = {SBX_ACTION_ALLOW, 0}};
   ck_assert_uint_eq(EVAL(&p, "read", 0, 0, 0, 0, 0, 0),
                     SECCOMP_RET_ERRNO | EPERM);
 }
@@ -303,18 +301,18 @@ START_TEST(eval_gives_the_corpus_policies_their_minijail_meaning) {
 END_TEST
 
 START_TEST(eval_agrees_with_cmp_holds_on_the_32_bit_rule) {
-  sbx_cmp narrow = {.arg = 1, .arg_is_32bit = true, .op = SBX_CMP_EQ,
-                    .value = 0x5412};
+  sbx_cmp narrow = {
+      .arg = 1, .arg_is_32bit = true, .op = SBX_CMP_EQ, .value = 0x5412};
   sbx_cmp wide = narrow;
   wide.arg_is_32bit = false;
   ck_assert(sbx_cmp_holds(&narrow, 0x5412 | JUNK));
   ck_assert(!sbx_cmp_holds(&wide, 0x5412 | JUNK));
-  sbx_cmp in = {.arg = 1, .arg_is_32bit = true, .op = SBX_CMP_IN,
-                .value = ~UINT64_C(4)};
+  sbx_cmp in = {
+      .arg = 1, .arg_is_32bit = true, .op = SBX_CMP_IN, .value = ~UINT64_C(4)};
   ck_assert(sbx_cmp_holds(&in, 3 | (UINT64_C(4) << 32)));
   ck_assert(!sbx_cmp_holds(&in, 4));
-  sbx_cmp gt = {.arg = 1, .arg_is_32bit = true, .op = SBX_CMP_GT,
-                .value = 0xffffffff};
+  sbx_cmp gt = {
+      .arg = 1, .arg_is_32bit = true, .op = SBX_CMP_GT, .value = 0xffffffff};
   ck_assert(!sbx_cmp_holds(&gt, UINT64_MAX));
 }
 END_TEST

@@ -38,14 +38,14 @@ static void lint_done(lint_run *r) {
 static char *all_warnings(const lint_run *r) {
   GString *s = g_string_new(NULL);
   for (guint i = 0; i < r->warnings->len; i++)
-    g_string_append_printf(s, "%s\n", (char *)g_ptr_array_index(r->warnings, i));
+    g_string_append_printf(s, "%s\n",
+                           (char *)g_ptr_array_index(r->warnings, i));
   return g_string_free(s, FALSE);
 }
 
 /* Asserts some warning starts "lint.policy:LINE: warning: " and contains
  * text. */
-static void expect_warning(const lint_run *r, unsigned line,
-                           const char *text) {
+static void expect_warning(const lint_run *r, unsigned line, const char *text) {
   char *prefix = g_strdup_printf("%s:%u: warning: ", r->path, line);
   for (guint i = 0; i < r->warnings->len; i++) {
     const char *w = g_ptr_array_index(r->warnings, i);
@@ -88,9 +88,10 @@ START_TEST(lint_warns_that_a_denylist_policy_allows_by_default) {
   GPtrArray *w = sbx_policy_lint_file(path, &error);
   ck_assert_ptr_nonnull(w);
   ck_assert_uint_eq(w->len, 2);
-  char *first = g_strdup_printf("%s:1: warning: @denylist makes this a "
-                                "default-allow policy",
-                                path);
+  char *first = g_strdup_printf(
+      "%s:1: warning: @denylist makes this a "
+      "default-allow policy",
+      path);
   ck_assert(g_str_has_prefix(g_ptr_array_index(w, 0), first));
   const char *second = g_ptr_array_index(w, 1);
   ck_assert(strstr(second, "allowed by default") != NULL);
@@ -107,8 +108,9 @@ END_TEST
 START_TEST(lint_warns_that_default_allow_and_log_allow_by_default) {
   lint_run r = lint_text("read: 1\n@default allow\n");
   expect_warning(&r, 2, "@default allow makes this a default-allow policy");
-  expect_warning(&r, 2, "dangerous system calls no rule denies are allowed "
-                        "by default: ptrace,");
+  expect_warning(&r, 2,
+                 "dangerous system calls no rule denies are allowed "
+                 "by default: ptrace,");
   lint_done(&r);
   r = lint_text("@default log\nread: 1\nptrace: return EPERM\n");
   expect_warning(&r, 1, "@default log makes this a default-allow policy");
@@ -131,14 +133,17 @@ START_TEST(lint_warns_about_dangerous_syscalls_allowed_unconditionally) {
       "mount: 1\n"
       "bpf: arg0 == 0\n"
       "perf_event_open: return EACCES\n");
-  expect_warning(&r, 2, "ptrace is allowed unconditionally: it reads and "
-                        "writes other processes' memory");
-  expect_warning(&r, 3, "ioctl is allowed unconditionally: without a filter "
-                        "on the command");
+  expect_warning(&r, 2,
+                 "ptrace is allowed unconditionally: it reads and "
+                 "writes other processes' memory");
+  expect_warning(&r, 3,
+                 "ioctl is allowed unconditionally: without a filter "
+                 "on the command");
   expect_warning(&r, 4, "clone is allowed unconditionally");
   expect_warning(&r, 5, "execve is allowed unconditionally");
-  expect_warning(&r, 6, "io_uring_setup is allowed unconditionally: "
-                        "io_uring operations bypass seccomp");
+  expect_warning(&r, 6,
+                 "io_uring_setup is allowed unconditionally: "
+                 "io_uring operations bypass seccomp");
   expect_warning(&r, 7, "unshare is allowed unconditionally");
   expect_warning(&r, 8, "mount is allowed unconditionally");
   /* Filtered bpf and denied perf_event_open are not warned about. */
@@ -168,15 +173,18 @@ START_TEST(lint_warns_about_alternatives_that_can_never_be_true) {
       "ioctl: arg1 > 0xffffffff || arg1 == FIONREAD\n"
       "close: arg0 != 4 && arg0 >= 4 && arg0 <= 4 || arg0 == 1\n"
       "fcntl: arg1 in 1 && arg1 >= 2 || arg1 == 1\n");
-  expect_warning(&r, 1, "read: alternative 1 (arg0 == 0x1 && arg0 == 0x2) "
-                        "can never be true");
-  expect_warning(&r, 2, "write: alternative 1 (arg0 & 0x0) can never be "
-                        "true");
+  expect_warning(&r, 1,
+                 "read: alternative 1 (arg0 == 0x1 && arg0 == 0x2) "
+                 "can never be true");
+  expect_warning(&r, 2,
+                 "write: alternative 1 (arg0 & 0x0) can never be "
+                 "true");
   expect_warning(&r, 3, "lseek: alternative 1 (arg1 < 0x0) can never be true");
   expect_warning(&r, 4, "pread64: alternative 1");
   expect_warning(&r, 5, "futex: alternative 1");
-  expect_warning(&r, 6, "ioctl: alternative 1 (arg1 > 0xffffffff) can never "
-                        "be true");
+  expect_warning(&r, 6,
+                 "ioctl: alternative 1 (arg1 > 0xffffffff) can never "
+                 "be true");
   expect_warning(&r, 7, "close: alternative 1");
   expect_warning(&r, 8, "fcntl: alternative 1");
   expect_count(&r, 8);
@@ -189,39 +197,47 @@ START_TEST(lint_warns_about_alternatives_after_an_always_true_one) {
       "read: arg0 == 1 || arg0 >= 0 || arg0 == 3\n"
       "ioctl: arg1 in 0xffffffff || arg1 == FIONREAD\n"
       "write: arg0 == 1 && arg2 <= 0xffffffffffffffff\n");
-  expect_warning(&r, 1, "read: alternative 2 (arg0 >= 0x0) is always true, "
-                        "so the filter matches every call");
-  expect_warning(&r, 1, "read: alternative 3 (arg0 == 0x3) is unreachable: "
-                        "alternative 2 before it is always true");
-  expect_warning(&r, 2, "ioctl: alternative 1 (arg1 in 0xffffffff) is always "
-                        "true");
-  expect_warning(&r, 2, "ioctl is allowed for every argument (alternative 1 "
-                        "is always true)");
-  expect_warning(&r, 3, "write: comparison arg2 <= 0xffffffffffffffff in "
-                        "alternative 1 is always true");
+  expect_warning(&r, 1,
+                 "read: alternative 2 (arg0 >= 0x0) is always true, "
+                 "so the filter matches every call");
+  expect_warning(&r, 1,
+                 "read: alternative 3 (arg0 == 0x3) is unreachable: "
+                 "alternative 2 before it is always true");
+  expect_warning(&r, 2,
+                 "ioctl: alternative 1 (arg1 in 0xffffffff) is always "
+                 "true");
+  expect_warning(&r, 2,
+                 "ioctl is allowed for every argument (alternative 1 "
+                 "is always true)");
+  expect_warning(&r, 3,
+                 "write: comparison arg2 <= 0xffffffffffffffff in "
+                 "alternative 1 is always true");
   expect_count(&r, 6);
   lint_done(&r);
 }
 END_TEST
 
 START_TEST(lint_warns_about_repeated_alternatives) {
-  lint_run r = lint_text("ioctl: arg1 == TCGETS || arg1 == FIONREAD || "
-                         "arg1 == TCGETS\n");
-  expect_warning(&r, 1, "ioctl: alternative 3 (arg1 == 0x5401) repeats "
-                        "alternative 1 and is unreachable");
+  lint_run r = lint_text(
+      "ioctl: arg1 == TCGETS || arg1 == FIONREAD || "
+      "arg1 == TCGETS\n");
+  expect_warning(&r, 1,
+                 "ioctl: alternative 3 (arg1 == 0x5401) repeats "
+                 "alternative 1 and is unreachable");
   expect_count(&r, 1);
   lint_done(&r);
   /* The corpus has one: cros_healthd lists an ioctl twice. */
   POLICY_TEST_NEEDS_CORPUS();
-  char *path =
-      policy_test_corpus("chromeos/diagnostics__init__amd64__cros_healthd-"
-                         "seccomp.policy");
+  char *path = policy_test_corpus(
+      "chromeos/diagnostics__init__amd64__cros_healthd-"
+      "seccomp.policy");
   GPtrArray *w = sbx_policy_lint_file(path, NULL);
   ck_assert_ptr_nonnull(w);
   gboolean found = FALSE;
   for (guint i = 0; i < w->len; i++)
-    found |= strstr(g_ptr_array_index(w, i), "(arg1 == 0xc010640c) repeats "
-                                             "alternative 24") != NULL;
+    found |= strstr(g_ptr_array_index(w, i),
+                    "(arg1 == 0xc010640c) repeats "
+                    "alternative 24") != NULL;
   ck_assert(found);
   g_ptr_array_unref(w);
   g_free(path);
@@ -229,8 +245,9 @@ START_TEST(lint_warns_about_repeated_alternatives) {
 END_TEST
 
 START_TEST(lint_lists_warnings_in_file_and_line_order) {
-  lint_run r = lint_text("write: 1\nread: 1\n\nptrace: 1\nread: 1\n"
-                         "execve: 1\n");
+  lint_run r = lint_text(
+      "write: 1\nread: 1\n\nptrace: 1\nread: 1\n"
+      "execve: 1\n");
   expect_count(&r, 3);
   expect_warning(&r, 4, "ptrace");
   const char *lines[] = {":4: warning: ptrace", ":5: warning: read",
@@ -299,7 +316,8 @@ static Suite *lint_suite(void) {
   tcase_add_test(tc, lint_is_quiet_about_a_tight_policy);
   tcase_add_test(tc, lint_warns_that_a_denylist_policy_allows_by_default);
   tcase_add_test(tc, lint_warns_that_default_allow_and_log_allow_by_default);
-  tcase_add_test(tc, lint_warns_about_dangerous_syscalls_allowed_unconditionally);
+  tcase_add_test(tc,
+                 lint_warns_about_dangerous_syscalls_allowed_unconditionally);
   tcase_add_test(tc, lint_warns_about_identical_repeated_rules);
   tcase_add_test(tc, lint_warns_about_alternatives_that_can_never_be_true);
   tcase_add_test(tc, lint_warns_about_alternatives_after_an_always_true_one);

@@ -59,8 +59,8 @@ static void for_each_input(const sbx_policy *p, input_fn fn, void *user) {
   for (size_t r = 0; r < p->n_rules; r++) {
     const sbx_rule *rule = &p->rules[r];
     GArray *values = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    static const uint64_t kFixed[] = {0, 1, ~0ull, 1ull << 63, 1ull << 32,
-                                      0xffffffffull, 0x7fffffffull};
+    static const uint64_t kFixed[] = {
+        0, 1, ~0ull, 1ull << 63, 1ull << 32, 0xffffffffull, 0x7fffffffull};
     for (size_t k = 0; k < G_N_ELEMENTS(kFixed); k++)
       add_value(values, kFixed[k]);
     gboolean used[6] = {FALSE};
@@ -126,8 +126,8 @@ static void check_round_trip(const struct seccomp_data *d, void *user) {
   uint32_t exported = sbx_oci_profile_eval(t->again, d);
   uint32_t re = sbx_policy_eval(t->reimported, d);
   uint32_t bpf2 = sbx_bpf_run_checked(t->prog2.insns, t->prog2.len, d, NULL);
-  ck_assert_msg(want == bpf && want == json && want == exported &&
-                    want == re && want == bpf2,
+  ck_assert_msg(want == bpf && want == json && want == exported && want == re &&
+                    want == bpf2,
                 "%s: nr %d arch 0x%x args %#llx %#llx %#llx"
                 ": import 0x%x, compiled 0x%x, JSON 0x%x, exported JSON "
                 "0x%x, re-imported 0x%x, re-compiled 0x%x",
@@ -175,8 +175,7 @@ START_TEST(oci_corpus_profiles_keep_their_verdicts_through_import_and_export) {
                   error ? error->message : "?");
     sbx_oci_profile *again =
         sbx_oci_profile_load_data(exported, -1, "exported", &error);
-    ck_assert_msg(again != NULL, "%s: %s", name,
-                  error ? error->message : "?");
+    ck_assert_msg(again != NULL, "%s: %s", name, error ? error->message : "?");
     t.again = again;
     sbx_policy *p2 = import_ok(again, name);
     t.reimported = p2;
@@ -224,9 +223,8 @@ START_TEST(oci_docker_default_keeps_its_argument_rules_and_capability_rules) {
   ck_assert_uint_eq(policy_test_eval(p, "socket", 38, 1, 0, 0, 0, 0), eperm);
   ck_assert_uint_eq(policy_test_eval(p, "personality", 0, 0, 0, 0, 0, 0),
                     SECCOMP_RET_ALLOW);
-  ck_assert_uint_eq(policy_test_eval(p, "personality", 0x0400000, 0, 0, 0,
-                                     0, 0),
-                    eperm);
+  ck_assert_uint_eq(
+      policy_test_eval(p, "personality", 0x0400000, 0, 0, 0, 0, 0), eperm);
   /* clone without namespace flags; with CLONE_NEWUSER refused. */
   ck_assert_uint_eq(policy_test_eval(p, "clone", 0x3d0f00, 0, 0, 0, 0, 0),
                     SECCOMP_RET_ALLOW);
@@ -410,8 +408,6 @@ static void check_export(const struct seccomp_data *d, void *user) {
                 c->name, d->nr, d->args[0], d->args[1], want, got);
 }
 
-
-
 /* ---- the exported JSON as a container runtime loads it ------------------ */
 
 static uint32_t scmp_action(JsonObject *o, const char *key,
@@ -445,9 +441,12 @@ static enum scmp_compare scmp_op(const char *op) {
     const char *name;
     enum scmp_compare op;
   } kOps[] = {
-      {"SCMP_CMP_EQ", SCMP_CMP_EQ}, {"SCMP_CMP_NE", SCMP_CMP_NE},
-      {"SCMP_CMP_LT", SCMP_CMP_LT}, {"SCMP_CMP_LE", SCMP_CMP_LE},
-      {"SCMP_CMP_GT", SCMP_CMP_GT}, {"SCMP_CMP_GE", SCMP_CMP_GE},
+      {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+      {"SCMP_CMP_NE", SCMP_CMP_NE},
+      {"SCMP_CMP_LT", SCMP_CMP_LT},
+      {"SCMP_CMP_LE", SCMP_CMP_LE},
+      {"SCMP_CMP_GT", SCMP_CMP_GT},
+      {"SCMP_CMP_GE", SCMP_CMP_GE},
       {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
   };
   for (size_t k = 0; k < G_N_ELEMENTS(kOps); k++)
@@ -471,9 +470,8 @@ static sbx_bpf_program libseccomp_program(const char *json_text,
   uint32_t def = scmp_action(root, "defaultAction", "defaultErrnoRet");
   scmp_filter_ctx ctx = seccomp_init(def);
   ck_assert_ptr_nonnull(ctx);
-  ck_assert_int_eq(seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-                                    SCMP_ACT_KILL_PROCESS),
-                   0);
+  ck_assert_int_eq(
+      seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS), 0);
   JsonArray *calls = json_object_get_array_member(root, "syscalls");
   for (guint k = 0; k < json_array_get_length(calls); k++) {
     JsonObject *e = json_array_get_object_element(calls, k);
@@ -491,8 +489,7 @@ static sbx_bpf_program libseccomp_program(const char *json_text,
             .arg = (unsigned)json_object_get_int_member(x, "index"),
             .op = scmp_op(json_object_get_string_member(x, "op")),
             .datum_a = (scmp_datum_t)json_object_get_int_member(x, "value"),
-            .datum_b =
-                (scmp_datum_t)json_object_get_int_member(x, "valueTwo")};
+            .datum_b = (scmp_datum_t)json_object_get_int_member(x, "valueTwo")};
       }
     }
     JsonArray *names = json_object_get_array_member(e, "names");
@@ -501,13 +498,12 @@ static sbx_bpf_program libseccomp_program(const char *json_text,
       int nr = seccomp_syscall_resolve_name(call);
       if (nr < 0) {
         /* Newer than this libseccomp: runc skips such names too. */
-        g_hash_table_add(unknown,
-                         GINT_TO_POINTER(sbx_syscall_number(call)));
+        g_hash_table_add(unknown, GINT_TO_POINTER(sbx_syscall_number(call)));
         continue;
       }
       int rc = seccomp_rule_add_array(ctx, act, nr, n, cmps);
-      ck_assert_msg(rc == 0, "%s: libseccomp refused the rule for %s: %s",
-                    name, call, strerror(-rc));
+      ck_assert_msg(rc == 0, "%s: libseccomp refused the rule for %s: %s", name,
+                    call, strerror(-rc));
     }
   }
   int fd = memfd_create("bpf", MFD_CLOEXEC);
@@ -556,8 +552,9 @@ static void check_through_libseccomp(const sbx_policy *p, const char *name) {
                 error ? error->message : "?");
   GHashTable *unknown = g_hash_table_new(g_direct_hash, g_direct_equal);
   sbx_bpf_program prog = libseccomp_program(json_text, name, unknown);
-  ck_assert_msg(policy_test_kernel_accepts(prog.insns, prog.len), "%s: the kernel refused libseccomp's "
-                                     "%zu-instruction program",
+  ck_assert_msg(policy_test_kernel_accepts(prog.insns, prog.len),
+                "%s: the kernel refused libseccomp's "
+                "%zu-instruction program",
                 name, prog.len);
   runtime_check c = {
       .policy = p, .prog = &prog, .name = name, .unknown = unknown};
@@ -627,19 +624,20 @@ static Suite *oci_suite(void) {
   Suite *s = suite_create("policy_oci");
   TCase *tc = tcase_create("oci");
   tcase_set_timeout(tc, 120);
-  tcase_add_test(tc,
-                 oci_corpus_profiles_keep_their_verdicts_through_import_and_export);
-  tcase_add_test(tc,
-                 oci_docker_default_keeps_its_argument_rules_and_capability_rules);
-  tcase_add_test(tc,
-                 oci_import_refuses_what_it_cannot_write_exactly_naming_the_syscall);
-  tcase_add_test(tc,
-                 oci_import_writes_disjoint_allow_and_errno_entries_as_one_rule);
+  tcase_add_test(
+      tc, oci_corpus_profiles_keep_their_verdicts_through_import_and_export);
+  tcase_add_test(
+      tc, oci_docker_default_keeps_its_argument_rules_and_capability_rules);
+  tcase_add_test(
+      tc, oci_import_refuses_what_it_cannot_write_exactly_naming_the_syscall);
+  tcase_add_test(
+      tc, oci_import_writes_disjoint_allow_and_errno_entries_as_one_rule);
   tcase_add_test(tc,
                  oci_export_compares_int_sized_arguments_on_their_low_32_bits);
-  tcase_add_test(tc, oci_export_of_every_builtin_policy_gives_the_same_verdicts);
   tcase_add_test(tc,
-                 oci_exported_profiles_give_the_same_verdicts_through_libseccomp);
+                 oci_export_of_every_builtin_policy_gives_the_same_verdicts);
+  tcase_add_test(
+      tc, oci_exported_profiles_give_the_same_verdicts_through_libseccomp);
 
   suite_add_tcase(s, tc);
   return s;

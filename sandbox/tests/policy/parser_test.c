@@ -18,8 +18,8 @@
 #include "sandbox/base/syscalls.h"
 #include "sandbox/tests/policy/policy_test_util.h"
 
-#define ASSERT_CONTAINS(haystack, needle)                                   \
-  ck_assert_msg(strstr((haystack), (needle)) != NULL,                      \
+#define ASSERT_CONTAINS(haystack, needle)             \
+  ck_assert_msg(strstr((haystack), (needle)) != NULL, \
                 "expected \"%s\" in:\n%s", (needle), (haystack))
 
 static uint64_t constant(const char *name) {
@@ -159,8 +159,7 @@ END_TEST
 
 START_TEST(parser_rejects_invalid_syscall_name_corpus_file_with_line_and_text) {
   POLICY_TEST_NEEDS_CORPUS();
-  char *path =
-      policy_test_corpus("minijail/test__invalid_syscall_name.policy");
+  char *path = policy_test_corpus("minijail/test__invalid_syscall_name.policy");
   char *msg = parse_file_error(path, SBX_POLICY_ERROR_UNKNOWN_SYSCALL);
   char *where = g_strdup_printf("%s:1:1: ", path);
   ck_assert_msg(g_str_has_prefix(msg, where), "%s", msg);
@@ -427,8 +426,7 @@ START_TEST(parser_joins_continued_lines_and_skips_comments_and_blanks) {
 END_TEST
 
 START_TEST(parser_expands_a_brace_list_of_syscalls) {
-  sbx_policy *p =
-      policy_test_parse_ok("{read, write, pread64}: arg0 == 1\n");
+  sbx_policy *p = policy_test_parse_ok("{read, write, pread64}: arg0 == 1\n");
   ck_assert_uint_eq(p->n_rules, 3);
   for (size_t i = 0; i < 3; i++) {
     ck_assert_uint_eq(p->rules[i].n_alts, 1);
@@ -534,9 +532,8 @@ START_TEST(parser_resolves_includes_against_the_including_file) {
                            "# shared\nread: 1\n@include ./more.policy\n"));
   g_free(policy_test_write(dir, "sub/more.policy", "\nwrite: 1\n"));
   char *abs = policy_test_write(dir, "abs.policy", "close: 1\n");
-  char *main_text =
-      g_strdup_printf("@include ./sub/common.policy\n@include %s\nexit: 1\n",
-                      abs);
+  char *main_text = g_strdup_printf(
+      "@include ./sub/common.policy\n@include %s\nexit: 1\n", abs);
   char *path = policy_test_write(dir, "main.policy", main_text);
   sbx_policy *p = parse_file_ok(path);
   ck_assert_uint_eq(p->n_rules, 4);
@@ -567,10 +564,9 @@ START_TEST(parser_follows_include_chains_up_to_the_depth_limit) {
   /* f1 includes f2 ... f10: ten files, the limit. */
   for (int i = 1; i <= SBX_POLICY_MAX_INCLUDE_DEPTH; i++) {
     char *name = g_strdup_printf("f%d.policy", i);
-    char *text =
-        i < SBX_POLICY_MAX_INCLUDE_DEPTH
-            ? g_strdup_printf("@include ./f%d.policy\n", i + 1)
-            : g_strdup("read: 1\n");
+    char *text = i < SBX_POLICY_MAX_INCLUDE_DEPTH
+                     ? g_strdup_printf("@include ./f%d.policy\n", i + 1)
+                     : g_strdup("read: 1\n");
     g_free(policy_test_write(dir, name, text));
     g_free(text);
     g_free(name);
@@ -597,19 +593,18 @@ END_TEST
 /* ---- errors: names and numbers ---------------------------------------- */
 
 START_TEST(parser_rejects_unknown_syscall_with_line_and_column) {
-  char *msg =
-      policy_test_parse_error("read: 1\n  opne: 1\n",
-                              SBX_POLICY_ERROR_UNKNOWN_SYSCALL);
+  char *msg = policy_test_parse_error("read: 1\n  opne: 1\n",
+                                      SBX_POLICY_ERROR_UNKNOWN_SYSCALL);
   ck_assert_str_eq(msg,
                    "test.policy:2:3: unknown system call 'opne' (not an "
                    "x86-64 system call)\n"
                    "      opne: 1\n"
                    "      ^~~~");
   g_free(msg);
-  expect_error("socketcall: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL, ":1:1:",
-               "'socketcall'");
-  expect_error("{read, nope}: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL, ":1:8:",
-               "'nope'");
+  expect_error("socketcall: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL,
+               ":1:1:", "'socketcall'");
+  expect_error("{read, nope}: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL,
+               ":1:8:", "'nope'");
 }
 END_TEST
 
@@ -629,8 +624,8 @@ START_TEST(parser_rejects_unknown_constant_with_line_and_column) {
 END_TEST
 
 START_TEST(parser_rejects_argument_index_above_five) {
-  expect_error("mmap: arg6 == 1", SBX_POLICY_ERROR_INVALID, ":1:7:",
-               "'arg6': system calls take at most six arguments");
+  expect_error("mmap: arg6 == 1", SBX_POLICY_ERROR_INVALID,
+               ":1:7:", "'arg6': system calls take at most six arguments");
   expect_error("mmap: arg99999999999 == 1", SBX_POLICY_ERROR_INVALID,
                ":1:7:", "at most six");
 }
@@ -639,8 +634,8 @@ END_TEST
 START_TEST(parser_rejects_argument_past_the_syscall_argument_count) {
   expect_error("read: arg3 == 1", SBX_POLICY_ERROR_INVALID, ":1:7:",
                "read takes 3 arguments (arg0 to arg2); there is no arg3");
-  expect_error("getpid: arg0 == 1", SBX_POLICY_ERROR_INVALID, ":1:9:",
-               "getpid takes no arguments");
+  expect_error("getpid: arg0 == 1", SBX_POLICY_ERROR_INVALID,
+               ":1:9:", "getpid takes no arguments");
   expect_error("close: arg0 == 1 || arg1 == 2", SBX_POLICY_ERROR_INVALID,
                ":1:21:", "close takes 1 argument (arg0 to arg0)");
   /* Unknown count: arg0..arg5 are accepted. */
@@ -742,8 +737,9 @@ END_TEST
 START_TEST(parser_rejects_values_that_do_not_fit_an_int_sized_argument) {
   char *msg = policy_test_parse_error("ioctl: arg1 == 0x100005412\n",
                                       SBX_POLICY_ERROR_INVALID);
-  ASSERT_CONTAINS(msg, ":1:16: 0x100005412 does not fit in argument 1 of "
-                       "ioctl, which is int-sized");
+  ASSERT_CONTAINS(msg,
+                  ":1:16: 0x100005412 does not fit in argument 1 of "
+                  "ioctl, which is int-sized");
   ASSERT_CONTAINS(msg, "^~~~~~~~~~~");
   g_free(msg);
   expect_error("socket: arg0 == AF_UNIX | 0x200000000",
@@ -872,10 +868,11 @@ START_TEST(parser_rejects_stray_characters_and_backslashes) {
 END_TEST
 
 START_TEST(parser_rejects_conflicting_rules_for_one_syscall) {
-  char *msg = policy_test_parse_error(
-      "read: 1\nwrite: 1\n  read: arg0 == 0\n", SBX_POLICY_ERROR_CONFLICT);
-  ASSERT_CONTAINS(msg, "test.policy:3:3: conflicting rule for read: it is "
-                       "already defined at test.policy:1");
+  char *msg = policy_test_parse_error("read: 1\nwrite: 1\n  read: arg0 == 0\n",
+                                      SBX_POLICY_ERROR_CONFLICT);
+  ASSERT_CONTAINS(msg,
+                  "test.policy:3:3: conflicting rule for read: it is "
+                  "already defined at test.policy:1");
   g_free(msg);
   expect_error("read: arg0 == 0\nread: arg0 == 0; return EPERM",
                SBX_POLICY_ERROR_CONFLICT, ":2:1:", "conflicting rule");
@@ -889,10 +886,10 @@ END_TEST
 /* ---- errors: directives ------------------------------------------------ */
 
 START_TEST(parser_rejects_unknown_directives) {
-  expect_error("@allow-all\nread: 1", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "unknown directive '@allow-all'");
-  expect_error("@includes ./x", SBX_POLICY_ERROR_SYNTAX, ":1:1:",
-               "unknown directive '@includes'");
+  expect_error("@allow-all\nread: 1", SBX_POLICY_ERROR_SYNTAX,
+               ":1:1:", "unknown directive '@allow-all'");
+  expect_error("@includes ./x", SBX_POLICY_ERROR_SYNTAX,
+               ":1:1:", "unknown directive '@includes'");
 }
 END_TEST
 
@@ -936,14 +933,16 @@ START_TEST(parser_rejects_denylist_mixed_with_allowlist_files) {
   g_free(policy_test_write(dir, "allow.policy", "read: 1\n"));
   char *a = policy_test_write(dir, "a.policy", "@include ./deny.policy\n");
   char *msg = parse_file_error(a, SBX_POLICY_ERROR_CONFLICT);
-  ASSERT_CONTAINS(msg, "deny.policy:1:1: @denylist in a file included into "
-                       "an allowlist policy");
+  ASSERT_CONTAINS(msg,
+                  "deny.policy:1:1: @denylist in a file included into "
+                  "an allowlist policy");
   g_free(msg);
   char *b = policy_test_write(dir, "b.policy",
                               "@denylist\n@include ./allow.policy\n");
   msg = parse_file_error(b, SBX_POLICY_ERROR_CONFLICT);
-  ASSERT_CONTAINS(msg, "allow.policy:1:1: this file is included into a "
-                       "@denylist policy");
+  ASSERT_CONTAINS(msg,
+                  "allow.policy:1:1: this file is included into a "
+                  "@denylist policy");
   g_free(msg);
   char *c = policy_test_write(dir, "c.policy",
                               "@denylist\n@include ./deny.policy\n"
@@ -972,25 +971,25 @@ START_TEST(parser_rejects_bad_include_directives) {
     const char *where;
     const char *what;
   } kCases[] = {
-      {"@include", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-       "missing path after @include"},
-      {"@include common.policy", SBX_POLICY_ERROR_SYNTAX, ":1:10:",
-       "needs a path that starts with '/' or './'"},
-      {"@include ../common.policy", SBX_POLICY_ERROR_SYNTAX, ":1:10:",
-       "not '../common.policy'"},
-      {"@include ./a.policy ./b.policy", SBX_POLICY_ERROR_SYNTAX, ":1:21:",
-       "unexpected './b.policy' after the path"},
-      {"@include ./missing.policy", SBX_POLICY_ERROR_INCLUDE, ":1:10:",
-       "missing.policy: No such file or directory"},
-      {"@include ./adir", SBX_POLICY_ERROR_INCLUDE, ":1:10:",
-       "adir is not a regular file"},
-      {"@include ./fifo.policy", SBX_POLICY_ERROR_INCLUDE, ":1:10:",
-       "fifo.policy is not a regular file"},
+      {"@include", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "missing path after @include"},
+      {"@include common.policy", SBX_POLICY_ERROR_SYNTAX,
+       ":1:10:", "needs a path that starts with '/' or './'"},
+      {"@include ../common.policy", SBX_POLICY_ERROR_SYNTAX,
+       ":1:10:", "not '../common.policy'"},
+      {"@include ./a.policy ./b.policy", SBX_POLICY_ERROR_SYNTAX,
+       ":1:21:", "unexpected './b.policy' after the path"},
+      {"@include ./missing.policy", SBX_POLICY_ERROR_INCLUDE,
+       ":1:10:", "missing.policy: No such file or directory"},
+      {"@include ./adir", SBX_POLICY_ERROR_INCLUDE,
+       ":1:10:", "adir is not a regular file"},
+      {"@include ./fifo.policy", SBX_POLICY_ERROR_INCLUDE,
+       ":1:10:", "fifo.policy is not a regular file"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kCases); i++) {
     GError *error = NULL;
-    sbx_policy *p = sbx_policy_parse_string(kCases[i].text, "inc.policy",
-                                            dir, &error);
+    sbx_policy *p =
+        sbx_policy_parse_string(kCases[i].text, "inc.policy", dir, &error);
     ck_assert_msg(p == NULL, "accepted: %s", kCases[i].text);
     ck_assert_int_eq(error->code, kCases[i].code);
     ASSERT_CONTAINS(error->message, kCases[i].where);
@@ -998,10 +997,10 @@ START_TEST(parser_rejects_bad_include_directives) {
     g_error_free(error);
   }
   /* Text without an include directory may not include anything. */
-  expect_error("@include /etc/passwd", SBX_POLICY_ERROR_INCLUDE, ":1:1:",
-               "@include is refused");
-  expect_error("@frequency ./f", SBX_POLICY_ERROR_INCLUDE, ":1:1:",
-               "@frequency is refused");
+  expect_error("@include /etc/passwd", SBX_POLICY_ERROR_INCLUDE,
+               ":1:1:", "@include is refused");
+  expect_error("@frequency ./f", SBX_POLICY_ERROR_INCLUDE,
+               ":1:1:", "@frequency is refused");
   policy_test_rmtree(dir);
   g_free(fifo);
   g_free(sub);
@@ -1031,8 +1030,8 @@ END_TEST
 
 START_TEST(parser_rejects_bad_frequency_files) {
   char *dir = policy_test_tmpdir();
-  char *path = policy_test_write(dir, "p.policy",
-                                 "@frequency ./f.frequency\nread: 1\n");
+  char *path =
+      policy_test_write(dir, "p.policy", "@frequency ./f.frequency\nread: 1\n");
   static const struct {
     const char *text;
     int code;
@@ -1042,15 +1041,13 @@ START_TEST(parser_rejects_bad_frequency_files) {
       {"read", SBX_POLICY_ERROR_SYNTAX, ":1:5:", "missing ':'"},
       {"read foo", SBX_POLICY_ERROR_SYNTAX, ":1:6:", "expected ':'"},
       {"read:", SBX_POLICY_ERROR_SYNTAX, ":1:6:", "missing count after ':'"},
-      {"read: foo", SBX_POLICY_ERROR_INVALID, ":1:7:",
-       "invalid count 'foo'"},
+      {"read: foo", SBX_POLICY_ERROR_INVALID, ":1:7:", "invalid count 'foo'"},
       {"read: -1", SBX_POLICY_ERROR_INVALID, ":1:7:", "invalid count '-1'"},
-      {"read: 0x100000000", SBX_POLICY_ERROR_INVALID, ":1:7:",
-       "invalid count"},
-      {"read: 1 2", SBX_POLICY_ERROR_SYNTAX, ":1:9:",
-       "unexpected '2' after the count"},
-      {"reed: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL, ":1:1:",
-       "unknown system call 'reed'"},
+      {"read: 0x100000000", SBX_POLICY_ERROR_INVALID, ":1:7:", "invalid count"},
+      {"read: 1 2", SBX_POLICY_ERROR_SYNTAX,
+       ":1:9:", "unexpected '2' after the count"},
+      {"reed: 1", SBX_POLICY_ERROR_UNKNOWN_SYSCALL,
+       ":1:1:", "unknown system call 'reed'"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kCases); i++) {
     g_free(policy_test_write(dir, "f.frequency", kCases[i].text));
@@ -1066,8 +1063,8 @@ START_TEST(parser_rejects_bad_frequency_files) {
   char *msg = parse_file_error(path, SBX_POLICY_ERROR_INCLUDE);
   ASSERT_CONTAINS(msg, "p.policy:1:12: @frequency failed");
   g_free(msg);
-  expect_error("@frequency", SBX_POLICY_ERROR_SYNTAX, ":1:11:",
-               "missing path after @frequency");
+  expect_error("@frequency", SBX_POLICY_ERROR_SYNTAX,
+               ":1:11:", "missing path after @frequency");
   policy_test_rmtree(dir);
   g_free(path);
   g_free(dir);
@@ -1151,13 +1148,15 @@ static Suite *parser_suite(void) {
   tcase_add_test(
       corpus,
       parser_rejects_invalid_syscall_name_corpus_file_with_line_and_text);
-  tcase_add_test(corpus, parser_rejects_nested_corpus_file_that_includes_itself);
+  tcase_add_test(corpus,
+                 parser_rejects_nested_corpus_file_that_includes_itself);
   suite_add_tcase(s, corpus);
 
   TCase *forms = tcase_create("forms");
   tcase_add_test(forms, parser_reads_unconditional_allow_as_one_or_allow);
   tcase_add_test(forms, parser_reads_every_action);
-  tcase_add_test(forms, parser_reads_an_expression_whose_mismatch_is_the_default);
+  tcase_add_test(forms,
+                 parser_reads_an_expression_whose_mismatch_is_the_default);
   tcase_add_test(forms,
                  parser_reads_return_as_the_action_when_the_expression_fails);
   tcase_add_test(forms, parser_binds_and_tighter_than_or);
@@ -1165,12 +1164,14 @@ static Suite *parser_suite(void) {
   tcase_add_test(forms, parser_reads_decimal_hex_octal_and_negative_numbers);
   tcase_add_test(forms,
                  parser_combines_constants_with_or_complement_and_parentheses);
-  tcase_add_test(forms, parser_marks_int_sized_arguments_from_the_syscall_table);
+  tcase_add_test(forms,
+                 parser_marks_int_sized_arguments_from_the_syscall_table);
   tcase_add_test(forms,
                  parser_joins_continued_lines_and_skips_comments_and_blanks);
   tcase_add_test(forms, parser_expands_a_brace_list_of_syscalls);
   tcase_add_test(forms, parser_skips_rules_written_for_other_architectures);
-  tcase_add_test(forms, parser_sorts_rules_by_number_and_names_kill_the_syscall);
+  tcase_add_test(forms,
+                 parser_sorts_rules_by_number_and_names_kill_the_syscall);
   tcase_add_test(forms, parser_accepts_an_identical_repeated_rule);
   tcase_add_test(forms, parser_denylist_defaults_to_allow_and_its_entries_deny);
   tcase_add_test(forms, parser_reads_frequency_files);

@@ -16,15 +16,17 @@
 #include "sandbox/base/syscalls.h"
 
 bool policy_test_corpus_present(const char *test) {
-  if (SBX_CORPUS_DIR[0] != '\0' && g_file_test(SBX_CORPUS_DIR, G_FILE_TEST_IS_DIR))
+  if (SBX_CORPUS_DIR[0] != '\0' &&
+      g_file_test(SBX_CORPUS_DIR, G_FILE_TEST_IS_DIR))
     return true;
   /* Check names the test function NAME_fn. */
   size_t len = strlen(test);
   if (len > 3 && strcmp(test + len - 3, "_fn") == 0)
     len -= 3;
-  printf("sbx-skip: %.*s: no corpus (gn arg sbx_corpus_dir, "
-         "build/corpus.gni)\n",
-         (int)len, test);
+  printf(
+      "sbx-skip: %.*s: no corpus (gn arg sbx_corpus_dir, "
+      "build/corpus.gni)\n",
+      (int)len, test);
   fflush(stdout);
   return false;
 }
@@ -41,8 +43,7 @@ GPtrArray *policy_test_corpus_files(const char *subdir) {
   char *dir = policy_test_corpus(subdir);
   GError *error = NULL;
   GDir *d = g_dir_open(dir, 0, &error);
-  ck_assert_msg(d != NULL, "corpus %s: %s", dir,
-                error ? error->message : "?");
+  ck_assert_msg(d != NULL, "corpus %s: %s", dir, error ? error->message : "?");
   GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
   const char *name;
   while ((name = g_dir_read_name(d)) != NULL) {
@@ -129,9 +130,8 @@ uint32_t policy_test_eval(const sbx_policy *policy, const char *syscall,
                           uint64_t a4, uint64_t a5) {
   int nr = sbx_syscall_number(syscall);
   ck_assert_msg(nr >= 0, "unknown syscall %s", syscall);
-  struct seccomp_data data = {.nr = nr,
-                              .arch = AUDIT_ARCH_X86_64,
-                              .args = {a0, a1, a2, a3, a4, a5}};
+  struct seccomp_data data = {
+      .nr = nr, .arch = AUDIT_ARCH_X86_64, .args = {a0, a1, a2, a3, a4, a5}};
   return sbx_policy_eval(policy, &data);
 }
 

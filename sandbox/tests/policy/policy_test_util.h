@@ -19,10 +19,10 @@
  * (build/corpus.gni, gn arg sbx_corpus_dir). A test that reads it starts
  * with POLICY_TEST_NEEDS_CORPUS(): without a corpus the test prints one
  * "sbx-skip:" line, which the test runner counts as skipped, and ends. */
-#define POLICY_TEST_NEEDS_CORPUS()                \
-  do {                                            \
+#define POLICY_TEST_NEEDS_CORPUS()             \
+  do {                                         \
     if (!policy_test_corpus_present(__func__)) \
-      return;                                     \
+      return;                                  \
   } while (0)
 bool policy_test_corpus_present(const char *test);
 

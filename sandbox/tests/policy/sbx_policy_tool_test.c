@@ -34,11 +34,12 @@ static void run_result_clear(run_result *r) {
 
 static char *tool_path(void) {
   const char *dir = g_getenv("SBX_BUILD_DIR");
-  ck_assert_msg(dir != NULL, "SBX_BUILD_DIR is not set (run through "
-                             "build/run_tests.py)");
+  ck_assert_msg(dir != NULL,
+                "SBX_BUILD_DIR is not set (run through "
+                "build/run_tests.py)");
   char *path = g_build_filename(dir, "sbx-policy", NULL);
-  ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_EXECUTABLE),
-                "%s is not built", path);
+  ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_EXECUTABLE), "%s is not built",
+                path);
   return path;
 }
 
@@ -87,12 +88,12 @@ static void assert_eval(const char *want, const char *policy,
   while (args->len < 12)
     g_ptr_array_add(args, NULL);
   const char **v = (const char **)args->pdata;
-  run_result r = run_tool(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
-                          v[8], v[9], v[10], NULL);
+  run_result r = run_tool(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
+                          v[9], v[10], NULL);
   char *line = g_strconcat(want, "\n", NULL);
   ck_assert_msg(r.status == 0 && strcmp(r.out, line) == 0,
-                "eval %s %s: status %d, out '%s', err '%s' (want '%s')",
-                policy, syscall, r.status, r.out, r.err, want);
+                "eval %s %s: status %d, out '%s', err '%s' (want '%s')", policy,
+                syscall, r.status, r.out, r.err, want);
   g_free(line);
   run_result_clear(&r);
   g_ptr_array_unref(args);
@@ -101,17 +102,17 @@ static void assert_eval(const char *want, const char *policy,
 static char *read_file(const char *path, gsize *len) {
   char *data = NULL;
   GError *error = NULL;
-  ck_assert_msg(g_file_get_contents(path, &data, len, &error), "%s: %s",
-                path, error ? error->message : "?");
+  ck_assert_msg(g_file_get_contents(path, &data, len, &error), "%s: %s", path,
+                error ? error->message : "?");
   return data;
 }
 
 static gboolean kernel_accepts(const char *path) {
   gsize len;
   char *data = read_file(path, &len);
-  gboolean ok = policy_test_kernel_accepts(
-      (const struct sock_filter *)(void *)data,
-      len / sizeof(struct sock_filter));
+  gboolean ok =
+      policy_test_kernel_accepts((const struct sock_filter *)(void *)data,
+                                 len / sizeof(struct sock_filter));
   g_free(data);
   return ok;
 }
@@ -190,12 +191,10 @@ START_TEST(tool_eval_prints_the_compiled_verdict_for_names_numbers_and_args) {
   assert_eval("errno 25", p, "ioctl", NULL, "0", "TIOCSTI", NULL);
   /* S4: the command is int-sized; junk above bit 31 changes nothing. */
   assert_eval("allow", p, "ioctl", NULL, "0", "TCGETS|0x100000000", NULL);
-  assert_eval("errno 25", p, "ioctl", NULL, "-1", "TIOCSTI|0x100000000",
-              NULL);
+  assert_eval("errno 25", p, "ioctl", NULL, "-1", "TIOCSTI|0x100000000", NULL);
   assert_eval("allow", p, "mmap", NULL, "0", "4096", "PROT_READ|PROT_WRITE",
               NULL);
-  assert_eval("kill-thread", p, "mmap", NULL, "0", "4096", "PROT_EXEC",
-              NULL);
+  assert_eval("kill-thread", p, "mmap", NULL, "0", "4096", "PROT_EXEC", NULL);
   assert_eval("trap", p, "getpid", NULL, NULL);
   assert_eval("log", p, "gettid", NULL, NULL);
   assert_eval("trace 0", p, "getuid", NULL, NULL);
@@ -263,8 +262,8 @@ START_TEST(tool_check_warns_on_default_allow_files) {
   ck_assert_msg(r.status == 0 && r.err[0] == '\0', "%s", r.err);
   run_result_clear(&r);
   r = run_tool("check", "renderer.policy", NULL);
-  ck_assert_msg(r.status == 0 && strstr(r.err, "default-allow") == NULL,
-                "%s", r.err);
+  ck_assert_msg(r.status == 0 && strstr(r.err, "default-allow") == NULL, "%s",
+                r.err);
   run_result_clear(&r);
   g_free(allow);
   g_free(deny);
@@ -289,8 +288,8 @@ START_TEST(tool_reports_every_policy_error_as_file_line_column) {
       {"@default return 99999\n", ":1:"},
       {"@nonsense\n", ":1:1: "},
   };
-  static const char *const kCommands[] = {"compile", "eval", "dump",
-                                          "check", "export"};
+  static const char *const kCommands[] = {"compile", "eval", "dump", "check",
+                                          "export"};
   char *dir = policy_test_tmpdir();
   char *out = g_build_filename(dir, "out", NULL);
   for (size_t k = 0; k < G_N_ELEMENTS(kBad); k++) {
@@ -322,8 +321,7 @@ START_TEST(tool_reports_every_policy_error_as_file_line_column) {
   ck_assert_int_eq(r.status, 2);
   ck_assert_str_eq(r.out, "");
   run_result_clear(&r);
-  r = run_tool("eval", "renderer.policy", "ioctl", "0", "NOT_A_CONSTANT",
-               NULL);
+  r = run_tool("eval", "renderer.policy", "ioctl", "0", "NOT_A_CONSTANT", NULL);
   ck_assert_int_eq(r.status, 2);
   run_result_clear(&r);
   /* A compiled file the kernel would refuse names the file. */
@@ -346,8 +344,8 @@ START_TEST(tool_imports_and_exports_docker_default_with_the_same_verdicts) {
   char *imported = g_build_filename(dir, "docker.policy", NULL);
   char *exported = g_build_filename(dir, "docker.json", NULL);
   char *again = g_build_filename(dir, "again.policy", NULL);
-  run_result r = run_tool("import", "--format", "oci", json, "-o", imported,
-                          NULL);
+  run_result r =
+      run_tool("import", "--format", "oci", json, "-o", imported, NULL);
   ck_assert_msg(r.status == 0, "%s", r.err);
   run_result_clear(&r);
   r = run_tool("export", "--format", "oci", imported, "-o", exported, NULL);
@@ -405,13 +403,14 @@ static Suite *tool_suite(void) {
   TCase *tc = tcase_create("tool");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, tool_compile_writes_programs_the_kernel_accepts);
+  tcase_add_test(
+      tc, tool_eval_prints_the_compiled_verdict_for_names_numbers_and_args);
   tcase_add_test(tc,
-                 tool_eval_prints_the_compiled_verdict_for_names_numbers_and_args);
-  tcase_add_test(tc, tool_eval_kills_x32_and_i386_calls_on_the_compiled_renderer);
+                 tool_eval_kills_x32_and_i386_calls_on_the_compiled_renderer);
   tcase_add_test(tc, tool_check_warns_on_default_allow_files);
   tcase_add_test(tc, tool_reports_every_policy_error_as_file_line_column);
-  tcase_add_test(tc,
-                 tool_imports_and_exports_docker_default_with_the_same_verdicts);
+  tcase_add_test(
+      tc, tool_imports_and_exports_docker_default_with_the_same_verdicts);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -67,8 +67,7 @@ START_TEST(syscall_table_agrees_with_libseccomp_on_every_name_it_knows) {
     int theirs = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
     if (theirs == __NR_SCMP_ERROR)
       continue; /* newer than libseccomp 2.5.4 */
-    ck_assert_msg(theirs == nr, "%s: libseccomp %d, sbx %d", name, theirs,
-                  nr);
+    ck_assert_msg(theirs == nr, "%s: libseccomp %d, sbx %d", name, theirs, nr);
   }
   ck_assert_int_ge(checked, 350);
 }
@@ -79,16 +78,16 @@ START_TEST(syscall_table_knows_numbers_newer_than_the_build_headers) {
     const char *name;
     int nr;
   } kNew[] = {
-      {"cachestat", 451},      {"fchmodat2", 452},
-      {"map_shadow_stack", 453}, {"futex_wake", 454},
-      {"futex_wait", 455},     {"futex_requeue", 456},
-      {"statmount", 457},      {"listmount", 458},
+      {"cachestat", 451},         {"fchmodat2", 452},
+      {"map_shadow_stack", 453},  {"futex_wake", 454},
+      {"futex_wait", 455},        {"futex_requeue", 456},
+      {"statmount", 457},         {"listmount", 458},
       {"lsm_get_self_attr", 459}, {"lsm_set_self_attr", 460},
-      {"lsm_list_modules", 461}, {"mseal", 462},
-      {"setxattrat", 463},     {"getxattrat", 464},
-      {"listxattrat", 465},    {"removexattrat", 466},
-      {"open_tree_attr", 467}, {"file_getattr", 468},
-      {"file_setattr", 469},   {"listns", 470},
+      {"lsm_list_modules", 461},  {"mseal", 462},
+      {"setxattrat", 463},        {"getxattrat", 464},
+      {"listxattrat", 465},       {"removexattrat", 466},
+      {"open_tree_attr", 467},    {"file_getattr", 468},
+      {"file_setattr", 469},      {"listns", 470},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kNew); i++) {
     ck_assert_int_eq(sbx_syscall_number(kNew[i].name), kNew[i].nr);
@@ -188,8 +187,7 @@ START_TEST(syscall_int_sized_arguments_follow_the_kernel_signatures) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(kCases); i++) {
     int nr = sbx_syscall_number(kCases[i].name);
-    ck_assert_msg(sbx_syscall_arg_is_32bit(nr, kCases[i].arg) ==
-                      kCases[i].is32,
+    ck_assert_msg(sbx_syscall_arg_is_32bit(nr, kCases[i].arg) == kCases[i].is32,
                   "%s arg%u should%s be int-sized", kCases[i].name,
                   kCases[i].arg, kCases[i].is32 ? "" : " not");
   }
@@ -217,8 +215,8 @@ START_TEST(syscall_int_sized_arguments_are_truncated_by_the_kernel) {
 
   char buf[3];
   struct iovec iov = {buf, sizeof(buf)};
-  ck_assert_int_eq(
-      syscall(SYS_readv, (uint64_t)pipefd[0] | HIGH_JUNK, &iov, 1), 3);
+  ck_assert_int_eq(syscall(SYS_readv, (uint64_t)pipefd[0] | HIGH_JUNK, &iov, 1),
+                   3);
   ck_assert_int_eq(memcmp(buf, "abc", 3), 0);
 
   long s = syscall(SYS_socket, (uint64_t)AF_UNIX | HIGH_JUNK,
@@ -226,11 +224,10 @@ START_TEST(syscall_int_sized_arguments_are_truncated_by_the_kernel) {
   ck_assert_msg(s >= 0, "socket: %s", strerror(errno));
   close((int)s);
 
-  ck_assert_int_ge(syscall(SYS_prctl, (uint64_t)PR_GET_DUMPABLE | HIGH_JUNK,
-                           0, 0, 0, 0),
+  ck_assert_int_ge(
+      syscall(SYS_prctl, (uint64_t)PR_GET_DUMPABLE | HIGH_JUNK, 0, 0, 0, 0), 0);
+  ck_assert_int_eq(syscall(SYS_kill, (uint64_t)getpid() | HIGH_JUNK, HIGH_JUNK),
                    0);
-  ck_assert_int_eq(
-      syscall(SYS_kill, (uint64_t)getpid() | HIGH_JUNK, HIGH_JUNK), 0);
   ck_assert_int_eq(syscall(SYS_getrandom, buf, 1, HIGH_JUNK), 1);
 
   /* clone with SIGCHLD and junk above it is a plain fork. */
@@ -271,14 +268,16 @@ static Suite *syscalls_suite(void) {
   Suite *s = suite_create("policy_syscalls");
   TCase *tc = tcase_create("table");
   tcase_add_test(tc, syscall_names_and_numbers_round_trip);
-  tcase_add_test(tc, syscall_table_agrees_with_libseccomp_on_every_name_it_knows);
+  tcase_add_test(tc,
+                 syscall_table_agrees_with_libseccomp_on_every_name_it_knows);
   tcase_add_test(tc, syscall_table_knows_numbers_newer_than_the_build_headers);
   tcase_add_test(tc, syscall_supplement_number_is_the_one_the_kernel_runs);
   tcase_add_test(tc, syscall_lookups_report_unknown_names_and_numbers);
   tcase_add_test(tc, syscall_argument_counts_follow_the_kernel_signatures);
   tcase_add_test(tc, syscall_int_sized_arguments_follow_the_kernel_signatures);
   tcase_add_test(tc, syscall_int_sized_arguments_are_truncated_by_the_kernel);
-  tcase_add_test(tc, syscall_full_width_arguments_are_read_in_full_by_the_kernel);
+  tcase_add_test(tc,
+                 syscall_full_width_arguments_are_read_in_full_by_the_kernel);
   suite_add_tcase(s, tc);
   return s;
 }

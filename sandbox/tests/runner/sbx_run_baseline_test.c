@@ -78,8 +78,8 @@ END_TEST
 static Suite *baseline_suite(void) {
   Suite *s = suite_create("sbx-run-baseline");
   TCase *tc = tcase_create("embedded");
-  tcase_add_test(tc,
-                 the_embedded_baseline_is_what_compiling_the_builtin_text_gives);
+  tcase_add_test(
+      tc, the_embedded_baseline_is_what_compiling_the_builtin_text_gives);
   tcase_add_test(tc, sbx_run_baseline_hands_out_a_copy_of_the_embedded_program);
   tcase_add_test(tc, the_embedded_baseline_decides_like_the_policy_text);
   suite_add_tcase(s, tc);

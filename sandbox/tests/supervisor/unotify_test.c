@@ -59,9 +59,9 @@ static void on_event(const sbx_unotify_event *ev, void *data) {
                   g_strdup_printf("%s %s %s", ev->allowed ? "allow" : "deny",
                                   ev->operation ? ev->operation : "-",
                                   ev->path ? ev->path : "-"));
-  g_ptr_array_add(f->calls, g_strdup_printf("%s %s", ev->syscall,
-                                            ev->operation ? ev->operation
-                                                          : "-"));
+  g_ptr_array_add(f->calls,
+                  g_strdup_printf("%s %s", ev->syscall,
+                                  ev->operation ? ev->operation : "-"));
 }
 
 static void fixture_init(fixture *f) {
@@ -494,9 +494,8 @@ START_TEST(every_row_of_the_table_reaches_its_operations_handler) {
   g_autofree char *path = g_build_filename(f.forbidden, "b", NULL);
   g_autofree char *path2 = g_build_filename(f.forbidden, "c", NULL);
   ck_assert(g_file_set_contents(path, "hello", -1, NULL));
-  every_row r = {.fd = open(path, O_RDWR | O_CLOEXEC),
-                 .path = path,
-                 .path2 = path2};
+  every_row r = {
+      .fd = open(path, O_RDWR | O_CLOEXEC), .path = path, .path2 = path2};
   ck_assert_int_ge(r.fd, 0);
   target t = start_target(&f, target_every_row, &r);
   sbx_unotify *u = supervise(&f, t.listener);
