@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
+#include "sandbox/api/status.h"
 #include "sandbox/broker/audit.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
@@ -33,6 +35,7 @@
 
 /* The public bounds (sbx.h) are the modules' own. */
 G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_BROKER_REPLY_TIMEOUT_MS);
+G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_ZYGOTE_REPLY_TIMEOUT_MS);
 G_STATIC_ASSERT(SBX_STOP_TIMEOUT_MS == SBX_ZYGOTE_REAP_TIMEOUT_MS +
                                            SBX_BROKER_EXIT_TIMEOUT_MS +
                                            SBX_BROKER_REAP_TIMEOUT_MS);
@@ -40,8 +43,16 @@ G_STATIC_ASSERT(SBX_AUDIT_DENIAL_BURST == 100 &&
                 SBX_AUDIT_DENIALS_PER_SECOND == 10 &&
                 SBX_AUDIT_LINE_MAX == 1024);
 
+/* A type's entry function as the host registered it. The zygote calls
+ * run_worker with it; workers see it as it was at sbx_sandbox_start. */
+typedef struct {
+  sbx_worker_entry entry;
+  void *user_data;
+} host_entry;
+
 struct sbx_sandbox {
   sbx_prepared_type *types;
+  host_entry *entries;
   size_t n_types;
   sbx_broker *broker;
   sbx_zygote *zygote;
@@ -109,6 +120,26 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
   return TRUE;
 }
 
+/* In the worker, every layer on: the public arguments built from the
+ * zygote's, then the host's entry function. */
+static int run_worker(const sbx_zygote_worker *w) {
+  const host_entry *host = w->entry_data;
+  sbx_sandbox_status status;
+  if (w->status)
+    sbx_api_status_render(w->status, &status);
+  sbx_worker_args args = {
+      .process_type = w->process_type,
+      .payload = w->payload,
+      .payload_len = w->payload_len,
+      .n_fds = w->n_fds,
+      .broker_fd = w->broker_fd,
+      .report_fd = w->report_fd,
+      .user_data = host->user_data,
+      .status = w->status ? &status : NULL,
+  };
+  return host->entry(&args);
+}
+
 /* One zygote for every type: its namespaces are the union of what the
  * profiles ask for and its root is empty if any profile wants that, so
  * sharing a zygote never gives a type less than its profile says. */
@@ -126,8 +157,8 @@ static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
       layer_names[j] = t->layer_names[j];
     zt[i] = (sbx_zygote_type){
         .name = t->name,
-        .entry = config->types[i].entry,
-        .user_data = config->types[i].user_data,
+        .entry = run_worker,
+        .entry_data = &s->entries[i],
         .layers = t->layers,
         .layer_names = layer_names,
         .n_layers = t->n_layers,
@@ -168,8 +199,10 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
     return FALSE;
   sbx_sandbox *s = g_new0(sbx_sandbox, 1);
   s->types = g_new0(sbx_prepared_type, config->n_types);
+  s->entries = g_new0(host_entry, config->n_types);
   for (size_t i = 0; i < config->n_types; i++) {
     const sbx_process_type *t = &config->types[i];
+    s->entries[i] = (host_entry){.entry = t->entry, .user_data = t->user_data};
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
                                 config->profile_dir, t->extra_rules, true,
                                 error))
@@ -208,14 +241,48 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
       .n_fds = spawn->n_fds,
       .broker_channel = channel,
   };
-  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, error);
+  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
   close(channel); /* the worker holds the only other end */
+  if (!ok)
+    sbx_api_propagate(error, local, "%s", "");
   return ok;
 }
 
+static sbx_exit_reason public_reason(sbx_zygote_exit_reason reason) {
+  switch (reason) {
+    case SBX_ZYGOTE_EXIT_NORMAL:
+      return SBX_EXIT_NORMAL;
+    case SBX_ZYGOTE_EXIT_POLICY_KILL:
+      return SBX_EXIT_POLICY_KILL;
+    case SBX_ZYGOTE_EXIT_SETUP_FAILED:
+      return SBX_EXIT_SETUP_FAILED;
+    case SBX_ZYGOTE_EXIT_ZYGOTE_DIED:
+      return SBX_EXIT_ZYGOTE_DIED;
+    default:
+      return SBX_EXIT_SIGNALED;
+  }
+}
+
+G_STATIC_ASSERT(sizeof(((sbx_worker_exit *)0)->detail) ==
+                SBX_ZYGOTE_EXIT_DETAIL_MAX);
+
 gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
                           sbx_worker_exit *exit, GError **error) {
-  return sbx_zygote_wait(s->zygote, pid, timeout_ms, exit, error);
+  sbx_zygote_exit e;
+  GError *local = NULL;
+  memset(exit, 0, sizeof *exit);
+  if (!sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local)) {
+    sbx_api_propagate(error, local, "%s", "");
+    return FALSE;
+  }
+  exit->pid = e.pid;
+  exit->reason = public_reason(e.reason);
+  exit->exit_code = e.exit_code;
+  exit->signal = e.signal;
+  exit->syscall_nr = e.syscall_nr;
+  memcpy(exit->syscall_args, e.syscall_args, sizeof exit->syscall_args);
+  memcpy(exit->detail, e.detail, sizeof exit->detail);
+  return TRUE;
 }
 
 int sbx_sandbox_event_fd(const sbx_sandbox *s) {
@@ -240,5 +307,6 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
   for (size_t i = 0; i < s->n_types; i++)
     sbx_prepared_type_clear(&s->types[i]);
   g_free(s->types);
+  g_free(s->entries);
   g_free(s);
 }

@@ -36,7 +36,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
+#include "sandbox/api/status.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
@@ -214,10 +216,11 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
   sbx_status_collect(plan.reference.valid ? &plan.reference : NULL, &early);
   if (!make_empty_root(&plan, error) || !register_traps(client, error))
     goto out;
+  sbx_process_status found;
   sbx_layer_process process = {
       .ns_reference = plan.reference.valid ? &plan.reference : NULL,
       .early = &early,
-      .status = status,
+      .status = status ? &found : NULL,
   };
   sbx_layer_result result;
   if (sbx_layer_apply_raw(&plan.layers, &process, &result) < 0) {
@@ -228,6 +231,8 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
     goto out;
   }
   layered = true;
+  if (status)
+    sbx_api_status_render(&found, status);
   ok = TRUE;
 out:
   if (broker && !layered) {
