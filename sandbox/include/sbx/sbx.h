@@ -60,6 +60,14 @@
 extern "C" {
 #endif
 
+/* What libsbx exports: exactly the functions this header declares, each
+ * marked SBX_EXPORT (the library is built with -fvisibility=hidden). */
+#if defined(__GNUC__)
+#define SBX_EXPORT __attribute__((visibility("default")))
+#else
+#define SBX_EXPORT
+#endif
+
 #define SBX_NAME_MAX 32 /* process type and layer names, NUL included */
 #define SBX_STATUS_MAX_LAYERS 8
 
@@ -73,7 +81,7 @@ extern "C" {
 #define SBX_STOP_TIMEOUT_MS 6000
 
 #define SBX_ERROR (sbx_error_quark())
-GQuark sbx_error_quark(void);
+SBX_EXPORT GQuark sbx_error_quark(void);
 
 typedef enum {
   SBX_ERROR_INVALID,     /* the configuration or a profile is wrong */
@@ -118,8 +126,8 @@ typedef struct {
 /* Writes one "layer: state" line per layer into buf (NUL-terminated when
  * len > 0). Returns the length the whole report needs, like snprintf.
  * Async-signal-safe: a worker may call it on itself at any time. */
-size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
-                                 size_t len);
+SBX_EXPORT size_t sbx_sandbox_status_format(const sbx_sandbox_status *status,
+                                            char *buf, size_t len);
 
 /* ---- The worker side -------------------------------------------------- */
 
@@ -188,8 +196,8 @@ typedef struct sbx_sandbox sbx_sandbox;
  * gets EACCES for every file request). All types share one zygote: it
  * enters the union of the profiles' namespaces, and an empty root if any
  * profile asks for one. */
-gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
-                           GError **error);
+SBX_EXPORT gboolean sbx_sandbox_start(const sbx_sandbox_config *config,
+                                      sbx_sandbox **out, GError **error);
 
 /* Step 3: one worker. */
 typedef struct {
@@ -205,8 +213,9 @@ typedef struct {
 /* Fails with SBX_ERROR_FAILED, naming the broker or the zygote, when
  * either does not answer within SBX_REPLY_TIMEOUT_MS; so it returns
  * within twice that. */
-gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox, const sbx_spawn_config *spawn,
-                           pid_t *pid, GError **error);
+SBX_EXPORT gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox,
+                                      const sbx_spawn_config *spawn, pid_t *pid,
+                                      GError **error);
 
 /* Step 4. */
 typedef enum {
@@ -233,21 +242,22 @@ typedef struct {
  * wait if that matters). SBX_ERROR_TIMED_OUT when none did;
  * SBX_ERROR_ZYGOTE_DIED once the zygote is gone and every worker has been
  * reported. */
-gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid, int timeout_ms,
-                          sbx_worker_exit *exit, GError **error);
+SBX_EXPORT gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid,
+                                     int timeout_ms, sbx_worker_exit *exit,
+                                     GError **error);
 
 /* For poll(2): readable when sbx_sandbox_wait may have news; -1 once the
  * zygote is gone. Owned by the sandbox: do not read or close it. */
-int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
+SBX_EXPORT int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
 
 /* The helper processes, as the host sees them (for monitoring). */
-pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
-pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
+SBX_EXPORT pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
+SBX_EXPORT pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
 
 /* Step 5: stops everything and frees the sandbox, within
  * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. NULL is
  * ignored. */
-void sbx_sandbox_stop(sbx_sandbox *sandbox);
+SBX_EXPORT void sbx_sandbox_stop(sbx_sandbox *sandbox);
 
 /* ---- In-process ------------------------------------------------------- */
 
@@ -283,14 +293,15 @@ typedef struct {
  * process's filters as they were (namespaces already entered stay); after
  * it, the process is left partly sandboxed, never less than it was, and
  * the error says which layer failed. */
-gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
-                                sbx_sandbox_status *status, GError **error);
+SBX_EXPORT gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
+                                           sbx_sandbox_status *status,
+                                           GError **error);
 
 /* ---- Built-in policies and profiles ------------------------------------ */
 
 /* The text of a built-in file ("renderer.policy", "renderer.profile", ...),
  * or NULL. Static; do not free. */
-const char *sbx_builtin_text(const char *file_name);
+SBX_EXPORT const char *sbx_builtin_text(const char *file_name);
 
 #ifdef __cplusplus
 }
