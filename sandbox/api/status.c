@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sandbox/api/sized.h"
 #include "sandbox/base/strbuf.h"
 
 /* The public limits hold every name and filter the engine reports. */
@@ -40,6 +41,7 @@ void sbx_api_status_render(const sbx_process_status *in,
                            sbx_sandbox_status *out) {
   const sbx_layer_status *k = &in->kernel;
   memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
   memcpy(out->process_type, in->process_type, SBX_NAME_MAX);
   out->process_type[SBX_NAME_MAX - 1] = '\0';
   out->pid = k->pid;
@@ -128,8 +130,22 @@ static void add_seccomp(sbx_strbuf *sb, const sbx_sandbox_status *st) {
 }
 
 /* Async-signal-safe. */
-size_t sbx_sandbox_status_format(const sbx_sandbox_status *st, char *buf,
+size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
                                  size_t len) {
+  if (!buf)
+    len = 0;
+  if (!status || status->size < sbx_api_sandbox_status.first ||
+      status->size > SBX_STRUCT_SIZE_MAX) {
+    if (len)
+      buf[0] = '\0';
+    return 0;
+  }
+  /* The fields the caller's size covers; the rest read as zero. */
+  sbx_sandbox_status copy;
+  memset(&copy, 0, sizeof copy);
+  memcpy(&copy, status,
+         status->size < sizeof copy ? status->size : sizeof copy);
+  const sbx_sandbox_status *st = &copy;
   sbx_strbuf sb;
   sbx_strbuf_init(&sb, buf, len);
   sbx_strbuf_add(&sb, "process type: ");
