@@ -416,7 +416,8 @@ START_TEST(the_status_report_has_one_line_per_layer_like_snprintf) {
 }
 END_TEST
 
-START_TEST(builtin_texts_are_reachable_by_file_name) {
+START_TEST(
+    sbx_builtin_text_gives_each_built_in_file_by_name_and_null_otherwise) {
   ck_assert_ptr_nonnull(sbx_builtin_text("renderer.profile"));
   ck_assert_ptr_nonnull(sbx_builtin_text("common.policy"));
   ck_assert_ptr_null(sbx_builtin_text("missing.policy"));
@@ -451,7 +452,9 @@ static Suite *contract_suite(void) {
   suite_add_tcase(s, sizes);
   TCase *plain = tcase_create("plain");
   tcase_add_test(plain, the_status_report_has_one_line_per_layer_like_snprintf);
-  tcase_add_test(plain, builtin_texts_are_reachable_by_file_name);
+  tcase_add_test(
+      plain,
+      sbx_builtin_text_gives_each_built_in_file_by_name_and_null_otherwise);
   tcase_add_test(plain, the_error_domain_keeps_its_name);
   suite_add_tcase(s, plain);
   return s;
