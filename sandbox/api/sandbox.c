@@ -7,10 +7,15 @@
  * once, in the host, before the first fork. This file is that order.
  *
  * What it trusts: the host's configuration and the files it names. What it
- * refuses: a host that already runs threads (the zygote is a fork that
+ * refuses: a NULL argument, a struct whose size the rule of sized.h
+ * refuses, a host that already runs threads (the zygote is a fork that
  * keeps running host code), and any type whose profile, policy
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
+ *
+ * The zygote knows nothing of sbx.h: run_worker turns what it gives a
+ * worker into sbx_worker_args and calls the host's entry function, and
+ * its exit reports and errors are translated here.
  *
  * Every type uses the broker: the built-in policies trap file-system calls
  * in layer 2 as well, so a worker without a broker channel would be killed
