@@ -83,6 +83,7 @@ static char *read_blob(int fd, uint32_t len, bool *ok) {
 static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
                        const page_run *page, uint32_t escape, worker_run *w) {
   memset(w, 0, sizeof *w);
+  w->exit = (sbx_worker_exit)SBX_WORKER_EXIT_INIT();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     g_snprintf(w->problem, sizeof w->problem, "socketpair: %s",
@@ -99,11 +100,10 @@ static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
   memcpy(payload + sizeof req, page->data, page->len);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   int fds[] = {devnull, devnull, STDERR_FILENO, sv[1]};
-  sbx_spawn_config spawn = {.process_type = "renderer",
-                            .payload = payload,
-                            .payload_len = payload_len,
-                            .fds = fds,
-                            .n_fds = G_N_ELEMENTS(fds)};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .payload = payload,
+                            .payload_len = payload_len, .fds = fds,
+                            .n_fds = G_N_ELEMENTS(fds));
   pid_t pid = -1;
   GError *error = NULL;
   gint64 start = g_get_monotonic_time();
@@ -588,14 +588,15 @@ int main(int argc, char **argv) {
   }
   char *home_rule = g_strdup_printf("create %s/", rd.home);
   const char *const extra_rules[] = {home_rule, NULL};
-  sbx_process_type types[] = {{.name = "renderer",
-                               .profile = "renderer",
-                               .entry = demo_renderer_main,
-                               .extra_rules = extra_rules}};
+  sbx_process_type types[] = {
+      SBX_PROCESS_TYPE_INIT(.name = "renderer", .profile = "renderer",
+                            .entry = demo_renderer_main,
+                            .extra_rules = extra_rules)};
   char *audit = g_build_filename(out_dir, "broker-audit.log", NULL);
   g_unlink(audit);
-  sbx_sandbox_config config = {
-      .types = types, .n_types = G_N_ELEMENTS(types), .audit_log = audit};
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = types, .n_types = G_N_ELEMENTS(types),
+                              .audit_log = audit);
   sbx_sandbox *sb = NULL;
   if (!sbx_sandbox_start(&config, &sb, &error)) {
     fprintf(stderr, "renderer-demo: cannot start the sandbox: %s\n",

@@ -3,8 +3,7 @@
  *
  * Why it exists: the zygote host (sandbox.c) and the in-process entry
  * (self.c) start from the same profile and must reach the same layers, so
- * both prepare a type here, and both translate the errors of the modules
- * they call into the public SBX_ERROR domain the same way.
+ * both prepare a type here.
  *
  * What it trusts: the host's configuration and the profile and policy
  * files it names (read now, never again: S35). What it refuses: a profile
@@ -49,11 +48,5 @@ void sbx_prepared_type_clear(sbx_prepared_type *type);
 /* Opens the audit log for appending (NULL: a duplicate of stderr).
  * Returns the descriptor (close-on-exec, the caller owns it) or -1. */
 int sbx_audit_log_open(const char *path, GError **error);
-
-/* Moves local (any module's domain) into *error as an SBX_ERROR whose code
- * says whether the input was wrong, the kernel lacks a layer, or a system
- * call failed; the message keeps local's and gets the printf prefix. */
-void sbx_api_propagate(GError **error, GError *local, const char *format, ...)
-    G_GNUC_PRINTF(3, 4);
 
 #endif /* SBX_API_PREPARE_H_ */

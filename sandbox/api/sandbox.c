@@ -7,10 +7,15 @@
  * once, in the host, before the first fork. This file is that order.
  *
  * What it trusts: the host's configuration and the files it names. What it
- * refuses: a host that already runs threads (the zygote is a fork that
+ * refuses: a NULL argument, a struct whose size the rule of sized.h
+ * refuses, a host that already runs threads (the zygote is a fork that
  * keeps running host code), and any type whose profile, policy
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
+ *
+ * The zygote knows nothing of sbx.h: run_worker turns what it gives a
+ * worker into sbx_worker_args and calls the host's entry function, and
+ * its exit reports and errors are translated here.
  *
  * Every type uses the broker: the built-in policies trap file-system calls
  * in layer 2 as well, so a worker without a broker channel would be killed
@@ -22,7 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
+#include "sandbox/api/sized.h"
+#include "sandbox/api/status.h"
 #include "sandbox/broker/audit.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
@@ -33,6 +41,7 @@
 
 /* The public bounds (sbx.h) are the modules' own. */
 G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_BROKER_REPLY_TIMEOUT_MS);
+G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_ZYGOTE_REPLY_TIMEOUT_MS);
 G_STATIC_ASSERT(SBX_STOP_TIMEOUT_MS == SBX_ZYGOTE_REAP_TIMEOUT_MS +
                                            SBX_BROKER_EXIT_TIMEOUT_MS +
                                            SBX_BROKER_REAP_TIMEOUT_MS);
@@ -40,8 +49,16 @@ G_STATIC_ASSERT(SBX_AUDIT_DENIAL_BURST == 100 &&
                 SBX_AUDIT_DENIALS_PER_SECOND == 10 &&
                 SBX_AUDIT_LINE_MAX == 1024);
 
+/* A type's entry function as the host registered it. The zygote calls
+ * run_worker with it; workers see it as it was at sbx_sandbox_start. */
+typedef struct {
+  sbx_worker_entry entry;
+  void *user_data;
+} host_entry;
+
 struct sbx_sandbox {
   sbx_prepared_type *types;
+  host_entry *entries;
   size_t n_types;
   sbx_broker *broker;
   sbx_zygote *zygote;
@@ -50,14 +67,41 @@ struct sbx_sandbox {
   sbx_broker_client client;
 };
 
-static gboolean check_config(const sbx_sandbox_config *config, GError **error) {
-  if (!config || !config->types || config->n_types == 0) {
+/* The host's process types in this library's layout: the array's stride
+ * is the caller's sizeof, which the first element's size gives. g_free. */
+static sbx_process_type *read_types(const sbx_sandbox_config *config,
+                                    GError **error) {
+  if (!config->types || config->n_types == 0) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "sbx_sandbox_start: no process types given");
-    return FALSE;
+    return NULL;
   }
+  sbx_process_type *types = g_new0(sbx_process_type, config->n_types);
+  const char *at = (const char *)config->types;
+  size_t stride = sbx_api_size_of(at);
   for (size_t i = 0; i < config->n_types; i++) {
-    const sbx_process_type *t = &config->types[i];
+    g_autofree char *what = g_strdup_printf("sbx_sandbox_start: types[%zu]", i);
+    if (!sbx_api_read(&sbx_api_process_type, at + i * stride, &types[i], what,
+                      error)) {
+      g_free(types);
+      return NULL;
+    }
+    if (types[i].size != stride) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "%s: its size is %zu, the first element's %zu: make every "
+                  "element with SBX_PROCESS_TYPE_INIT()",
+                  what, types[i].size, stride);
+      g_free(types);
+      return NULL;
+    }
+  }
+  return types;
+}
+
+static gboolean check_types(const sbx_process_type *types, size_t n,
+                            GError **error) {
+  for (size_t i = 0; i < n; i++) {
+    const sbx_process_type *t = &types[i];
     if (!t->entry) {
       g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                   "process type \"%s\": no entry function",
@@ -65,7 +109,7 @@ static gboolean check_config(const sbx_sandbox_config *config, GError **error) {
       return FALSE;
     }
     for (size_t j = 0; t->name && j < i; j++) {
-      if (config->types[j].name && !strcmp(config->types[j].name, t->name)) {
+      if (types[j].name && !strcmp(types[j].name, t->name)) {
         g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                     "process type \"%s\" is registered twice", t->name);
         return FALSE;
@@ -109,11 +153,31 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
   return TRUE;
 }
 
+/* In the worker, every layer on: the public arguments built from the
+ * zygote's, then the host's entry function. */
+static int run_worker(const sbx_zygote_worker *w) {
+  const host_entry *host = w->entry_data;
+  sbx_sandbox_status status;
+  if (w->status)
+    sbx_api_status_render(w->status, &status);
+  sbx_worker_args args = {
+      .size = sizeof args,
+      .process_type = w->process_type,
+      .payload = w->payload,
+      .payload_len = w->payload_len,
+      .n_fds = w->n_fds,
+      .broker_fd = w->broker_fd,
+      .report_fd = w->report_fd,
+      .user_data = host->user_data,
+      .status = w->status ? &status : NULL,
+  };
+  return host->entry(&args);
+}
+
 /* One zygote for every type: its namespaces are the union of what the
  * profiles ask for and its root is empty if any profile wants that, so
  * sharing a zygote never gives a type less than its profile says. */
-static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
-                             GError **error) {
+static gboolean start_zygote(sbx_sandbox *s, GError **error) {
   sbx_zygote_type *zt = g_new0(sbx_zygote_type, s->n_types);
   const char **names = g_new0(const char *, s->n_types *SBX_LAYERS_MAX_FILTERS);
   unsigned namespaces = 0;
@@ -126,8 +190,8 @@ static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
       layer_names[j] = t->layer_names[j];
     zt[i] = (sbx_zygote_type){
         .name = t->name,
-        .entry = config->types[i].entry,
-        .user_data = config->types[i].user_data,
+        .entry = run_worker,
+        .entry_data = &s->entries[i],
         .layers = t->layers,
         .layer_names = layer_names,
         .n_layers = t->n_layers,
@@ -163,20 +227,31 @@ static gboolean start_zygote(sbx_sandbox *s, const sbx_sandbox_config *config,
 
 gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
                            GError **error) {
+  if (!out) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "sbx_sandbox_start: out is NULL");
+    return FALSE;
+  }
   *out = NULL;
-  if (!check_config(config, error))
+  sbx_sandbox_config c;
+  if (!sbx_api_read(&sbx_api_sandbox_config, config, &c,
+                    "sbx_sandbox_start: config", error))
+    return FALSE;
+  g_autofree sbx_process_type *types = read_types(&c, error);
+  if (!types || !check_types(types, c.n_types, error))
     return FALSE;
   sbx_sandbox *s = g_new0(sbx_sandbox, 1);
-  s->types = g_new0(sbx_prepared_type, config->n_types);
-  for (size_t i = 0; i < config->n_types; i++) {
-    const sbx_process_type *t = &config->types[i];
+  s->types = g_new0(sbx_prepared_type, c.n_types);
+  s->entries = g_new0(host_entry, c.n_types);
+  for (size_t i = 0; i < c.n_types; i++) {
+    const sbx_process_type *t = &types[i];
+    s->entries[i] = (host_entry){.entry = t->entry, .user_data = t->user_data};
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
-                                config->profile_dir, t->extra_rules, true,
-                                error))
+                                c.profile_dir, t->extra_rules, true, error))
       goto fail;
     s->n_types++;
   }
-  if (!start_broker(s, config, error) || !start_zygote(s, config, error))
+  if (!start_broker(s, &c, error) || !start_zygote(s, error))
     goto fail;
   *out = s;
   return TRUE;
@@ -186,48 +261,114 @@ fail:
   return FALSE;
 }
 
+static gboolean null_argument(const char *call, const char *name,
+                              GError **error) {
+  g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID, "%s: %s is NULL", call,
+              name);
+  return FALSE;
+}
+
 gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error) {
-  *pid = -1;
-  if (!spawn || !spawn->process_type) {
+  if (pid)
+    *pid = -1;
+  if (!s || !pid)
+    return null_argument("sbx_sandbox_spawn", s ? "pid" : "sandbox", error);
+  sbx_spawn_config c;
+  if (!sbx_api_read(&sbx_api_spawn_config, spawn, &c,
+                    "sbx_sandbox_spawn: spawn", error))
+    return FALSE;
+  if (!c.process_type) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "spawn: no process type given");
     return FALSE;
   }
+  if ((c.payload_len && !c.payload) || (c.n_fds && !c.fds)) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                c.n_fds && !c.fds
+                    ? "spawn: n_fds is %zu but fds is NULL"
+                    : "spawn: payload_len is %zu but payload is NULL",
+                c.n_fds && !c.fds ? c.n_fds : c.payload_len);
+    return FALSE;
+  }
   GError *local = NULL;
-  int channel = sbx_broker_connect(s->broker, spawn->process_type, &local);
+  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
   if (channel < 0) {
     sbx_api_propagate(error, local, "spawn: ");
     return FALSE;
   }
   sbx_zygote_spawn_request req = {
-      .process_type = spawn->process_type,
-      .payload = spawn->payload,
-      .payload_len = spawn->payload_len,
-      .fds = spawn->fds,
-      .n_fds = spawn->n_fds,
+      .process_type = c.process_type,
+      .payload = c.payload,
+      .payload_len = c.payload_len,
+      .fds = c.fds,
+      .n_fds = c.n_fds,
       .broker_channel = channel,
   };
-  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, error);
+  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
   close(channel); /* the worker holds the only other end */
+  if (!ok)
+    sbx_api_propagate(error, local, "%s", "");
   return ok;
 }
 
+static sbx_exit_reason public_reason(sbx_zygote_exit_reason reason) {
+  switch (reason) {
+    case SBX_ZYGOTE_EXIT_NORMAL:
+      return SBX_EXIT_NORMAL;
+    case SBX_ZYGOTE_EXIT_POLICY_KILL:
+      return SBX_EXIT_POLICY_KILL;
+    case SBX_ZYGOTE_EXIT_SETUP_FAILED:
+      return SBX_EXIT_SETUP_FAILED;
+    case SBX_ZYGOTE_EXIT_ZYGOTE_DIED:
+      return SBX_EXIT_ZYGOTE_DIED;
+    default:
+      return SBX_EXIT_SIGNALED;
+  }
+}
+
+G_STATIC_ASSERT(sizeof(((sbx_worker_exit *)0)->detail) ==
+                SBX_ZYGOTE_EXIT_DETAIL_MAX);
+
 gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
                           sbx_worker_exit *exit, GError **error) {
-  return sbx_zygote_wait(s->zygote, pid, timeout_ms, exit, error);
+  if (!exit)
+    return null_argument("sbx_sandbox_wait", "exit", error);
+  if (!sbx_api_check_size(&sbx_api_worker_exit, exit->size,
+                          "sbx_sandbox_wait: exit", error))
+    return FALSE;
+  sbx_worker_exit filled = SBX_WORKER_EXIT_INIT();
+  gboolean ok = FALSE;
+  sbx_zygote_exit e;
+  GError *local = NULL;
+  if (!s) {
+    null_argument("sbx_sandbox_wait", "sandbox", error);
+  } else if (!sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local)) {
+    sbx_api_propagate(error, local, "%s", "");
+  } else {
+    filled.pid = e.pid;
+    filled.reason = public_reason(e.reason);
+    filled.exit_code = e.exit_code;
+    filled.signal = e.signal;
+    filled.syscall_nr = e.syscall_nr;
+    memcpy(filled.syscall_args, e.syscall_args, sizeof filled.syscall_args);
+    memcpy(filled.detail, e.detail, sizeof filled.detail);
+    ok = TRUE;
+  }
+  sbx_api_write(&sbx_api_worker_exit, &filled, exit);
+  return ok;
 }
 
 int sbx_sandbox_event_fd(const sbx_sandbox *s) {
-  return sbx_zygote_fd(s->zygote);
+  return s ? sbx_zygote_fd(s->zygote) : -1;
 }
 
 pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *s) {
-  return sbx_zygote_pid(s->zygote);
+  return s ? sbx_zygote_pid(s->zygote) : -1;
 }
 
 pid_t sbx_sandbox_broker_pid(const sbx_sandbox *s) {
-  return sbx_broker_pid(s->broker);
+  return s ? sbx_broker_pid(s->broker) : -1;
 }
 
 void sbx_sandbox_stop(sbx_sandbox *s) {
@@ -240,5 +381,6 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
   for (size_t i = 0; i < s->n_types; i++)
     sbx_prepared_type_clear(&s->types[i]);
   g_free(s->types);
+  g_free(s->entries);
   g_free(s);
 }

@@ -36,7 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
+#include "sandbox/api/sized.h"
+#include "sandbox/api/status.h"
 #include "sandbox/broker/broker.h"
 #include "sandbox/broker/layer1.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
@@ -191,9 +194,17 @@ static gboolean register_traps(sbx_broker_client *client, GError **error) {
   return FALSE;
 }
 
-gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
+gboolean sbx_sandbox_enter_self(const sbx_self_config *caller_config,
                                 sbx_sandbox_status *status, GError **error) {
-  if (!config || !config->profile) {
+  sbx_self_config c;
+  const sbx_self_config *config = &c;
+  if (!sbx_api_read(&sbx_api_self_config, caller_config, &c,
+                    "sbx_sandbox_enter_self: config", error))
+    return FALSE;
+  if (status && !sbx_api_check_size(&sbx_api_sandbox_status, status->size,
+                                    "sbx_sandbox_enter_self: status", error))
+    return FALSE;
+  if (!config->profile) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "enter_self: no profile given");
     return FALSE;
@@ -214,10 +225,11 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
   sbx_status_collect(plan.reference.valid ? &plan.reference : NULL, &early);
   if (!make_empty_root(&plan, error) || !register_traps(client, error))
     goto out;
+  sbx_process_status found;
   sbx_layer_process process = {
       .ns_reference = plan.reference.valid ? &plan.reference : NULL,
       .early = &early,
-      .status = status,
+      .status = status ? &found : NULL,
   };
   sbx_layer_result result;
   if (sbx_layer_apply_raw(&plan.layers, &process, &result) < 0) {
@@ -228,6 +240,11 @@ gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
     goto out;
   }
   layered = true;
+  if (status) {
+    sbx_sandbox_status rendered;
+    sbx_api_status_render(&found, &rendered);
+    sbx_api_write(&sbx_api_sandbox_status, &rendered, status);
+  }
   ok = TRUE;
 out:
   if (broker && !layered) {

@@ -223,8 +223,8 @@ static bool attach(sbx_broker_client *client, sbx_broker_client_slot *slot) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return false;
   sbx_broker_request req;
-  fill_header(&req, SBX_BROKER_CMD_ATTACH, 0);
-  transaction t = {.command = SBX_BROKER_CMD_ATTACH};
+  fill_header(&req, SBX_BROKER_ATTACH, 0);
+  transaction t = {.command = SBX_BROKER_ATTACH};
   t.fd = -1;
   exchange_status st;
   int rc = exchange(client, client->channel, sv[1], sv[0], &req, &t, &st);
@@ -301,7 +301,9 @@ static int transact_once(const sbx_broker_client *cclient, transaction *t) {
   size_t len2 = t->path2 ? strnlen(t->path2, PATH_MAX) : 0;
   if (len1 >= PATH_MAX || len2 >= PATH_MAX)
     return -ENAMETOOLONG;
-  if (sbx_broker_check_fields(t->command, t->flags, t->arg) != 0)
+  /* The decoder's own question: what it would refuse is never sent. */
+  if (sbx_broker_command_refusal(t->command, t->path2 ? 2 : 1, t->flags,
+                                 t->arg))
     return -EINVAL;
 
   sbx_broker_request req;

@@ -167,11 +167,9 @@ static const sbx_broker_command commands[SBX_BROKER_CMD_END] = {
     [SBX_BROKER_CMD_RENAME] = {SBX_BROKER_CMD_RENAME, OP(RENAME), FLAGS, 0, 2,
                                "create, on both paths", check_rename,
                                handle_rename},
-    /* Transport, not a file operation: the server serves it itself. */
-    [SBX_BROKER_CMD_ATTACH] = {SBX_BROKER_CMD_ATTACH, OP(NONE), NONE, 0, 0,
-                               "none (a reply channel)", check_none, NULL},
 };
 
+/* Async-signal-safe. */
 const sbx_broker_command *sbx_broker_command_find(uint16_t command) {
   if (command >= SBX_BROKER_CMD_END || commands[command].command == 0)
     return NULL;
@@ -188,21 +186,28 @@ uint32_t sbx_broker_command_shown_flags(const sbx_broker_request_view *q) {
   return v | c->implied_at_flags;
 }
 
-int sbx_broker_check_fields(uint16_t command, uint32_t flags, uint32_t arg) {
+/* Async-signal-safe: the client's pre-check runs in the SIGSYS handler. */
+const char *sbx_broker_command_refusal(uint16_t command, unsigned n_paths,
+                                       uint32_t flags, uint32_t arg) {
   const sbx_broker_command *c = sbx_broker_command_find(command);
-  return c ? c->check(flags, arg) : -EINVAL;
+  if (!c)
+    return "unknown command";
+  if (n_paths != c->n_paths)
+    return "wrong number of paths for the command";
+  if (c->check(flags, arg) != 0)
+    return "flags or argument out of range for the command";
+  return NULL;
 }
 
+/* Async-signal-safe. */
 unsigned sbx_broker_command_paths(uint16_t command) {
   const sbx_broker_command *c = sbx_broker_command_find(command);
   return c ? c->n_paths : 0;
 }
 
 const char *sbx_broker_command_name(uint16_t command) {
-  const sbx_broker_command *c = sbx_broker_command_find(command);
-  if (!c)
-    return "unknown";
-  if (c->command == SBX_BROKER_CMD_ATTACH)
+  if (command == SBX_BROKER_ATTACH)
     return "attach";
-  return sbx_fs_op_name(c->op);
+  const sbx_broker_command *c = sbx_broker_command_find(command);
+  return c ? sbx_fs_op_name(c->op) : "unknown";
 }

@@ -3,8 +3,10 @@
  *
  * Why it exists: what a worker may ask is visible in one place (as in
  * OpenSSH's privilege-separation monitor). The decoder, the client's
- * pre-check and the server all read this table; nothing else lists
- * commands.
+ * pre-check (both through sbx_broker_command_refusal, protocol.h) and the
+ * server all read this table; nothing else lists commands, and every
+ * worker type may send every command (its allowlist decides on the
+ * object). ATTACH is transport (protocol.h), not a row.
  *
  * What it trusts: a request that sbx_broker_decode_request() accepted.
  * Handlers still trust no path: the resolver validates each one.
@@ -42,21 +44,25 @@ typedef enum {
 typedef struct {
   uint16_t command;
   /* The operation of the table of file-system calls it performs (its
-   * name is the command's name); SBX_FS_OP_NONE for ATTACH. */
+   * name is the command's name). */
   sbx_fs_op op;
   sbx_broker_shows shows;
   uint32_t implied_at_flags; /* LSTAT: AT_SYMLINK_NOFOLLOW */
-  unsigned n_paths;
+  unsigned n_paths;       /* 1 or 2 */
   const char *permission; /* the right it needs, for documentation */
-  /* Field rules (see sbx_broker_check_fields): 0 or -EINVAL. */
+  /* Field rules (see sbx_broker_command_refusal): 0 or -EINVAL.
+   * Async-signal-safe. */
   int (*check)(uint32_t flags, uint32_t arg);
-  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. NULL
-   * for ATTACH, which the server handles. */
+  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. */
   int (*handler)(sbx_broker_call *call);
 } sbx_broker_command;
 
 /* The table entry for a command, or NULL. Async-signal-safe. */
 const sbx_broker_command *sbx_broker_command_find(uint16_t command);
+
+/* The command's name ("open", "stat", ...), "attach" for the transport
+ * message, or "unknown". */
+const char *sbx_broker_command_name(uint16_t command);
 
 /* The flags a record of the request shows, in the vocabulary of the
  * table of file-system calls (sbx_fs_format_flags with the command's op):

@@ -6,8 +6,6 @@
 #include "sandbox/broker/protocol.h"
 
 #include <stdbool.h>
-
-#include "sandbox/broker/commands.h"
 #include <string.h>
 
 static int refuse(const char **reason, const char *why) {
@@ -19,6 +17,16 @@ static int refuse(const char **reason, const char *why) {
 /* A string field: `len` bytes ending in its only NUL. */
 static bool good_string(const char *s, size_t len) {
   return len >= 1 && s[len - 1] == '\0' && memchr(s, '\0', len - 1) == NULL;
+}
+
+/* ATTACH: the header alone, every field but the command zero. */
+static int decode_attach(const sbx_broker_request *h, size_t len,
+                         sbx_broker_request_view *out, const char **reason) {
+  if (len != sizeof(*h) || h->path_len || h->path2_len || h->flags || h->arg)
+    return refuse(reason, "attach is a bare header");
+  out->command = SBX_BROKER_ATTACH;
+  out->id = h->id;
+  return 0;
 }
 
 int sbx_broker_decode_request(const void *buf, size_t len,
@@ -37,26 +45,22 @@ int sbx_broker_decode_request(const void *buf, size_t len,
     return refuse(reason, "bad magic");
   if (h.version != SBX_BROKER_VERSION)
     return refuse(reason, "unsupported protocol version");
-  if (!sbx_broker_command_find(h.command))
-    return refuse(reason, "unknown command");
-  unsigned paths = sbx_broker_command_paths(h.command);
-  if (paths == 0) {
-    if (h.path_len != 0)
-      return refuse(reason, "path on a command without one");
-  } else if (h.path_len == 0 || h.path_len > PATH_MAX) {
+  if (h.command == SBX_BROKER_ATTACH)
+    return decode_attach(&h, len, out, reason);
+  if (h.path_len == 0 && h.path2_len != 0)
+    return refuse(reason, "second path without a first");
+  unsigned paths = (h.path_len != 0) + (h.path2_len != 0);
+  const char *why =
+      sbx_broker_command_refusal(h.command, paths, h.flags, h.arg);
+  if (why)
+    return refuse(reason, why);
+  if (h.path_len > PATH_MAX || h.path2_len > PATH_MAX)
     return refuse(reason, "path length out of range");
-  }
-  if (paths == 2) {
-    if (h.path2_len == 0 || h.path2_len > PATH_MAX)
-      return refuse(reason, "second path length out of range");
-  } else if (h.path2_len != 0) {
-    return refuse(reason, "second path on a one-path command");
-  }
   size_t body = (size_t)h.path_len + (size_t)h.path2_len;
   if (len - sizeof(h) != body)
     return refuse(reason, "lengths do not add up to the datagram size");
-  const char *p = paths ? (const char *)buf + sizeof(h) : NULL;
-  if (p && !good_string(p, h.path_len))
+  const char *p = (const char *)buf + sizeof(h);
+  if (!good_string(p, h.path_len))
     return refuse(reason, "path not NUL-terminated or with embedded NUL");
   const char *p2 = NULL;
   if (paths == 2) {
@@ -65,14 +69,12 @@ int sbx_broker_decode_request(const void *buf, size_t len,
       return refuse(reason,
                     "second path not NUL-terminated or with embedded NUL");
   }
-  if (sbx_broker_check_fields(h.command, h.flags, h.arg) != 0)
-    return refuse(reason, "flags or argument out of range for the command");
   out->command = h.command;
   out->id = h.id;
   out->flags = h.flags;
   out->arg = h.arg;
   out->path = p;
-  out->path_len = p ? h.path_len - 1u : 0;
+  out->path_len = h.path_len - 1u;
   out->path2 = p2;
   out->path2_len = p2 ? h.path2_len - 1u : 0;
   return 0;

@@ -20,13 +20,16 @@
  *
  * plus, for a successful OPEN, the opened descriptor in SCM_RIGHTS.
  *
- * ATTACH (no path) makes that reply socket a thread channel instead: the
- * broker answers on it and keeps it, with the allowlist of the channel it
- * came from. Requests on a thread channel carry no descriptor, and their
- * replies come back on it. A client uses each thread channel for one
- * request at a time (client.h), so replies cannot be mixed up, and the
- * per-request socket pair, its two descriptor passes and three closes are
- * saved; the per-request pair remains the fallback.
+ * ATTACH, a bare header whose command is SBX_BROKER_ATTACH, makes that
+ * reply socket a thread channel instead: the broker answers on it and
+ * keeps it, with the allowlist of the channel it came from. ATTACH is
+ * transport, not a command: it asks for nothing on the file system, so
+ * the command table (commands.c) does not list it. Requests on a thread
+ * channel carry no descriptor, and their replies come back on it. A
+ * client uses each thread channel for one request at a time (client.h),
+ * so replies cannot be mixed up, and the per-request socket pair, its two
+ * descriptor passes and three closes are saved; the per-request pair
+ * remains the fallback.
  *
  * What the broker trusts: nothing in a request. A datagram that is short,
  * truncated, over SBX_BROKER_MAX_REQUEST, carries the wrong descriptors, or
@@ -45,8 +48,8 @@
 #define SBX_BROKER_MAGIC 0x53425852u /* "SBXR" */
 #define SBX_BROKER_VERSION 1
 
-/* The command set. What each needs and who handles it is the table in
- * commands.c. */
+/* The command set: what a worker may ask. What each carries, needs and
+ * who handles it is the table in commands.c, the one authority on it. */
 typedef enum {
   SBX_BROKER_CMD_OPEN = 1,  /* flags: open flags; arg: create mode */
   SBX_BROKER_CMD_ACCESS,    /* flags: F_OK|R_OK|W_OK|X_OK; arg: AT_ flags */
@@ -59,11 +62,13 @@ typedef enum {
   SBX_BROKER_CMD_UNLINK,
   SBX_BROKER_CMD_RENAME,    /* path -> path2; flags: RENAME_NOREPLACE or
                                RENAME_EXCHANGE */
-  SBX_BROKER_CMD_ATTACH,    /* no path: keep the reply socket as a thread
-                               channel (worker channels only) */
   SBX_BROKER_CMD_END,       /* one past the last command */
 } sbx_broker_command_id;
 
+/* Transport: a bare header (no path, flags or argument) on a worker
+ * channel that keeps its reply socket as a thread channel. Outside the
+ * command numbers. */
+#define SBX_BROKER_ATTACH 0x100
 
 typedef struct {
   uint32_t magic;
@@ -113,22 +118,24 @@ typedef struct {
  * with `*reason` set to a static description of the first violation: every
  * length, string, command number and field is checked here, so a handler
  * only ever sees a request a correct client could have sent (paths are
- * still unvalidated as paths; the resolver does that). */
+ * still unvalidated as paths; the resolver does that). out->command is a
+ * command of the table or SBX_BROKER_ATTACH. */
 int sbx_broker_decode_request(const void *buf, size_t len,
                               sbx_broker_request_view *out,
                               const char **reason);
 
-/* The per-command field rules shared by the decoder and the client's
- * pre-check: 0 when flags/arg are ones a correct client sends, else
- * -EINVAL. Unknown commands also give -EINVAL. */
-int sbx_broker_check_fields(uint16_t command, uint32_t flags, uint32_t arg);
+/* Whether the command table admits a request: command is one of its
+ * rows, n_paths is that row's number of paths, and flags and arg pass its
+ * field rule. NULL, or a static description of the first violation. The
+ * decoder and the client's pre-check both ask this one function, so a
+ * correct client never sends what the broker refuses. ATTACH is not a row
+ * and is not admitted here. Async-signal-safe (commands.c). */
+const char *sbx_broker_command_refusal(uint16_t command, unsigned n_paths,
+                                       uint32_t flags, uint32_t arg);
 
-/* Number of paths the command carries (0, 1 or 2), 0 for unknown
- * commands too. */
+/* The number of paths a command of the table carries (1 or 2); 0 for a
+ * number that is not in the table. Async-signal-safe (commands.c). */
 unsigned sbx_broker_command_paths(uint16_t command);
-
-/* The command's name ("open", "stat", ...), or "unknown". */
-const char *sbx_broker_command_name(uint16_t command);
 
 /* Room for one descriptor in SCM_RIGHTS. */
 typedef union {

@@ -51,7 +51,7 @@ typedef struct {
   size_t type;
   bool closed;
   bool watched;    /* registered with the epoll set */
-  bool thread;     /* attached by ATTACH: replies go back on it */
+  bool thread;     /* kept by ATTACH: replies go back on it */
   uint64_t origin; /* the worker channel it belongs to (itself if not) */
   uint64_t key;    /* serial number, the epoll key: never reused */
 } channel;
@@ -431,6 +431,68 @@ static int attach_channel(sbx_broker_server *s, const channel *ch, int fd,
   return 0;
 }
 
+/* Audits a served request and replies to it: what a table command and
+ * ATTACH share once their result is known. */
+static reply_outcome answer(sbx_broker_server *s, const channel *ch,
+                            const sbx_broker_request_view *q, int reply_fd,
+                            int result, const sbx_broker_call *call) {
+  if (result == -EMFILE || result == -ENFILE) {
+    /* The broker's table is full, not the worker's (F4). */
+    result = -ENFILE;
+    s->stats.dropped++;
+  }
+  const sbx_broker_command *c = sbx_broker_command_find(q->command);
+  const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
+  sbx_audit_record rec = {
+      .type = sbx_allowlist_name(sbx_resolver_allowlist(r)),
+      .pid = call->pid,
+      .op = sbx_broker_command_name(q->command),
+      .path = q->path,
+      .path2 = q->path2,
+      .fs_op = c ? c->op : SBX_FS_OP_NONE,
+      .flags = sbx_broker_command_shown_flags(q),
+      .granted = call->decision.granted,
+      .result = result,
+      .reason = call->decision.granted ? NULL : call->decision.reason,
+  };
+  audit(s, ch, &rec);
+  reply_outcome out = reply(s, reply_fd, ch->thread, q, result, call->fd,
+                            result >= 0 ? call->payload : NULL,
+                            result >= 0 ? call->payload_len : 0);
+  if (out == REPLY_REFUSED) {
+    s->stats.bad_messages++;
+    audit_protocol(s, ch, call->pid, "reply descriptor is not a socket",
+                   ENOTSOCK);
+  }
+  return out;
+}
+
+/* ATTACH: transport, not a command of the table, so it is served here and
+ * counts as no request. Worker channels only. */
+static verdict serve_attach(sbx_broker_server *s, const channel *ch,
+                            ancillary *a, const sbx_broker_request_view *q) {
+  if (ch->thread)
+    return refuse_message(s, ch, a, "attach on a thread channel");
+  int reply_fd = a->fds[0];
+  if (reply_socket_reused(reply_fd))
+    return refuse_message(s, ch, a, "reply socket with an unread reply");
+  sbx_broker_call call = {
+      .pid = a->have_cred ? a->cred.pid : 0,
+      .request = q,
+      .fd = -1,
+      .decision = {.granted = false, .reason = "no decision"},
+  };
+  int result = attach_channel(s, ch, reply_fd, &call.decision);
+  verdict v = answer(s, ch, q, reply_fd, result, &call) == REPLY_DELIVERED
+                  ? KEEP
+                  : CLOSE;
+  if (result == 0 && v == KEEP)
+    append_channel(s, reply_fd, ch->type, true, ch->origin);
+  else
+    close(reply_fd);
+  return v;
+}
+
 static verdict serve_one(sbx_broker_server *s, size_t index) {
   /* A copy: attaching a channel may move the array. */
   const channel chan = g_array_index(s->channels, channel, index);
@@ -475,15 +537,13 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   if (sbx_broker_decode_request(s->request, (size_t)n, &q, &why) != 0)
     return refuse_message(s, ch, &a, why);
 
-  if (q.command == SBX_BROKER_CMD_ATTACH && ch->thread)
-    return refuse_message(s, ch, &a, "attach on a thread channel");
+  if (q.command == SBX_BROKER_ATTACH)
+    return serve_attach(s, ch, &a, &q);
   int reply_fd = ch->thread ? ch->fd : a.fds[0];
   if (!ch->thread && reply_socket_reused(reply_fd))
     return refuse_message(s, ch, &a, "reply socket with an unread reply");
-  const sbx_resolver *r = g_ptr_array_index(s->resolvers, ch->type);
-  const sbx_allowlist *list = sbx_resolver_allowlist(r);
   sbx_broker_call call = {
-      .resolver = r,
+      .resolver = g_ptr_array_index(s->resolvers, ch->type),
       .pid = a.have_cred ? a.cred.pid : 0,
       .request = &q,
       .fd = -1,
@@ -491,51 +551,15 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
       .payload_len = 0,
       .decision = {.granted = false, .reason = "no decision"},
   };
-  int result = -EACCES; /* B8: default to denial */
-  if (q.command == SBX_BROKER_CMD_ATTACH) {
-    result = attach_channel(s, ch, reply_fd, &call.decision);
-  } else {
-    result = sbx_broker_command_find(q.command)->handler(&call);
-  }
-  if (result == -EMFILE || result == -ENFILE) {
-    /* The broker's table is full, not the worker's (F4). */
-    result = -ENFILE;
-    s->stats.dropped++;
-  }
-  if (q.command != SBX_BROKER_CMD_ATTACH) { /* transport, not a request */
-    s->stats.requests++;
-    s->stats.denied += !call.decision.granted;
-  }
-  sbx_audit_record rec = {
-      .type = sbx_allowlist_name(list),
-      .pid = call.pid,
-      .op = sbx_broker_command_name(q.command),
-      .path = q.path,
-      .path2 = q.path2,
-      .fs_op = sbx_broker_command_find(q.command)->op,
-      .flags = sbx_broker_command_shown_flags(&q),
-      .granted = call.decision.granted,
-      .result = result,
-      .reason = call.decision.granted ? NULL : call.decision.reason,
-  };
-  audit(s, ch, &rec);
-
-  reply_outcome out = reply(s, reply_fd, ch->thread, &q, result, call.fd,
-                            result >= 0 ? call.payload : NULL,
-                            result >= 0 ? call.payload_len : 0);
-  verdict v = out == REPLY_DELIVERED ? KEEP : CLOSE;
+  int result = sbx_broker_command_find(q.command)->handler(&call);
+  s->stats.requests++;
+  s->stats.denied += !call.decision.granted;
+  reply_outcome out = answer(s, ch, &q, reply_fd, result, &call);
   if (call.fd >= 0)
     close(call.fd);
-  if (q.command == SBX_BROKER_CMD_ATTACH && result == 0 && v == KEEP)
-    append_channel(s, reply_fd, ch->type, true, ch->origin);
-  else if (!ch->thread)
+  if (!ch->thread)
     close(reply_fd);
-  if (out == REPLY_REFUSED) {
-    s->stats.bad_messages++;
-    audit_protocol(s, ch, call.pid, "reply descriptor is not a socket",
-                   ENOTSOCK);
-  }
-  return v;
+  return out == REPLY_DELIVERED ? KEEP : CLOSE;
 }
 
 /* Returns false when the control channel is finished. */

@@ -18,7 +18,7 @@
  *   8. seccomp          each filter, own pid patched at its relocations
  *   9. Landlock         the ruleset, then its descriptor is closed
  *      status           seccomp and Landlock from the kernel's successful
- *                       returns, assembled into sbx_sandbox_status
+ *                       returns, assembled into sbx_process_status
  * Credentials come before the filters, which refuse the calls that change
  * them. Seccomp comes before Landlock so that the call installing Landlock
  * is itself filtered, and so that no process (the broker included) holds
@@ -49,7 +49,7 @@
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/layers/plan.h"
-#include "sbx/sbx.h"
+#include "sandbox/layers/status.h"
 
 /* The steps, in the order they are applied; a failure names one. */
 typedef enum {
@@ -85,7 +85,7 @@ typedef struct {
    * where the report goes. */
   const sbx_ns_reference *ns_reference;
   const sbx_layer_status *early;
-  sbx_sandbox_status *status;
+  sbx_process_status *status;
 } sbx_layer_process;
 
 typedef struct {

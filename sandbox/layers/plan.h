@@ -38,12 +38,11 @@
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/seccomp/bpf.h"
-#include "sbx/sbx.h"
 
 /* Filters one process stacks; each has a line in the status report. */
 #define SBX_LAYERS_MAX_FILTERS 8
-_Static_assert(SBX_LAYERS_MAX_FILTERS <= SBX_STATUS_MAX_LAYERS,
-               "every filter must fit in sbx_sandbox_status");
+/* Process type and filter names, NUL included. */
+#define SBX_LAYERS_NAME_MAX 32
 #define SBX_LAYERS_MAX_RLIMITS 16
 
 /* Where a kind of process differs from a worker. Each flag names who sets
@@ -76,12 +75,12 @@ enum {
 };
 
 typedef struct {
-  char name[SBX_NAME_MAX];
+  char name[SBX_LAYERS_NAME_MAX];
   sbx_bpf_program program; /* owned */
 } sbx_layer_filter;
 
 typedef struct {
-  char process_type[SBX_NAME_MAX];
+  char process_type[SBX_LAYERS_NAME_MAX];
   unsigned flags; /* SBX_LAYERS_* */
   sbx_rlimit rlimits[SBX_LAYERS_MAX_RLIMITS];
   size_t n_rlimits;

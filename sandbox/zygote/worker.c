@@ -69,7 +69,7 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
       fail(report->fd, SBX_LAYER_STEP_BROKER, 0, -rc);
   }
 
-  sbx_sandbox_status status;
+  sbx_process_status status;
   sbx_layer_process process = {
       .keep = keep,
       .n_keep = (size_t)n_keep,
@@ -82,15 +82,15 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
   if (sbx_layer_apply_raw(&plan->layers, &process, &result) < 0)
     fail(report->fd, result.step, result.detail, result.error);
 
-  sbx_worker_args args = {
+  sbx_zygote_worker worker = {
       .process_type = plan->layers.process_type,
       .payload = spawn->payload,
       .payload_len = spawn->payload_len,
       .n_fds = n_user,
       .broker_fd = broker ? broker->fd : -1,
       .report_fd = report->fd,
-      .user_data = plan->user_data,
+      .entry_data = plan->entry_data,
       .status = plan->layers.collect_status ? &status : NULL,
   };
-  _exit(plan->entry(&args) & 0xff);
+  _exit(plan->entry(&worker) & 0xff);
 }

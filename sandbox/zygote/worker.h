@@ -28,16 +28,34 @@
 
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/layers/plan.h"
-#include "sbx/sbx.h"
+#include "sandbox/layers/status.h"
 
 #define SBX_WORKER_SETUP_FAILED_EXIT 125
+
+/* What the code a worker runs is given, once every layer is on. The
+ * zygote's own type: the API turns it into the public sbx_worker_args.
+ * Everything stays valid until the worker exits. */
+typedef struct {
+  const char *process_type;
+  const void *payload;
+  size_t payload_len;
+  int n_fds;        /* the host's descriptors are 0 .. n_fds-1 (at least 3) */
+  int broker_fd;    /* the broker channel, or -1 */
+  int report_fd;    /* the end-of-life report pipe */
+  void *entry_data; /* sbx_zygote_type.entry_data */
+  /* What is in place, when the type collects it; else NULL. */
+  const sbx_process_status *status;
+} sbx_zygote_worker;
+
+/* The code a worker runs; its return value is the worker's exit status. */
+typedef int (*sbx_zygote_entry)(const sbx_zygote_worker *worker);
 
 /* Everything about one process type that is decided before fork. */
 typedef struct {
   /* The layers; .broker: the first filter is the broker-client layer. */
   sbx_layer_plan layers;
-  sbx_worker_entry entry;
-  void *user_data;
+  sbx_zygote_entry entry;
+  void *entry_data;
   /* ASYNC-SIGNAL-SAFE: gives the broker client its channel. */
   int (*broker_attach_raw)(void *client, int channel_fd);
 } sbx_worker_plan;

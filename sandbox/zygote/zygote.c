@@ -24,7 +24,7 @@
 /* The domain's name is its first argument, stringified: clang-format
  * would put spaces into it. */
 // clang-format off
-G_DEFINE_QUARK(sbx-error-quark, sbx_error)
+G_DEFINE_QUARK(sbx-zygote-error-quark, sbx_zygote_error)
 // clang-format on
 
 typedef struct {
@@ -35,11 +35,11 @@ typedef struct {
 struct sbx_zygote {
   int sock;
   pid_t pid;
-  char (*type_names)[SBX_NAME_MAX];
+  char (*type_names)[SBX_LAYERS_NAME_MAX];
   bool *type_uses_broker;
   size_t n_types;
   GArray *workers; /* worker_pid, live workers */
-  GArray *pending; /* sbx_worker_exit, reported but not yet waited for */
+  GArray *pending; /* sbx_zygote_exit, reported but not yet waited for */
   GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
   GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
   uint32_t next_request;
@@ -71,7 +71,7 @@ static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
   void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: mapping a table of %zu workers: %s", capacity,
                 g_strerror(errno));
     return NULL;
@@ -79,7 +79,7 @@ static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
   if (madvise(p, len, MADV_WIPEONFORK) != 0) {
     int err = errno;
     munmap(p, len);
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: madvise(MADV_WIPEONFORK) on the worker table: %s",
                 g_strerror(err));
     return NULL;
@@ -88,38 +88,38 @@ static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
 }
 
 static void copy_name(char *dst, const char *src) {
-  g_strlcpy(dst, src, SBX_NAME_MAX);
+  g_strlcpy(dst, src, SBX_LAYERS_NAME_MAX);
 }
 
 static gboolean check_config(const sbx_zygote_config *config, GError **error) {
   if (config->n_types == 0 || !config->types) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "zygote: no process types given");
     return FALSE;
   }
   for (size_t i = 0; i < config->n_types; i++) {
     const sbx_zygote_type *t = &config->types[i];
-    if (!t->name || !*t->name || strlen(t->name) >= SBX_NAME_MAX) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    if (!t->name || !*t->name || strlen(t->name) >= SBX_LAYERS_NAME_MAX) {
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "zygote: process type %zu: the name must be 1 to %d bytes", i,
-                  SBX_NAME_MAX - 1);
+                  SBX_LAYERS_NAME_MAX - 1);
       return FALSE;
     }
     for (size_t j = 0; j < i; j++) {
       if (strcmp(config->types[j].name, t->name) == 0) {
-        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+        g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                     "zygote: process type \"%s\" is defined twice", t->name);
         return FALSE;
       }
     }
     if (!t->entry) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "zygote: process type \"%s\" has no entry function", t->name);
       return FALSE;
     }
     if (t->uses_broker && (t->n_layers == 0 || !config->broker_attach_raw ||
                            !config->register_broker_traps_raw)) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "zygote: process type \"%s\" uses the broker but no "
                   "broker-client layer or client hooks were given",
                   t->name);
@@ -136,7 +136,7 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
   sbx_layer_plan *layers = &plan->layers;
   sbx_layer_plan_init(layers, t->name, 0);
   plan->entry = t->entry;
-  plan->user_data = t->user_data;
+  plan->entry_data = t->entry_data;
   layers->broker = t->uses_broker;
   layers->collect_status = t->collect_status;
   gboolean ok = TRUE;
@@ -167,7 +167,7 @@ static gboolean recv_message(sbx_zygote *z, void *buf, size_t len, ssize_t *got,
     return TRUE;
   }
   if (n < 0 && n != -ECONNRESET) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: receiving from the zygote: %s", g_strerror((int)-n));
     return FALSE;
   }
@@ -205,7 +205,7 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
     r = poll(&pfd, 1, START_TIMEOUT_MS);
   } while (r < 0 && errno == EINTR);
   if (r == 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: no answer within %d ms of starting", START_TIMEOUT_MS);
     return FALSE;
   }
@@ -214,14 +214,14 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   if (!recv_message(z, buf, sizeof buf - 1, &n, NULL, error))
     return FALSE;
   if (n < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: readable but no message while starting");
     return FALSE;
   }
   const sbx_zygote_header *h = (const sbx_zygote_header *)buf;
   if (n == 0) {
     g_autofree char *how = reap_zygote(z);
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: %s before it was ready (namespace setup failed? "
                 "its stderr says which step)",
                 how);
@@ -230,12 +230,12 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   if (h->type == SBX_ZMSG_INIT_FAILED) {
     buf[n] = '\0';
     g_autofree char *how = reap_zygote(z);
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: setup failed: %s",
-                buf + sizeof *h);
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                "zygote: setup failed: %s", buf + sizeof *h);
     return FALSE;
   }
   if (h->type != SBX_ZMSG_READY) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: unexpected message %u while starting", h->type);
     return FALSE;
   }
@@ -249,7 +249,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     return FALSE;
   long threads = sbx_thread_count();
   if (threads > 1) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "zygote: the host already runs %ld threads; start the sandbox "
                 "before creating any thread (the zygote is a fork of the "
                 "host, and locks held by other threads would stay locked in "
@@ -262,10 +262,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->sock = -1;
   z->pid = -1;
   z->n_types = config->n_types;
-  z->type_names = g_malloc0(SBX_NAME_MAX * config->n_types);
+  z->type_names = g_malloc0(SBX_LAYERS_NAME_MAX * config->n_types);
   z->type_uses_broker = g_new0(bool, config->n_types);
   z->workers = g_array_new(FALSE, FALSE, sizeof(worker_pid));
-  z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_worker_exit));
+  z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_zygote_exit));
   z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   z->abandoned_workers = g_array_new(FALSE, FALSE, sizeof(pid_t));
   z->next_request = 1;
@@ -296,14 +296,14 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
 
   s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (s->devnull < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: opening /dev/null: %s", g_strerror(errno));
     goto fail;
   }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: socketpair: %s",
-                g_strerror(errno));
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                "zygote: socketpair: %s", g_strerror(errno));
     goto fail;
   }
   int one = 1;
@@ -311,7 +311,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
    * send or receive there can outlast the reply timeout. */
   if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0 ||
       fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: SO_PASSCRED or O_NONBLOCK on its socket: %s",
                 g_strerror(errno));
     close(sv[0]);
@@ -369,36 +369,36 @@ static pid_t host_pid_of(sbx_zygote *z, pid_t zygote_pid, bool remove) {
   return -1;
 }
 
-static void describe_signal(sbx_worker_exit *e, const char *prefix) {
+static void describe_signal(sbx_zygote_exit *e, const char *prefix) {
   g_snprintf(e->detail, sizeof e->detail, "%s signal %d (%s)", prefix,
              e->signal, g_strsignal(e->signal));
 }
 
 static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
-                      sbx_worker_exit *e) {
+                      sbx_zygote_exit *e) {
   memset(e, 0, sizeof *e);
   e->pid = host_pid;
   e->syscall_nr = -1;
   int st = ex->wait_status;
   if (ex->report.kind == SBX_REPORT_POLICY_KILL) {
-    e->reason = SBX_EXIT_POLICY_KILL;
+    e->reason = SBX_ZYGOTE_EXIT_POLICY_KILL;
     e->signal = SIGSYS;
     e->syscall_nr = ex->report.nr;
     memcpy(e->syscall_args, ex->report.args, sizeof e->syscall_args);
     g_autofree char *d = sbx_report_describe(&ex->report);
     g_snprintf(e->detail, sizeof e->detail, "policy kill: %s", d);
   } else if (ex->report.kind == SBX_REPORT_SETUP_FAILED) {
-    e->reason = SBX_EXIT_SETUP_FAILED;
+    e->reason = SBX_ZYGOTE_EXIT_SETUP_FAILED;
     e->exit_code = WEXITSTATUS(st);
     g_autofree char *d = sbx_report_describe(&ex->report);
     g_snprintf(e->detail, sizeof e->detail, "sandbox setup failed: %s", d);
   } else if (WIFEXITED(st)) {
-    e->reason = SBX_EXIT_NORMAL;
+    e->reason = SBX_ZYGOTE_EXIT_NORMAL;
     e->exit_code = WEXITSTATUS(st);
     g_snprintf(e->detail, sizeof e->detail, "exited with status %d",
                e->exit_code);
   } else if (WIFSIGNALED(st)) {
-    e->reason = SBX_EXIT_SIGNALED;
+    e->reason = SBX_ZYGOTE_EXIT_SIGNALED;
     e->signal = WTERMSIG(st);
     /* No report: the handler never ran. The kernel reports both ways
      * alike (it resets the handler either way), but a worker that obeys
@@ -409,7 +409,7 @@ static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
                              "rule; or a trap with SIGSYS blocked),"
                            : "killed by");
   } else {
-    e->reason = SBX_EXIT_SIGNALED;
+    e->reason = SBX_ZYGOTE_EXIT_SIGNALED;
     g_snprintf(e->detail, sizeof e->detail, "ended (wait status 0x%x)", st);
   }
 }
@@ -418,10 +418,10 @@ static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
 static void zygote_gone(sbx_zygote *z) {
   g_autofree char *how = reap_zygote(z);
   for (guint i = 0; i < z->workers->len; i++) {
-    sbx_worker_exit e;
+    sbx_zygote_exit e;
     memset(&e, 0, sizeof e);
     e.pid = g_array_index(z->workers, worker_pid, i).host_pid;
-    e.reason = SBX_EXIT_ZYGOTE_DIED;
+    e.reason = SBX_ZYGOTE_EXIT_ZYGOTE_DIED;
     e.signal = SIGKILL;
     e.syscall_nr = -1;
     g_snprintf(e.detail, sizeof e.detail,
@@ -504,7 +504,7 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
     memcpy(&ex, body, sizeof ex);
     pid_t host = host_pid_of(z, ex.zygote_pid, true);
     if (host > 0) {
-      sbx_worker_exit e;
+      sbx_zygote_exit e;
       fill_exit(&ex, host, &e);
       g_array_append_val(z->pending, e);
     } else {
@@ -527,7 +527,7 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
 
 static gboolean zygote_dead_error(sbx_zygote *z, GError **error) {
   g_autofree char *how = reap_zygote(z);
-  g_set_error(error, SBX_ERROR, SBX_ERROR_ZYGOTE_DIED,
+  g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_DIED,
               "zygote: the zygote %s; no worker is left", how);
   return FALSE;
 }
@@ -552,18 +552,18 @@ static int wait_socket(const sbx_zygote *z, short events, gint64 deadline_ms) {
 static gboolean transact_failed(sbx_zygote *z, const char *what, int err,
                                 GError **error) {
   if (err == ETIMEDOUT)
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: no reply to the %s request within %d ms (the "
                 "zygote, pid %d, is stopped or stuck)",
-                what, SBX_REPLY_TIMEOUT_MS, (int)z->pid);
+                what, SBX_ZYGOTE_REPLY_TIMEOUT_MS, (int)z->pid);
   else
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "zygote: %s request: %s",
-                what, g_strerror(err));
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                "zygote: %s request: %s", what, g_strerror(err));
   return FALSE;
 }
 
-/* Sends a request and reads until its reply, within SBX_REPLY_TIMEOUT_MS;
- * exit reports read meanwhile are queued. */
+/* Sends a request and reads until its reply, within
+ * SBX_ZYGOTE_REPLY_TIMEOUT_MS; exit reports read meanwhile are queued. */
 static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
                          const void *body, size_t body_len, const int *fds,
                          size_t n_fds, awaited_reply *reply, GError **error) {
@@ -573,7 +573,7 @@ static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
   reply->request_id = z->next_request++;
   if (z->next_request == 0)
     z->next_request = 1;
-  gint64 deadline = now_ms() + SBX_REPLY_TIMEOUT_MS;
+  gint64 deadline = now_ms() + SBX_ZYGOTE_REPLY_TIMEOUT_MS;
   for (;;) {
     int rc = sbx_zygote_send(z->sock, type, reply->request_id, body, body_len,
                              fds, n_fds, 0);
@@ -617,26 +617,26 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   *pid = -1;
   gssize type = find_type(z, req->process_type);
   if (type < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "spawn: unknown process type \"%s\"",
                 req->process_type ? req->process_type : "(null)");
     return FALSE;
   }
   if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
       (req->payload_len && !req->payload)) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "spawn: the payload must be at most %d bytes",
                 SBX_ZYGOTE_MAX_PAYLOAD);
     return FALSE;
   }
   if (req->n_fds > SBX_ZYGOTE_MAX_FDS || (req->n_fds && !req->fds)) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "spawn: at most %d descriptors", SBX_ZYGOTE_MAX_FDS);
     return FALSE;
   }
   bool channel = req->broker_channel >= 0;
   if (channel != z->type_uses_broker[type]) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 channel ? "spawn: process type \"%s\" does not use the broker"
                         : "spawn: process type \"%s\" needs a broker channel",
                 req->process_type);
@@ -644,7 +644,7 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   }
   for (size_t i = 0; i < req->n_fds; i++) {
     if (fcntl(req->fds[i], F_GETFD) < 0) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "spawn: descriptor %d (slot %zu) is not open", req->fds[i],
                   i);
       return FALSE;
@@ -676,14 +676,14 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
     sbx_zygote_spawn_failed f;
     memcpy(&f, reply.body, sizeof f);
     f.what[sizeof f.what - 1] = '\0';
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "spawn: %s: %s", f.what,
-                g_strerror(f.error));
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                "spawn: %s: %s", f.what, g_strerror(f.error));
     return FALSE;
   }
   sbx_zygote_spawned ok;
   memcpy(&ok, reply.body, sizeof ok);
   if (reply.type != SBX_ZMSG_SPAWNED || reply.cred_pid <= 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "spawn: the zygote's reply did not name the worker");
     return FALSE;
   }
@@ -693,9 +693,9 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   return TRUE;
 }
 
-static bool take_pending(sbx_zygote *z, pid_t pid, sbx_worker_exit *exit) {
+static bool take_pending(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit) {
   for (guint i = 0; i < z->pending->len; i++) {
-    sbx_worker_exit *e = &g_array_index(z->pending, sbx_worker_exit, i);
+    sbx_zygote_exit *e = &g_array_index(z->pending, sbx_zygote_exit, i);
     if (pid == -1 || e->pid == pid) {
       *exit = *e;
       g_array_remove_index(z->pending, i);
@@ -714,7 +714,7 @@ static bool is_live(const sbx_zygote *z, pid_t pid) {
 }
 
 gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
-                         sbx_worker_exit *exit, GError **error) {
+                         sbx_zygote_exit *exit, GError **error) {
   memset(exit, 0, sizeof *exit);
   gint64 deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
   for (;;) {
@@ -723,14 +723,14 @@ gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
     if (z->sock < 0)
       return zygote_dead_error(z, error);
     if (pid != -1 && !is_live(z, pid)) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "wait: %d is not a worker of this zygote (or was already "
                   "waited for)",
                   (int)pid);
       return FALSE;
     }
     if (pid == -1 && z->workers->len == 0) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                   "wait: no worker is running");
       return FALSE;
     }
@@ -744,12 +744,12 @@ gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "wait: poll: %s",
-                  g_strerror(errno));
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                  "wait: poll: %s", g_strerror(errno));
       return FALSE;
     }
     if (r == 0) {
-      g_set_error(error, SBX_ERROR, SBX_ERROR_TIMED_OUT,
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_TIMED_OUT,
                   "wait: no worker ended within %d ms", timeout_ms);
       return FALSE;
     }
@@ -764,7 +764,7 @@ gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
   if (!transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error))
     return FALSE;
   if (reply.type != SBX_ZMSG_STATUS_REPLY) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: unexpected reply %u to a status request", reply.type);
     return FALSE;
   }

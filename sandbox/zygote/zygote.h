@@ -24,12 +24,12 @@
  * kills every worker when it dies, and waits for them before the zygote
  * becomes a zombie. The host sees EOF on the socket, reaps the zygote, and
  * from then on sbx_zygote_wait reports every worker it had as
- * SBX_EXIT_ZYGOTE_DIED, then SBX_ERROR_ZYGOTE_DIED.
+ * SBX_ZYGOTE_EXIT_ZYGOTE_DIED, then SBX_ZYGOTE_ERROR_DIED.
  *
- * Bounds: spawn and query wait at most SBX_REPLY_TIMEOUT_MS (sbx.h) for
- * the zygote's reply, and fail (SBX_ERROR_FAILED, naming the request and
- * the timeout) when it does not come; a worker whose reply comes after
- * that is killed, since its caller was told the spawn failed. Exit
+ * Bounds: spawn and query wait at most SBX_ZYGOTE_REPLY_TIMEOUT_MS for
+ * the zygote's reply, and fail (SBX_ZYGOTE_ERROR_FAILED, naming the
+ * request and the timeout) when it does not come; a worker whose reply comes
+ * after that is killed, since its caller was told the spawn failed. Exit
  * reports that arrive meanwhile are kept. The host's socket is
  * non-blocking, so a zygote that does not read cannot hold a send
  * either. sbx_zygote_stop kills the zygote and waits at most
@@ -38,12 +38,16 @@
  * Ownership: the config and everything it points to are borrowed for the
  * call and copied (programs included). The sbx_zygote belongs to the
  * caller until sbx_zygote_stop.
+ *
+ * Its types are its own: the public API (sandbox/api) turns them into
+ * sbx/sbx.h's, which nothing here includes.
  */
 #ifndef SBX_ZYGOTE_ZYGOTE_H_
 #define SBX_ZYGOTE_ZYGOTE_H_
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <glib.h>
@@ -52,16 +56,28 @@
 #include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/zygote/protocol.h"
-#include "sbx/sbx.h"
+#include "sandbox/zygote/worker.h"
 
 /* How long the host waits for a killed (or exiting) zygote to be reaped;
  * its pid namespace's workers die first. */
 #define SBX_ZYGOTE_REAP_TIMEOUT_MS 2000
+/* How long the host waits for the zygote's reply to one request. */
+#define SBX_ZYGOTE_REPLY_TIMEOUT_MS 5000
+
+#define SBX_ZYGOTE_ERROR (sbx_zygote_error_quark())
+GQuark sbx_zygote_error_quark(void);
+
+typedef enum {
+  SBX_ZYGOTE_ERROR_INVALID,   /* the configuration or a request is wrong */
+  SBX_ZYGOTE_ERROR_FAILED,    /* a system call failed, or no reply came */
+  SBX_ZYGOTE_ERROR_TIMED_OUT, /* sbx_zygote_wait: no worker ended in time */
+  SBX_ZYGOTE_ERROR_DIED,      /* the zygote is gone; no worker is left */
+} sbx_zygote_error_code;
 
 typedef struct {
   const char *name;
-  sbx_worker_entry entry;
-  void *user_data;
+  sbx_zygote_entry entry; /* runs in the worker, given entry_data */
+  void *entry_data;       /* borrowed: workers see it as it was at start */
   /* Seccomp layers, loaded in this order (the broker-client layer first
    * when uses_broker). */
   const sbx_bpf_program *layers;
@@ -73,7 +89,7 @@ typedef struct {
   bool landlock;          /* a ruleset handling every right, with no rule */
   bool landlock_optional; /* run without it on kernels that lack Landlock */
   int landlock_min_abi;   /* 0: any ABI; else at least this one */
-  bool collect_status;    /* sbx_worker_args.status is filled */
+  bool collect_status;    /* sbx_zygote_worker.status is filled */
 } sbx_zygote_type;
 
 typedef struct {
@@ -109,9 +125,34 @@ typedef struct {
 gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
                           pid_t *pid, GError **error);
 
-/* See sbx_sandbox_wait in sbx/sbx.h. */
+/* How a worker ended. */
+typedef enum {
+  SBX_ZYGOTE_EXIT_NORMAL,       /* exit_code */
+  SBX_ZYGOTE_EXIT_SIGNALED,     /* signal */
+  SBX_ZYGOTE_EXIT_POLICY_KILL,  /* syscall_nr, syscall_args */
+  SBX_ZYGOTE_EXIT_SETUP_FAILED, /* detail: the step that failed */
+  SBX_ZYGOTE_EXIT_ZYGOTE_DIED,  /* killed with its zygote */
+} sbx_zygote_exit_reason;
+
+#define SBX_ZYGOTE_EXIT_DETAIL_MAX 160
+
+typedef struct {
+  pid_t pid; /* as the host sees it */
+  sbx_zygote_exit_reason reason;
+  int exit_code;
+  int signal;
+  int syscall_nr; /* -1 unless POLICY_KILL */
+  uint64_t syscall_args[6];
+  char detail[SBX_ZYGOTE_EXIT_DETAIL_MAX]; /* one readable line */
+} sbx_zygote_exit;
+
+/* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any)
+ * to end and fills *exit. SBX_ZYGOTE_ERROR_TIMED_OUT when none did,
+ * SBX_ZYGOTE_ERROR_INVALID for a pid that is not a live worker,
+ * SBX_ZYGOTE_ERROR_DIED once the zygote is gone and every worker has been
+ * reported. */
 gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
-                         sbx_worker_exit *exit, GError **error);
+                         sbx_zygote_exit *exit, GError **error);
 
 /* The zygote's counters (protocol.h STATUS). */
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,

@@ -122,8 +122,10 @@ static gboolean bench_host_start(bench_host *b, GError **error) {
                 "bench: open /dev/null: %s", g_strerror(errno));
     return FALSE;
   }
-  sbx_process_type type = {.name = PROFILE, .entry = bench_entry};
-  sbx_sandbox_config config = {.types = &type, .n_types = 1};
+  sbx_process_type type =
+      SBX_PROCESS_TYPE_INIT(.name = PROFILE, .entry = bench_entry);
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = &type, .n_types = 1);
   if (!sbx_sandbox_start(&config, &b->sandbox, error)) {
     bench_host_stop(b);
     return FALSE;
@@ -133,7 +135,7 @@ static gboolean bench_host_start(bench_host *b, GError **error) {
 
 /* Waits for a worker and insists that it exited 0. */
 static gboolean bench_reap(bench_host *b, pid_t pid, GError **error) {
-  sbx_worker_exit e;
+  sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
   if (!sbx_sandbox_wait(b->sandbox, pid, WAIT_MS, &e, error))
     return FALSE;
   if (e.reason != SBX_EXIT_NORMAL || e.exit_code != 0) {
@@ -158,13 +160,11 @@ static gboolean bench_spawn(bench_host *b, int mode, int release_fd,
   }
   unsigned char m = (unsigned char)mode;
   int fds[] = {b->devnull, b->devnull, b->devnull, p[1], release_fd};
-  sbx_spawn_config spawn = {
-      .process_type = PROFILE,
-      .payload = &m,
-      .payload_len = 1,
-      .fds = fds,
-      .n_fds = release_fd >= 0 ? RELEASE_FD + 1 : REPORT_FD + 1,
-  };
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = PROFILE, .payload = &m,
+                            .payload_len = 1, .fds = fds,
+                            .n_fds = release_fd >= 0 ? RELEASE_FD + 1
+                                                     : REPORT_FD + 1);
   gboolean ok = sbx_sandbox_spawn(b->sandbox, &spawn, pid, error);
   close(p[1]);
   if (!ok) {

@@ -44,7 +44,31 @@
  * GError (domain SBX_ERROR) whose message names the file, line, path or
  * system call involved. Each struct pointer argument is borrowed for the
  * duration of the call unless its comment says otherwise; strings are
- * copied. Results the caller must free say so.
+ * copied. Results the caller must free say so. A NULL where a call needs
+ * a pointer fails with SBX_ERROR_INVALID (or the -1, 0 or NULL the call
+ * documents); it never crashes.
+ *
+ * Structs that grow: every struct below begins with `size_t size`, which
+ * its init macro sets to sizeof the struct as the caller was compiled;
+ * the other fields are named in the macro's arguments:
+ *
+ *   sbx_spawn_config spawn = SBX_SPAWN_CONFIG_INIT(
+ *       .process_type = "renderer", .payload = page, .payload_len = len);
+ *
+ * Fields are only ever added at the end, and every field's zero is its
+ * default. So a program built against an older sbx.h keeps working with a
+ * newer libsbx.so.0: the library reads only the fields the caller's size
+ * covers and defaults the rest; it fills a struct the caller owns
+ * (sbx_sandbox_status, sbx_worker_exit) only up to the caller's size, and
+ * sets size to the number of bytes it filled. A struct the library hands
+ * out (sbx_worker_args, the status it points to) carries the library's
+ * size; SBX_HAS_FIELD tells whether a field is there. A program built
+ * against a newer sbx.h runs on an older library as long as the fields
+ * that library does not know are zero; otherwise the call fails with
+ * SBX_ERROR_UNSUPPORTED. A size of 0 (a struct not made with its init
+ * macro), one smaller than the struct's first published version, or over
+ * SBX_STRUCT_SIZE_MAX fails with SBX_ERROR_INVALID. In an array
+ * (sbx_sandbox_config.types) every element has the size of the first.
  */
 #ifndef SBX_SBX_H_
 #define SBX_SBX_H_
@@ -60,6 +84,28 @@
 extern "C" {
 #endif
 
+/* What libsbx exports: exactly the functions this header declares, each
+ * marked SBX_EXPORT (the library is built with -fvisibility=hidden). */
+#if defined(__GNUC__)
+#define SBX_EXPORT __attribute__((visibility("default")))
+#else
+#define SBX_EXPORT
+#endif
+
+/* Initialises a struct of the API: its size, then the fields given as
+ * designated initialisers. Each struct has its own macro below. */
+#define SBX_STRUCT_INIT(type, ...) \
+  { .size = sizeof(type), __VA_ARGS__ }
+
+/* Whether a struct the library filled or handed out, *ptr of type, has
+ * field: a library older than the caller's sbx.h does not know it. */
+#define SBX_HAS_FIELD(type, ptr, field) \
+  ((ptr)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* No struct of the API is larger; a size above it is not one an init
+ * macro set. */
+#define SBX_STRUCT_SIZE_MAX 4096
+
 #define SBX_NAME_MAX 32 /* process type and layer names, NUL included */
 #define SBX_STATUS_MAX_LAYERS 8
 
@@ -73,7 +119,7 @@ extern "C" {
 #define SBX_STOP_TIMEOUT_MS 6000
 
 #define SBX_ERROR (sbx_error_quark())
-GQuark sbx_error_quark(void);
+SBX_EXPORT GQuark sbx_error_quark(void);
 
 typedef enum {
   SBX_ERROR_INVALID,     /* the configuration or a profile is wrong */
@@ -92,8 +138,10 @@ typedef enum {
 } sbx_layer_state;
 
 /* A sandbox status report, as the kernel tells it (like Chromium's
- * chrome://sandbox). Plain data. */
+ * chrome://sandbox). Plain data; the caller's own is made with
+ * SBX_SANDBOX_STATUS_INIT(). */
 typedef struct {
+  size_t size;
   char process_type[SBX_NAME_MAX];
   pid_t pid; /* inside its pid namespace */
   uid_t uid;
@@ -115,17 +163,25 @@ typedef struct {
   bool fully_sandboxed; /* every layer above that a worker needs is ON */
 } sbx_sandbox_status;
 
+#define SBX_SANDBOX_STATUS_INIT(...) \
+  SBX_STRUCT_INIT(sbx_sandbox_status, __VA_ARGS__)
+
 /* Writes one "layer: state" line per layer into buf (NUL-terminated when
- * len > 0). Returns the length the whole report needs, like snprintf.
- * Async-signal-safe: a worker may call it on itself at any time. */
-size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
-                                 size_t len);
+ * len > 0; buf may be NULL when len is 0). Returns the length the whole
+ * report needs, like snprintf; 0, with an empty buf, for a NULL status or
+ * one whose size is not valid. Async-signal-safe: a worker may call it on
+ * itself at any time. */
+SBX_EXPORT size_t sbx_sandbox_status_format(const sbx_sandbox_status *status,
+                                            char *buf, size_t len);
 
 /* ---- The worker side -------------------------------------------------- */
 
 /* What a worker's entry function receives. Everything is owned by sbx and
- * stays valid until the worker exits. */
+ * stays valid until the worker exits; size is the library's (check a
+ * field newer than the oldest libsbx the program supports with
+ * SBX_HAS_FIELD). */
 typedef struct {
+  size_t size;
   const char *process_type;
   const void *payload; /* the bytes passed to sbx_sandbox_spawn */
   size_t payload_len;
@@ -150,6 +206,7 @@ typedef int (*sbx_worker_entry)(const sbx_worker_args *args);
 
 /* Step 1: one kind of worker. */
 typedef struct {
+  size_t size;
   const char *name;    /* "renderer"; at most SBX_NAME_MAX - 1 bytes */
   const char *profile; /* built-in name or a .profile path; NULL: name */
   sbx_worker_entry entry;
@@ -162,8 +219,13 @@ typedef struct {
   const char *const *extra_rules;
 } sbx_process_type;
 
+#define SBX_PROCESS_TYPE_INIT(...) \
+  SBX_STRUCT_INIT(sbx_process_type, __VA_ARGS__)
+
 typedef struct {
-  const sbx_process_type *types; /* borrowed; copied */
+  size_t size;
+  /* Borrowed; copied. Every element made with SBX_PROCESS_TYPE_INIT. */
+  const sbx_process_type *types;
   size_t n_types;
   /* Where .profile and .policy files named by relative path are found;
    * NULL: the current directory. Built-in names never touch the disk. */
@@ -178,21 +240,25 @@ typedef struct {
   const char *audit_log;
 } sbx_sandbox_config;
 
+#define SBX_SANDBOX_CONFIG_INIT(...) \
+  SBX_STRUCT_INIT(sbx_sandbox_config, __VA_ARGS__)
+
 typedef struct sbx_sandbox sbx_sandbox;
 
-/* Step 2. On success *out is a new sandbox the caller owns (free it with
- * sbx_sandbox_stop). Fails if the host already runs more than one thread,
- * or if any type's profile, policy or rule does not load (the message
+/* Step 2. On success *out (required) is a new sandbox the caller owns
+ * (free it with sbx_sandbox_stop). Fails if the host already runs more than one
+ * thread, or if any type's profile, policy or rule does not load (the message
  * names the file and line); nothing is left running after a failure.
  * Every type gets a broker channel per worker (a profile without rules
  * gets EACCES for every file request). All types share one zygote: it
  * enters the union of the profiles' namespaces, and an empty root if any
  * profile asks for one. */
-gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
-                           GError **error);
+SBX_EXPORT gboolean sbx_sandbox_start(const sbx_sandbox_config *config,
+                                      sbx_sandbox **out, GError **error);
 
 /* Step 3: one worker. */
 typedef struct {
+  size_t size;
   const char *process_type; /* one of the registered names */
   const void *payload;      /* copied; at most 64 KiB; may be NULL */
   size_t payload_len;
@@ -202,11 +268,15 @@ typedef struct {
   size_t n_fds;
 } sbx_spawn_config;
 
-/* Fails with SBX_ERROR_FAILED, naming the broker or the zygote, when
- * either does not answer within SBX_REPLY_TIMEOUT_MS; so it returns
- * within twice that. */
-gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox, const sbx_spawn_config *spawn,
-                           pid_t *pid, GError **error);
+#define SBX_SPAWN_CONFIG_INIT(...) \
+  SBX_STRUCT_INIT(sbx_spawn_config, __VA_ARGS__)
+
+/* *pid (required) is the worker's pid as the host sees it. Fails with
+ * SBX_ERROR_FAILED, naming the broker or the zygote, when either does not
+ * answer within SBX_REPLY_TIMEOUT_MS; so it returns within twice that. */
+SBX_EXPORT gboolean sbx_sandbox_spawn(sbx_sandbox *sandbox,
+                                      const sbx_spawn_config *spawn, pid_t *pid,
+                                      GError **error);
 
 /* Step 4. */
 typedef enum {
@@ -217,7 +287,10 @@ typedef enum {
   SBX_EXIT_ZYGOTE_DIED,  /* killed with its zygote */
 } sbx_exit_reason;
 
+/* Made with SBX_WORKER_EXIT_INIT() by the caller; filled by
+ * sbx_sandbox_wait. */
 typedef struct {
+  size_t size;
   pid_t pid; /* as the host sees it */
   sbx_exit_reason reason;
   int exit_code;  /* NORMAL */
@@ -227,31 +300,38 @@ typedef struct {
   char detail[160]; /* one readable line, e.g. "socket(41) args 0x2, ..." */
 } sbx_worker_exit;
 
+#define SBX_WORKER_EXIT_INIT(...) SBX_STRUCT_INIT(sbx_worker_exit, __VA_ARGS__)
+
 /* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any
- * worker) to end and fills *exit. -1 waits for the worker, however long it
- * runs; a zygote that stopped answering is not detected by it (bound the
- * wait if that matters). SBX_ERROR_TIMED_OUT when none did;
- * SBX_ERROR_ZYGOTE_DIED once the zygote is gone and every worker has been
- * reported. */
-gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid, int timeout_ms,
-                          sbx_worker_exit *exit, GError **error);
+ * worker) to end and fills *exit (required; made with
+ * SBX_WORKER_EXIT_INIT(), and filled, zeros on failure, up to its size). -1
+ * waits for the worker, however long it runs; a zygote that stopped answering
+ * is not detected by it (bound the wait if that matters). SBX_ERROR_TIMED_OUT
+ * when none did; SBX_ERROR_ZYGOTE_DIED once the zygote is gone and every worker
+ * has been reported. */
+SBX_EXPORT gboolean sbx_sandbox_wait(sbx_sandbox *sandbox, pid_t pid,
+                                     int timeout_ms, sbx_worker_exit *exit,
+                                     GError **error);
 
 /* For poll(2): readable when sbx_sandbox_wait may have news; -1 once the
- * zygote is gone. Owned by the sandbox: do not read or close it. */
-int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
+ * zygote is gone, and for a NULL sandbox. Owned by the sandbox: do not
+ * read or close it. */
+SBX_EXPORT int sbx_sandbox_event_fd(const sbx_sandbox *sandbox);
 
-/* The helper processes, as the host sees them (for monitoring). */
-pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
-pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
+/* The helper processes, as the host sees them (for monitoring); -1 for a
+ * NULL sandbox. */
+SBX_EXPORT pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
+SBX_EXPORT pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
 
 /* Step 5: stops everything and frees the sandbox, within
  * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. NULL is
  * ignored. */
-void sbx_sandbox_stop(sbx_sandbox *sandbox);
+SBX_EXPORT void sbx_sandbox_stop(sbx_sandbox *sandbox);
 
 /* ---- In-process ------------------------------------------------------- */
 
 typedef struct {
+  size_t size;
   const char *process_type;       /* for the status report and audit lines;
                                      NULL: "self" */
   const char *profile;            /* built-in name or .profile path */
@@ -264,6 +344,8 @@ typedef struct {
    * still apply; the status reports the namespaces as OFF. */
   bool keep_namespaces;
 } sbx_self_config;
+
+#define SBX_SELF_CONFIG_INIT(...) SBX_STRUCT_INIT(sbx_self_config, __VA_ARGS__)
 
 /* Sandboxes the calling process for good, in this order: starts its broker
  * (a program of its own, before any layer), enters the profile's
@@ -278,19 +360,21 @@ typedef struct {
  * is kept. Call it from the thread that lives longest (the broker dies
  * with the thread that forked it).
  *
- * *status (may be NULL) receives what is in place afterwards. A failure
+ * *status (may be NULL; else made with SBX_SANDBOX_STATUS_INIT()) receives
+ * what is in place afterwards, up to its size. A failure
  * before the first seccomp layer stops the broker again and leaves the
  * process's filters as they were (namespaces already entered stay); after
  * it, the process is left partly sandboxed, never less than it was, and
  * the error says which layer failed. */
-gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
-                                sbx_sandbox_status *status, GError **error);
+SBX_EXPORT gboolean sbx_sandbox_enter_self(const sbx_self_config *config,
+                                           sbx_sandbox_status *status,
+                                           GError **error);
 
 /* ---- Built-in policies and profiles ------------------------------------ */
 
 /* The text of a built-in file ("renderer.policy", "renderer.profile", ...),
- * or NULL. Static; do not free. */
-const char *sbx_builtin_text(const char *file_name);
+ * or NULL (also for a NULL name). Static; do not free. */
+SBX_EXPORT const char *sbx_builtin_text(const char *file_name);
 
 #ifdef __cplusplus
 }

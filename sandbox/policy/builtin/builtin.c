@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "sandbox/policy/parser.h"
-#include "sbx/sbx.h"
 
 const sbx_builtin_file *sbx_builtin_find(const char *name) {
   if (!name)
@@ -21,11 +20,6 @@ const sbx_builtin_file *sbx_builtin_find(const char *name) {
       lo = mid + 1;
   }
   return NULL;
-}
-
-const char *sbx_builtin_text(const char *file_name) {
-  const sbx_builtin_file *f = sbx_builtin_find(file_name);
-  return f ? f->text : NULL;
 }
 
 sbx_policy *sbx_builtin_policy(const char *name, GError **error) {

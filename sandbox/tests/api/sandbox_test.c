@@ -40,8 +40,7 @@ static int entry_probe(const sbx_worker_args *args) {
 /* Sends the status the zygote collected, then the errno of opening the
  * allowed file (0 if it opened). */
 static int entry_status_and_open(const sbx_worker_args *args) {
-  sbx_sandbox_status none;
-  memset(&none, 0, sizeof none);
+  sbx_sandbox_status none = SBX_SANDBOX_STATUS_INIT();
   const sbx_sandbox_status *st = args->status ? args->status : &none;
   FILE *f = fopen(API_ALLOWED_FILE, "r");
   int err = f ? 0 : errno;
@@ -78,10 +77,14 @@ static sbx_sandbox_config renderer_config(sbx_process_type *t,
   static char rule[192];
   static const char *rules[2];
   api_home_rules(&dirs, rule, sizeof rule, rules);
-  *t = (sbx_process_type){
-      .name = "renderer", .entry = entry, .extra_rules = rules};
-  return (sbx_sandbox_config){
-      .types = t, .n_types = 1, .audit_log = dirs.audit_log};
+  sbx_process_type type =
+      SBX_PROCESS_TYPE_INIT(.name = "renderer", .entry = entry,
+                            .extra_rules = rules);
+  *t = type;
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = t, .n_types = 1,
+                              .audit_log = dirs.audit_log);
+  return config;
 }
 
 static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
@@ -96,7 +99,8 @@ static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
 
 static pid_t spawn_with_fd(sbx_sandbox *s, int fd) {
   int fds[] = {0, 1, 2, fd};
-  sbx_spawn_config spawn = {.process_type = "renderer", .fds = fds, .n_fds = 4};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .fds = fds, .n_fds = 4);
   pid_t pid = -1;
   GError *error = NULL;
   if (!sbx_sandbox_spawn(s, &spawn, &pid, &error))
@@ -136,7 +140,7 @@ START_TEST(worker_opens_allowed_files_and_writes_its_home_through_the_broker) {
   api_probe p;
   api_read_all(out[0], &p, sizeof p);
   close(out[0]);
-  sbx_worker_exit exit;
+  sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   wait_for(s, pid, &exit);
   ck_assert_msg(exit.reason == SBX_EXIT_NORMAL, "%s", exit.detail);
   ck_assert_int_eq(exit.exit_code, 42);
@@ -152,7 +156,7 @@ START_TEST(worker_gets_eperm_for_an_inet_socket) {
   close(sock);
   sbx_sandbox *s = start_renderer(entry_inet_socket);
   pid_t pid = spawn_with_fd(s, 2);
-  sbx_worker_exit exit;
+  sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   wait_for(s, pid, &exit);
   ck_assert_msg(exit.reason == SBX_EXIT_NORMAL, "%s", exit.detail);
   ck_assert_int_eq(exit.exit_code, 100 + EPERM);
@@ -167,7 +171,7 @@ START_TEST(policy_kill_is_reported_with_syscall_and_arguments) {
   ck_assert_int_eq(errno, ENOSYS); /* control: harmless unsandboxed */
   sbx_sandbox *s = start_renderer(entry_unknown_syscall);
   pid_t pid = spawn_with_fd(s, 2);
-  sbx_worker_exit exit;
+  sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   wait_for(s, pid, &exit);
   ck_assert_msg(exit.reason == SBX_EXIT_POLICY_KILL, "%s", exit.detail);
   ck_assert_int_eq(exit.signal, SIGSYS);
@@ -216,7 +220,7 @@ START_TEST(wait_times_out_while_the_worker_runs_then_reports_its_exit) {
   ck_assert_int_eq(pipe(hold), 0);
   pid_t pid = spawn_with_fd(s, hold[0]);
   close(hold[0]);
-  sbx_worker_exit exit;
+  sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   GError *error = NULL;
   ck_assert(!sbx_sandbox_wait(s, pid, 100, &exit, &error));
   api_assert_error(error, SBX_ERROR, SBX_ERROR_TIMED_OUT);
@@ -240,7 +244,8 @@ static int status_and_open(sbx_sandbox *s, const char *type,
   int out[2];
   ck_assert_int_eq(pipe(out), 0);
   int fds[] = {0, 1, 2, out[1]};
-  sbx_spawn_config spawn = {.process_type = type, .fds = fds, .n_fds = 4};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = type, .fds = fds, .n_fds = 4);
   pid_t pid = -1;
   GError *error = NULL;
   if (!sbx_sandbox_spawn(s, &spawn, &pid, &error))
@@ -250,7 +255,7 @@ static int status_and_open(sbx_sandbox *s, const char *type,
   api_read_all(out[0], st, sizeof *st);
   api_read_all(out[0], &err, sizeof err);
   close(out[0]);
-  sbx_worker_exit exit;
+  sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   wait_for(s, pid, &exit);
   ck_assert_msg(exit.reason == SBX_EXIT_NORMAL && exit.exit_code == 0, "%s",
                 exit.detail);
@@ -259,19 +264,22 @@ static int status_and_open(sbx_sandbox *s, const char *type,
 
 START_TEST(each_type_gets_its_profile_layers_and_allowlist) {
   sbx_process_type types[] = {
-      {.name = "renderer", .entry = entry_status_and_open},
-      {.name = "decoder", .profile = "utility", .entry = entry_status_and_open},
+      SBX_PROCESS_TYPE_INIT(.name = "renderer", .entry = entry_status_and_open),
+      SBX_PROCESS_TYPE_INIT(.name = "decoder", .profile = "utility",
+                            .entry = entry_status_and_open),
   };
-  sbx_sandbox_config config = {
-      .types = types, .n_types = 2, .audit_log = dirs.audit_log};
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = types, .n_types = 2,
+                              .audit_log = dirs.audit_log);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))
     ck_abort_msg("sbx_sandbox_start: %s", error->message);
 
-  sbx_sandbox_status st;
+  sbx_sandbox_status st = SBX_SANDBOX_STATUS_INIT();
   /* The renderer's rules name the file: its channel gets it. */
   ck_assert_int_eq(status_and_open(s, "renderer", &st), 0);
+  ck_assert_uint_eq(st.size, sizeof st); /* this library's */
   ck_assert_str_eq(st.process_type, "renderer");
   ck_assert_msg(st.fully_sandboxed, "renderer status not complete");
   ck_assert_int_eq(st.broker, SBX_LAYER_ON);
@@ -284,7 +292,7 @@ START_TEST(each_type_gets_its_profile_layers_and_allowlist) {
   ck_assert_int_eq(status_and_open(s, "decoder", &st), EACCES);
 
   pid_t pid;
-  sbx_spawn_config unknown = {.process_type = "printer"};
+  sbx_spawn_config unknown = SBX_SPAWN_CONFIG_INIT(.process_type = "printer");
   ck_assert(!sbx_sandbox_spawn(s, &unknown, &pid, &error));
   api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
   ck_assert_msg(strstr(error->message, "printer"), "%s", error->message);
@@ -299,11 +307,13 @@ END_TEST
 
 static GError *start_failure(const char *profile) {
   sbx_process_type types[] = {
-      {.name = "renderer", .entry = entry_probe},
-      {.name = "custom", .profile = profile, .entry = entry_probe},
+      SBX_PROCESS_TYPE_INIT(.name = "renderer", .entry = entry_probe),
+      SBX_PROCESS_TYPE_INIT(.name = "custom", .profile = profile,
+                            .entry = entry_probe),
   };
-  sbx_sandbox_config config = {
-      .types = types, .n_types = 2, .profile_dir = dirs.outside};
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = types, .n_types = 2,
+                              .profile_dir = dirs.outside);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   ck_assert(!sbx_sandbox_start(&config, &s, &error));
@@ -320,10 +330,12 @@ START_TEST(bad_profile_fails_the_start_and_names_the_file) {
       dirs.outside, "bad.profile",
       "[profile]\nseccomp=renderer.policy\n[namespces]\nenter=user\n");
   /* Control: the same directory and type with a valid profile start. */
-  sbx_process_type t = {
-      .name = "custom", .profile = "good.profile", .entry = entry_probe};
-  sbx_sandbox_config config = {
-      .types = &t, .n_types = 1, .profile_dir = dirs.outside};
+  sbx_process_type t =
+      SBX_PROCESS_TYPE_INIT(.name = "custom", .profile = "good.profile",
+                            .entry = entry_probe);
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = &t, .n_types = 1,
+                              .profile_dir = dirs.outside);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))

@@ -38,11 +38,11 @@ static sbx_self_config renderer_config(bool keep_namespaces) {
   static char rule[192];
   static const char *rules[2];
   api_home_rules(&dirs, rule, sizeof rule, rules);
-  return (sbx_self_config){.process_type = "renderer",
-                           .profile = "renderer",
-                           .extra_rules = rules,
-                           .audit_log = dirs.audit_log,
-                           .keep_namespaces = keep_namespaces};
+  sbx_self_config config =
+      SBX_SELF_CONFIG_INIT(.process_type = "renderer", .profile = "renderer",
+                           .extra_rules = rules, .audit_log = dirs.audit_log,
+                           .keep_namespaces = keep_namespaces);
+  return config;
 }
 
 static void enter(const sbx_self_config *config, self_report *r) {
@@ -64,6 +64,7 @@ static self_report in_child(void (*body)(self_report *)) {
     close(out[0]);
     self_report r;
     memset(&r, 0, sizeof r);
+    r.status = (sbx_sandbox_status)SBX_SANDBOX_STATUS_INIT();
     body(&r);
     _exit(write(out[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
   }

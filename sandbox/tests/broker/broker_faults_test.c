@@ -507,7 +507,7 @@ static void G_GNUC_NORETURN flood(int ch, const char *path) {
   int tc[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, tc) != 0)
     _exit(2);
-  size_t len = make_request(buf, SBX_BROKER_CMD_ATTACH, 0, 0, NULL, NULL);
+  size_t len = make_request(buf, SBX_BROKER_ATTACH, 0, 0, NULL, NULL);
   broker_test_send_raw(ch, buf, len, &tc[1], 1);
   close(tc[1]);
   sbx_broker_reply rep;

@@ -914,7 +914,7 @@ typedef struct {
   char forbidden[256];
 } worker_paths;
 
-static int worker_entry(const sbx_worker_args *args) {
+static int worker_entry(const sbx_zygote_worker *args) {
   worker_paths paths;
   memcpy(&paths, args->payload, sizeof paths);
   long out[5] = {0, 0, 0, 0, 0};
@@ -964,12 +964,12 @@ static void run_worker(fixture *f, sbx_zygote *z, const char *type,
   close(channel);
   ssize_t n = read(out[0], got, 5 * sizeof(long));
   close(out[0]);
-  sbx_worker_exit exit_info;
+  sbx_zygote_exit exit_info;
   ck_assert_msg(sbx_zygote_wait(z, pid, 20000, &exit_info, &error), "%s",
                 error ? error->message : "");
   ck_assert_msg(n == (ssize_t)(5 * sizeof(long)), "%s: worker ended early: %s",
                 type, exit_info.detail);
-  ck_assert_int_eq(exit_info.reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(exit_info.reason, SBX_ZYGOTE_EXIT_NORMAL);
   ck_assert_int_eq(exit_info.exit_code, 0);
 }
 

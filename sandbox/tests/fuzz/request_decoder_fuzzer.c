@@ -1,6 +1,7 @@
 /* libFuzzer target: the broker's request decoder on arbitrary datagrams.
- * An accepted request must have the shape the handlers rely on (a
- * path-less command, ATTACH, is the bare header). */
+ * An accepted request must have the shape the handlers rely on: ATTACH
+ * (transport) is the bare header, and a command is one the table admits
+ * with exactly its paths, as the client's pre-check asks. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,22 +20,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   const char *end = (const char *)data + size;
-  if (sbx_broker_command_paths(v.command) == 0) {
-    if (v.path || v.path2 || size != sizeof(sbx_broker_request))
+  if (v.command == SBX_BROKER_ATTACH) {
+    if (v.path || v.path2 || v.flags || v.arg ||
+        size != sizeof(sbx_broker_request))
       abort();
     return 0;
   }
+  unsigned paths = sbx_broker_command_paths(v.command);
+  if (paths == 0)
+    abort();
   if (!v.path || v.path + v.path_len >= end || v.path[v.path_len] != '\0' ||
       strlen(v.path) != v.path_len)
     abort();
-  if (sbx_broker_command_paths(v.command) == 2) {
+  if (paths == 2) {
     if (!v.path2 || v.path2 + v.path2_len >= end ||
         strlen(v.path2) != v.path2_len)
       abort();
   } else if (v.path2) {
     abort();
   }
-  if (sbx_broker_check_fields(v.command, v.flags, v.arg) != 0)
+  if (sbx_broker_command_refusal(v.command, paths, v.flags, v.arg))
     abort();
   return 0;
 }

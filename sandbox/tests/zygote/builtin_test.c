@@ -32,7 +32,6 @@
 #include "sandbox/policy/policy.h"
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
-#include "sbx/sbx.h"
 
 #define THREAD_FLAGS                                                  \
   (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | \
@@ -107,11 +106,12 @@ START_TEST(every_builtin_profile_loads_with_every_layer) {
 END_TEST
 
 START_TEST(builtin_texts_are_reachable_by_file_name) {
-  ck_assert_ptr_nonnull(sbx_builtin_text("renderer.profile"));
-  ck_assert_ptr_nonnull(sbx_builtin_text("common.policy"));
-  ck_assert_ptr_null(sbx_builtin_text("missing.policy"));
+  ck_assert_ptr_nonnull(sbx_builtin_find("renderer.profile"));
+  ck_assert_ptr_nonnull(sbx_builtin_find("common.policy"));
+  ck_assert_ptr_null(sbx_builtin_find("missing.policy"));
   /* Includes are resolved at build time: no @include is left. */
-  ck_assert_ptr_null(strstr(sbx_builtin_text("renderer.policy"), "\n@include"));
+  ck_assert_ptr_null(
+      strstr(sbx_builtin_find("renderer.policy")->text, "\n@include"));
 }
 END_TEST
 

@@ -153,10 +153,12 @@ static gint64 now_ms(void) {
 }
 
 static sbx_sandbox *start(const char *audit_log) {
-  static const sbx_process_type type = {
-      .name = "renderer", .profile = "renderer", .entry = entry};
-  sbx_sandbox_config config = {
-      .types = &type, .n_types = 1, .audit_log = audit_log};
+  static const sbx_process_type type =
+      SBX_PROCESS_TYPE_INIT(.name = "renderer", .profile = "renderer",
+                            .entry = entry);
+  sbx_sandbox_config config =
+      SBX_SANDBOX_CONFIG_INIT(.types = &type, .n_types = 1,
+                              .audit_log = audit_log);
   sbx_sandbox *s = NULL;
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))
@@ -171,11 +173,9 @@ static gboolean spawn(sbx_sandbox *s, job j, uint32_t count, pid_t *pid,
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
   int fds[] = {devnull, devnull, devnull, p[1]};
   request r = {.job = (char)j, .count = count};
-  sbx_spawn_config spawn = {.process_type = "renderer",
-                            .payload = &r,
-                            .payload_len = sizeof r,
-                            .fds = fds,
-                            .n_fds = 4};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .payload = &r,
+                            .payload_len = sizeof r, .fds = fds, .n_fds = 4);
   gboolean ok = sbx_sandbox_spawn(s, &spawn, pid, error);
   close(p[1]);
   if (ok)
@@ -205,7 +205,7 @@ static void read_reply(sbx_sandbox *s, pid_t pid, int fd, void *buf, size_t len,
                   "no reply from the worker within %d ms", timeout_ms);
     ssize_t n = read(fd, (char *)buf + got, len - got);
     if (n <= 0) {
-      sbx_worker_exit e;
+      sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
       GError *error = NULL;
       if (!sbx_sandbox_wait(s, pid, 5000, &e, &error))
         ck_abort_msg("the worker ended before its reply (%s)", error->message);
@@ -216,7 +216,7 @@ static void read_reply(sbx_sandbox *s, pid_t pid, int fd, void *buf, size_t len,
 }
 
 static void wait_exit_zero(sbx_sandbox *s, pid_t pid) {
-  sbx_worker_exit e;
+  sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
   GError *error = NULL;
   if (!sbx_sandbox_wait(s, pid, 20000, &e, &error))
     ck_abort_msg("sbx_sandbox_wait: %s", error->message);

@@ -169,7 +169,7 @@ static void *wait_forever(void *arg) {
   return NULL;
 }
 
-static void run_attack(const sbx_worker_args *args, reply *r) {
+static void run_attack(const sbx_zygote_worker *args, reply *r) {
   const request *q = args->payload;
   errno = 0;
   switch (q->id) {
@@ -242,7 +242,7 @@ static void run_attack(const sbx_worker_args *args, reply *r) {
     r->err = errno;
 }
 
-static int entry(const sbx_worker_args *args) {
+static int entry(const sbx_zygote_worker *args) {
   reply r;
   memset(&r, 0, sizeof r);
   if (args->payload_len < sizeof(request))
@@ -400,7 +400,7 @@ static reply run_with_fd(const char *type, const request *q, int fd) {
   pid_t pid = escape_spawn(type, q, sizeof *q, &fd, 1, &reply_fd);
   bool wrote = escape_read_reply(reply_fd, &r, sizeof r);
   close(reply_fd);
-  sbx_worker_exit e = escape_wait(pid);
+  sbx_zygote_exit e = escape_wait(pid);
   ck_assert_msg(wrote, "%s worker ended without a reply: %s", type, e.detail);
   return r;
 }

@@ -336,7 +336,7 @@ static void probe_privileges(int reply_fd, const void *arg) {
 
 /* ---- The worker --------------------------------------------------------- */
 
-static int entry(const sbx_worker_args *args) {
+static int entry(const sbx_zygote_worker *args) {
   request req;
   memset(&req, 0, sizeof req);
   memcpy(&req, args->payload,
@@ -497,7 +497,7 @@ START_TEST(worker_cannot_trace_or_reach_into_any_process) {
   ck_assert_str_eq(seen, canary);
   close(sibling_reply);
   close(release[1]);
-  ck_assert_int_eq(escape_wait(sibling).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(escape_wait(sibling).reason, SBX_ZYGOTE_EXIT_NORMAL);
   stop_helper(broker_stand_in);
   /* The broker is undumpable: only root can look into it, and even root
    * finds nothing of this test at the canary's address there: the broker
@@ -609,7 +609,7 @@ START_TEST(thread_started_inside_the_worker_is_filtered_too) {
   ck_assert_int_eq(s.r.err, EPERM);
   escape_call k = attack_in("sandboxed", A_THREAD_UNASSIGNED, 0);
   ck_assert(!k.o.wrote);
-  ck_assert_int_eq(k.o.exit.reason, SBX_EXIT_POLICY_KILL);
+  ck_assert_int_eq(k.o.exit.reason, SBX_ZYGOTE_EXIT_POLICY_KILL);
   ck_assert_int_eq(k.o.exit.syscall_nr, UNASSIGNED_NR);
   /* Control: the same threads without the filter. */
   escape_call c = attack_in("control", A_THREAD_SOCKET, 0);
@@ -640,7 +640,7 @@ START_TEST(forged_sigsys_is_ignored_by_the_handler) {
     ck_assert_msg(s.o.wrote, "forgery %d: %s", forged[i], s.o.exit.detail);
     ck_assert_msg(s.r.ret == 0, "forgery %d: %ld errno %ld", forged[i], s.r.ret,
                   s.r.err);
-    ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_NORMAL);
+    ck_assert_int_eq(s.o.exit.reason, SBX_ZYGOTE_EXIT_NORMAL);
   }
   /* Control: the same signals really arrive; a process with the default
    * disposition dies of them. */
@@ -664,14 +664,14 @@ START_TEST(blocking_or_ignoring_sigsys_turns_a_trap_into_death) {
   /* The handler's way: a report of the call, then death by SIGSYS. */
   escape_call t = attack_in("sandboxed", A_TRAP, 0);
   ck_assert(!t.o.wrote);
-  ck_assert_int_eq(t.o.exit.reason, SBX_EXIT_POLICY_KILL);
+  ck_assert_int_eq(t.o.exit.reason, SBX_ZYGOTE_EXIT_POLICY_KILL);
   ck_assert_int_eq(t.o.exit.syscall_nr, UNASSIGNED_NR);
   /* Without the handler the kernel kills outright: nothing returns. */
   const int ways[] = {A_TRAP_WITH_SIGSYS_BLOCKED, A_TRAP_WITH_SIGSYS_IGNORED};
   for (size_t i = 0; i < G_N_ELEMENTS(ways); i++) {
     escape_call s = attack_in("sandboxed", ways[i], 0);
     ck_assert_msg(!s.o.wrote, "way %d returned %ld", ways[i], s.r.ret);
-    ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_SIGNALED);
+    ck_assert_int_eq(s.o.exit.reason, SBX_ZYGOTE_EXIT_SIGNALED);
     ck_assert_int_eq(s.o.exit.signal, SIGSYS);
     /* Control: blocking or ignoring SIGSYS alone kills nobody. */
     escape_call c = attack_in("control", ways[i], 0);
@@ -688,7 +688,7 @@ START_TEST(blocking_or_ignoring_sigsys_turns_a_trap_into_death) {
   open_req.id = A_OPEN_WITH_SIGSYS_BLOCKED;
   escape_call blocked = run_in("brokered", &open_req);
   ck_assert_msg(!blocked.o.wrote, "returned %ld", blocked.r.ret);
-  ck_assert_int_eq(blocked.o.exit.reason, SBX_EXIT_SIGNALED);
+  ck_assert_int_eq(blocked.o.exit.reason, SBX_ZYGOTE_EXIT_SIGNALED);
   ck_assert_int_eq(blocked.o.exit.signal, SIGSYS);
 }
 END_TEST
@@ -734,9 +734,9 @@ START_TEST(worker_holds_only_the_descriptors_it_was_given) {
     bool got = escape_read_reply(fd, &inv, sizeof inv) &&
                escape_read_reply(fd, named, sizeof named);
     close(fd);
-    sbx_worker_exit ex = escape_wait(pid);
+    sbx_zygote_exit ex = escape_wait(pid);
     ck_assert_msg(got, "%s: %s", kinds[k].type, ex.detail);
-    ck_assert_int_eq(ex.reason, SBX_EXIT_NORMAL);
+    ck_assert_int_eq(ex.reason, SBX_ZYGOTE_EXIT_NORMAL);
     ck_assert_int_ge(inv.highest_checked, high + 1);
     ck_assert_int_eq(inv.count, kinds[k].n);
     ck_assert_int_eq(named[0], kinds[k].n - 1);
@@ -797,7 +797,7 @@ START_TEST(worker_has_no_privilege_of_any_kind) {
   ck_assert_int_eq(write(release[1], "x", 1), 1);
   close(release[1]);
   close(fd);
-  ck_assert_int_eq(escape_wait(pid).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(escape_wait(pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
 
   ck_assert_int_eq(p.no_new_privs, 1);
   ck_assert_int_eq(p.capget_rc, 0);
@@ -852,7 +852,7 @@ START_TEST(worker_cannot_open_the_zygote_or_host_binary) {
      * report of it. */
     escape_call s = run_in("sandboxed", &req);
     ck_assert_msg(!s.o.wrote, "%s: %ld", req.path, s.r.ret);
-    ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_POLICY_KILL);
+    ck_assert_int_eq(s.o.exit.reason, SBX_ZYGOTE_EXIT_POLICY_KILL);
     ck_assert_int_eq(s.o.exit.syscall_nr, __NR_openat);
     /* With the broker, as workers run: it denies (no rule names /proc). */
     escape_call b = run_in("brokered", &req);
@@ -905,7 +905,8 @@ START_TEST(policy_is_read_once_before_the_sandbox_starts) {
   ck_assert_ptr_nonnull(dir);
   g_autofree char *profile = g_build_filename(dir, "t.profile", NULL);
   g_autofree char *layer = g_build_filename(dir, "t.policy", NULL);
-  g_autofree char *renderer = g_strdup(sbx_builtin_text("renderer.profile"));
+  g_autofree char *renderer =
+      g_strdup(sbx_builtin_find("renderer.profile")->text);
   ck_assert_ptr_nonnull(renderer);
   /* The renderer profile with a second seccomp layer from the temp dir. */
   g_autofree char *text = NULL;
@@ -933,7 +934,7 @@ START_TEST(policy_is_read_once_before_the_sandbox_starts) {
   ck_assert_uint_lt(strlen(layer), sizeof open_req.path);
   escape_call s = run_in("sandboxed", &open_req);
   ck_assert(!s.o.wrote);
-  ck_assert_int_eq(s.o.exit.reason, SBX_EXIT_POLICY_KILL);
+  ck_assert_int_eq(s.o.exit.reason, SBX_ZYGOTE_EXIT_POLICY_KILL);
   escape_call b = run_in("brokered", &open_req);
   ck_assert_msg(b.o.wrote, "%s", b.o.exit.detail);
   ck_assert_int_eq(b.r.ret, -1);

@@ -298,7 +298,7 @@ static void probe_case(int reply_fd, const void *arg) {
 
 /* ---- The worker --------------------------------------------------------- */
 
-static int entry_attack(const sbx_worker_args *args) {
+static int entry_attack(const sbx_zygote_worker *args) {
   int in[2] = {0, 0};
   memcpy(in, args->payload, sizeof in);
   escape_result out;
@@ -405,7 +405,7 @@ static void check_case(int index) {
     case V_KILL:
       ck_assert_msg(!s.o.wrote, "%s(%d) returned %ld errno %ld", name, nr,
                     s.r.ret, s.r.err);
-      ck_assert_msg(s.o.exit.reason == SBX_EXIT_POLICY_KILL &&
+      ck_assert_msg(s.o.exit.reason == SBX_ZYGOTE_EXIT_POLICY_KILL &&
                         s.o.exit.signal == SIGSYS && s.o.exit.syscall_nr == nr,
                     "%s(%d): %s", name, nr, s.o.exit.detail);
       break;

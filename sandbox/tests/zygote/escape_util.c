@@ -58,11 +58,11 @@ static void start_broker(const sbx_profile *profile) {
     ck_abort_msg("%s", error->message);
 }
 
-void escape_start(sbx_worker_entry entry) {
+void escape_start(sbx_zygote_entry entry) {
   escape_start_profile("renderer", entry);
 }
 
-void escape_start_profile(const char *name, sbx_worker_entry entry) {
+void escape_start_profile(const char *name, sbx_zygote_entry entry) {
   GError *error = NULL;
   g_autoptr(sbx_profile) profile = sbx_profile_load(name, NULL, &error);
   if (!profile)
@@ -226,7 +226,7 @@ bool escape_read_reply(int fd, void *buf, size_t len) {
   return got == len;
 }
 
-sbx_worker_exit escape_wait(pid_t pid) {
+sbx_zygote_exit escape_wait(pid_t pid) {
   sbx_zygote *z = zygote;
   for (guint i = 0; i < brokered_pids->len; i++) {
     if (g_array_index(brokered_pids, pid_t, i) == pid) {
@@ -235,7 +235,7 @@ sbx_worker_exit escape_wait(pid_t pid) {
       break;
     }
   }
-  sbx_worker_exit e;
+  sbx_zygote_exit e;
   GError *error = NULL;
   if (!sbx_zygote_wait(z, pid, 20000, &e, &error))
     ck_abort_msg("%s", error->message);

@@ -22,13 +22,12 @@
 #include <check.h>
 
 #include "sandbox/zygote/zygote.h"
-#include "sbx/sbx.h"
 
 #define ESCAPE_REPLY_FD 3
 
 typedef struct {
   bool wrote; /* the worker wrote its whole reply before it ended */
-  sbx_worker_exit exit;
+  sbx_zygote_exit exit;
 } escape_outcome;
 
 /* The result of one system call as a worker saw it. */
@@ -39,10 +38,10 @@ typedef struct {
 
 /* Fixture: starts the broker and the zygote (types "sandboxed",
  * "brokered" and "control", all running entry), and stops both. */
-void escape_start(sbx_worker_entry entry);
+void escape_start(sbx_zygote_entry entry);
 /* The same with "sandboxed" built from another profile: a built-in name
  * or a path. The profile and its policies are read here, once. */
-void escape_start_profile(const char *profile, sbx_worker_entry entry);
+void escape_start_profile(const char *profile, sbx_zygote_entry entry);
 void escape_stop(void);
 sbx_zygote *escape_zygote(void);
 pid_t escape_broker_pid(void);
@@ -61,7 +60,7 @@ pid_t escape_spawn(const char *type, const void *payload, size_t len,
  * whether all came. */
 bool escape_read_reply(int fd, void *buf, size_t len);
 
-sbx_worker_exit escape_wait(pid_t pid);
+sbx_zygote_exit escape_wait(pid_t pid);
 
 /* Spawns, reads a reply of reply_len bytes, waits. */
 escape_outcome escape_run(const char *type, const void *payload, size_t len,

@@ -4,7 +4,7 @@
  * exit statuses), the worker's start (only its own fds, the self-pid
  * patch, layer ordering and stacking), F2 (zygote and host death), F3
  * (the policy-kill report) and a zygote that stops answering (spawn fails
- * within SBX_REPLY_TIMEOUT_MS). */
+ * within SBX_ZYGOTE_REPLY_TIMEOUT_MS). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,8 +58,8 @@ static pid_t spawn(sbx_zygote *z, const char *type, const void *payload,
   return pid;
 }
 
-static sbx_worker_exit wait_worker(sbx_zygote *z, pid_t pid) {
-  sbx_worker_exit e;
+static sbx_zygote_exit wait_worker(sbx_zygote *z, pid_t pid) {
+  sbx_zygote_exit e;
   GError *error = NULL;
   if (!sbx_zygote_wait(z, pid, 20000, &e, &error))
     ck_abort_msg("sbx_zygote_wait: %s", error->message);
@@ -156,7 +156,7 @@ static int nspid_of(pid_t host_pid, pid_t *ppid) {
 /* ---- Entry functions ----------------------------------------------------- */
 
 /* Writes getpid() to fd 3, then waits for a byte on fd 4. */
-static int entry_report_pid(const sbx_worker_args *args) {
+static int entry_report_pid(const sbx_zygote_worker *args) {
   pid_t self = getpid();
   write_all(3, &self, sizeof self);
   char c;
@@ -167,7 +167,7 @@ static int entry_report_pid(const sbx_worker_args *args) {
 
 /* Echoes the payload to fd 3, then the number of fds it got and the
  * process type's name. */
-static int entry_echo(const sbx_worker_args *args) {
+static int entry_echo(const sbx_zygote_worker *args) {
   write_all(3, args->payload, args->payload_len);
   int n = args->n_fds;
   write_all(3, &n, sizeof n);
@@ -176,7 +176,7 @@ static int entry_echo(const sbx_worker_args *args) {
 }
 
 /* Exits with the first payload byte; 255 means "raise SIGTERM". */
-static int entry_exit_code(const sbx_worker_args *args) {
+static int entry_exit_code(const sbx_zygote_worker *args) {
   unsigned char code =
       args->payload_len ? *(const unsigned char *)args->payload : 0;
   if (code == 255)
@@ -186,7 +186,7 @@ static int entry_exit_code(const sbx_worker_args *args) {
 
 /* Lists every open descriptor to fd 3: count, then numbers, then each one's
  * file type (S_IFMT bits). Also the broker and report fd numbers. */
-static int entry_list_fds(const sbx_worker_args *args) {
+static int entry_list_fds(const sbx_zygote_worker *args) {
   int fds[256];
   int n = sbx_fd_list_open_raw(fds, 256);
   int modes[256];
@@ -202,20 +202,20 @@ static int entry_list_fds(const sbx_worker_args *args) {
   return 0;
 }
 
-static int entry_pause(const sbx_worker_args *args) {
+static int entry_pause(const sbx_zygote_worker *args) {
   for (;;)
     pause();
   return 0;
 }
 
 /* getpriority(0x11, 0x22): trapped by the test's layer. */
-static int entry_trapped_call(const sbx_worker_args *args) {
+static int entry_trapped_call(const sbx_zygote_worker *args) {
   syscall(__NR_getpriority, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66);
   return 0;
 }
 
 /* kill(self) and kill(zygote) with signal 0: results to fd 3. */
-static int entry_kill_targets(const sbx_worker_args *args) {
+static int entry_kill_targets(const sbx_zygote_worker *args) {
   int results[2];
   results[0] = kill(getpid(), 0) == 0 ? 0 : errno;
   results[1] = kill(getppid(), 0) == 0 ? 0 : errno;
@@ -224,14 +224,14 @@ static int entry_kill_targets(const sbx_worker_args *args) {
 }
 
 /* getppid() result and errno to fd 3, for layer-stacking tests. */
-static int entry_getppid(const sbx_worker_args *args) {
+static int entry_getppid(const sbx_zygote_worker *args) {
   long r = syscall(__NR_getppid);
   int out[2] = {(int)r, r < 0 ? errno : 0};
   write_all(3, out, sizeof out);
   return 0;
 }
 
-static int entry_status(const sbx_worker_args *args) {
+static int entry_status(const sbx_zygote_worker *args) {
   if (!args->status)
     return 10;
   write_all(3, args->status, sizeof *args->status);
@@ -259,9 +259,9 @@ START_TEST(zygote_reports_worker_pid_as_host_sees_it) {
   ck_assert_int_ne(inner, pid);
   ck_assert_int_eq(ppid, sbx_zygote_pid(z));
   ck_assert_int_eq(write(hold[1], "x", 1), 1);
-  sbx_worker_exit e = wait_worker(z, pid);
+  sbx_zygote_exit e = wait_worker(z, pid);
   ck_assert_int_eq(e.pid, pid);
-  ck_assert_int_eq(e.reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(e.reason, SBX_ZYGOTE_EXIT_NORMAL);
   ck_assert_int_eq(e.exit_code, 0);
   sbx_zygote_stop(z);
 }
@@ -287,7 +287,7 @@ START_TEST(zygote_delivers_payload_descriptors_and_type) {
   memcpy(&n_fds, got + sizeof payload, sizeof n_fds);
   ck_assert_int_eq(n_fds, 4);
   ck_assert_int_eq(memcmp(got + sizeof payload + sizeof(int), "echo", 4), 0);
-  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
   sbx_zygote_stop(z);
 }
 END_TEST
@@ -298,11 +298,11 @@ START_TEST(zygote_reports_exit_codes_and_signals) {
   unsigned char seven = 7, segv = 255;
   pid_t a = spawn(z, "t", &seven, 1, NULL, 0);
   pid_t b = spawn(z, "t", &segv, 1, NULL, 0);
-  sbx_worker_exit eb = wait_worker(z, b);
-  sbx_worker_exit ea = wait_worker(z, a);
-  ck_assert_int_eq(ea.reason, SBX_EXIT_NORMAL);
+  sbx_zygote_exit eb = wait_worker(z, b);
+  sbx_zygote_exit ea = wait_worker(z, a);
+  ck_assert_int_eq(ea.reason, SBX_ZYGOTE_EXIT_NORMAL);
   ck_assert_int_eq(ea.exit_code, 7);
-  ck_assert_int_eq(eb.reason, SBX_EXIT_SIGNALED);
+  ck_assert_int_eq(eb.reason, SBX_ZYGOTE_EXIT_SIGNALED);
   ck_assert_int_eq(eb.signal, SIGTERM);
   ck_assert_ptr_nonnull(strstr(eb.detail, "signal 15"));
   sbx_zygote_status st;
@@ -348,7 +348,7 @@ START_TEST(worker_starts_with_only_the_descriptors_it_was_given) {
     ck_assert_int_ne(modes[i], S_IFDIR);
     ck_assert_int_ne(modes[i], S_IFSOCK);
   }
-  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
   close(dir);
   close(sv[0]);
   close(sv[1]);
@@ -369,8 +369,8 @@ START_TEST(zygote_death_kills_every_worker_and_the_host_is_told) {
   ck_assert_int_eq(kill(sbx_zygote_pid(z), SIGKILL), 0);
   bool seen[3] = {false, false, false};
   for (int k = 0; k < 3; k++) {
-    sbx_worker_exit e = wait_worker(z, -1);
-    ck_assert_int_eq(e.reason, SBX_EXIT_ZYGOTE_DIED);
+    sbx_zygote_exit e = wait_worker(z, -1);
+    ck_assert_int_eq(e.reason, SBX_ZYGOTE_EXIT_ZYGOTE_DIED);
     for (int i = 0; i < 3; i++)
       if (e.pid == w[i])
         seen[i] = true;
@@ -381,10 +381,10 @@ START_TEST(zygote_death_kills_every_worker_and_the_host_is_told) {
     ck_assert_int_eq(kill(w[i], 0), -1);
     ck_assert_int_eq(errno, ESRCH);
   }
-  sbx_worker_exit e;
+  sbx_zygote_exit e;
   GError *error = NULL;
   ck_assert(!sbx_zygote_wait(z, -1, 0, &e, &error));
-  ck_assert(g_error_matches(error, SBX_ERROR, SBX_ERROR_ZYGOTE_DIED));
+  ck_assert(g_error_matches(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_DIED));
   g_error_free(error);
   sbx_zygote_stop(z);
 }
@@ -408,12 +408,13 @@ START_TEST(a_spawn_answered_after_its_timeout_kills_that_worker) {
   gint64 t0 = g_get_monotonic_time() / 1000;
   ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
   gint64 waited = g_get_monotonic_time() / 1000 - t0;
-  ck_assert_msg(g_error_matches(error, SBX_ERROR, SBX_ERROR_FAILED) &&
-                    strstr(error->message, "spawn request within 5000 ms"),
-                "%s", error ? error->message : "no error");
+  ck_assert_msg(
+      g_error_matches(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED) &&
+          strstr(error->message, "spawn request within 5000 ms"),
+      "%s", error ? error->message : "no error");
   g_clear_error(&error);
-  ck_assert_int_ge(waited, SBX_REPLY_TIMEOUT_MS - 100);
-  ck_assert_int_lt(waited, SBX_REPLY_TIMEOUT_MS + 3000);
+  ck_assert_int_ge(waited, SBX_ZYGOTE_REPLY_TIMEOUT_MS - 100);
+  ck_assert_int_lt(waited, SBX_ZYGOTE_REPLY_TIMEOUT_MS + 3000);
 
   ck_assert_int_eq(kill(zygote, SIGCONT), 0);
   sbx_zygote_status st = {0};
@@ -429,10 +430,10 @@ START_TEST(a_spawn_answered_after_its_timeout_kills_that_worker) {
   ck_assert_int_eq(kill(kept, 0), 0);
 
   ck_assert_int_eq(kill(kept, SIGKILL), 0);
-  sbx_worker_exit e = wait_worker(z, -1);
+  sbx_zygote_exit e = wait_worker(z, -1);
   ck_assert_int_eq(e.pid, kept);
   ck_assert(!sbx_zygote_wait(z, -1, 0, &e, &error));
-  ck_assert(g_error_matches(error, SBX_ERROR, SBX_ERROR_INVALID));
+  ck_assert(g_error_matches(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID));
   g_error_free(error);
   sbx_zygote_stop(z);
 }
@@ -538,8 +539,8 @@ START_TEST(zygote_reports_the_syscall_and_arguments_of_a_policy_kill) {
                        .n_layers = 1};
   sbx_zygote *z = start(&t, 1);
   pid_t pid = spawn(z, "t", NULL, 0, NULL, 0);
-  sbx_worker_exit e = wait_worker(z, pid);
-  ck_assert_int_eq(e.reason, SBX_EXIT_POLICY_KILL);
+  sbx_zygote_exit e = wait_worker(z, pid);
+  ck_assert_int_eq(e.reason, SBX_ZYGOTE_EXIT_POLICY_KILL);
   ck_assert_int_eq(e.signal, SIGSYS);
   ck_assert_int_eq(e.syscall_nr, __NR_getpriority);
   ck_assert_uint_eq(e.syscall_args[0], 0x11);
@@ -556,8 +557,8 @@ START_TEST(worker_without_the_layer_runs_the_same_call) {
   sbx_zygote_type t = {.name = "t", .entry = entry_trapped_call};
   sbx_zygote *z = start(&t, 1);
   pid_t pid = spawn(z, "t", NULL, 0, NULL, 0);
-  sbx_worker_exit e = wait_worker(z, pid);
-  ck_assert_int_eq(e.reason, SBX_EXIT_NORMAL);
+  sbx_zygote_exit e = wait_worker(z, pid);
+  ck_assert_int_eq(e.reason, SBX_ZYGOTE_EXIT_NORMAL);
   sbx_zygote_stop(z);
 }
 END_TEST
@@ -569,8 +570,8 @@ START_TEST(zygote_reports_a_layer_that_cannot_be_installed) {
       .name = "t", .entry = entry_pause, .layers = &layer, .n_layers = 1};
   sbx_zygote *z = start(&t, 1);
   pid_t pid = spawn(z, "t", NULL, 0, NULL, 0);
-  sbx_worker_exit e = wait_worker(z, pid);
-  ck_assert_int_eq(e.reason, SBX_EXIT_SETUP_FAILED);
+  sbx_zygote_exit e = wait_worker(z, pid);
+  ck_assert_int_eq(e.reason, SBX_ZYGOTE_EXIT_SETUP_FAILED);
   ck_assert_ptr_nonnull(strstr(e.detail, "seccomp filter 0"));
   sbx_zygote_stop(z);
 }
@@ -596,7 +597,7 @@ START_TEST(each_worker_may_signal_itself_and_nobody_else) {
     close(out[0]);
     ck_assert_int_eq(results[0], 0);     /* itself */
     ck_assert_int_eq(results[1], EPERM); /* the zygote */
-    ck_assert_int_eq(wait_worker(z, pid).reason, SBX_EXIT_NORMAL);
+    ck_assert_int_eq(wait_worker(z, pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
   }
   g_free(layer.insns);
   sbx_zygote_stop(z);
@@ -620,7 +621,7 @@ static void check_stacking(uint32_t first, uint32_t second, int want_ret,
   ck_assert_uint_eq(read_all(out[0], got, sizeof got), sizeof got);
   ck_assert_int_eq(got[0], want_ret);
   ck_assert_int_eq(got[1], want_errno);
-  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
   g_free(layers[0].insns);
   g_free(layers[1].insns);
   sbx_zygote_stop(z);
@@ -650,30 +651,26 @@ START_TEST(worker_status_reports_every_layer_from_the_kernel) {
   int fds[] = {0, 1, 2, out[1]};
   pid_t pid = spawn(z, "statusy", NULL, 0, fds, 4);
   close(out[1]);
-  sbx_sandbox_status st;
+  sbx_process_status st;
   ck_assert_uint_eq(read_all(out[0], &st, sizeof st), sizeof st);
-  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_EXIT_NORMAL);
+  ck_assert_int_eq(wait_worker(z, pid).reason, SBX_ZYGOTE_EXIT_NORMAL);
   ck_assert_str_eq(st.process_type, "statusy");
-  ck_assert_int_eq(st.user_ns, SBX_LAYER_ON);
-  ck_assert_int_eq(st.pid_ns, SBX_LAYER_ON);
-  ck_assert_int_eq(st.net_ns, SBX_LAYER_ON);
-  ck_assert_int_eq(st.ipc_ns, SBX_LAYER_ON);
-  ck_assert_int_eq(st.empty_root, SBX_LAYER_ON);
-  ck_assert_int_eq(st.no_capabilities, SBX_LAYER_ON);
-  ck_assert_int_eq(st.no_new_privs, SBX_LAYER_ON);
-  ck_assert_int_eq(st.undumpable, SBX_LAYER_ON);
-  ck_assert_int_eq(st.new_session, SBX_LAYER_ON);
-  ck_assert_int_eq(st.seccomp, SBX_LAYER_ON);
-  ck_assert_int_eq(st.seccomp_filters, 1);
-  ck_assert_str_eq(st.seccomp_layers[0], "test-layer");
-  ck_assert_int_eq(st.landlock, SBX_LAYER_ON);
-  ck_assert_int_ge(st.landlock_abi, 1);
-  ck_assert_int_eq(st.open_fds, 5);
-  char text[2048];
-  size_t len = sbx_sandbox_status_format(&st, text, sizeof text);
-  ck_assert_uint_lt(len, sizeof text);
-  ck_assert_ptr_nonnull(strstr(text, "seccomp: on (1 filters: test-layer)"));
-  ck_assert_ptr_nonnull(strstr(text, "landlock: on (abi"));
+  for (int i = 0; i < 4; i++) /* user, pid, net, ipc */
+    ck_assert_int_eq(st.kernel.ns[i], SBX_TRI_YES);
+  ck_assert_int_eq(st.kernel.root_replaced, SBX_TRI_YES);
+  ck_assert_int_eq(st.kernel.caps_empty, SBX_TRI_YES);
+  ck_assert_int_eq(st.kernel.no_new_privs, SBX_TRI_YES);
+  ck_assert_int_eq(st.kernel.dumpable, SBX_TRI_NO);
+  ck_assert_int_eq(st.kernel.new_session, SBX_TRI_YES);
+  ck_assert_int_eq(st.kernel.seccomp_mode, 2);
+  ck_assert_int_eq(st.kernel.seccomp_filters, 1);
+  ck_assert_uint_eq(st.n_filters, 1);
+  ck_assert_str_eq(st.filters[0], "test-layer");
+  ck_assert(!st.broker);
+  ck_assert_int_eq(st.kernel.landlock, SBX_TRI_YES);
+  ck_assert_int_ge(st.kernel.landlock_abi, 1);
+  ck_assert_int_eq(st.kernel.open_fds, 5);
+  ck_assert(st.fully_sandboxed);
   g_free(layer.insns);
   sbx_zygote_stop(z);
 }
