@@ -27,7 +27,7 @@ ROOT=$PWD
 # Benchmarks: bubblewrap (comparison only).
 PACKAGES=(
   generate-ninja ninja-build gcc pkg-config python3
-  clang llvm-14 libclang-rt-14-dev
+  clang llvm-14 libclang-rt-14-dev clang-format
   libseccomp-dev libglib2.0-dev check libjson-glib-dev zlib1g-dev
   util-linux sqlite3 tar gzip bubblewrap
 )
@@ -135,7 +135,29 @@ run_fuzzers() {
   done
 }
 
+# Every C file must be as clang-format (the checked-in .clang-format) writes
+# it; each one that is not counts as a failure and is named.
+check_format() {
+  local files f bad=()
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files '*.c' '*.h')
+  else
+    files=$(find sandbox tools examples -name '*.[ch]' | sort)
+  fi
+  for f in $files; do
+    clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+  done
+  if [ ${#bad[@]} -eq 0 ]; then
+    echo "format: every C file as .clang-format writes it"
+    TOTAL_PASSED=$((TOTAL_PASSED + 1))
+  else
+    log "not formatted (run clang-format -i on them): ${bad[*]}"
+    TOTAL_FAILED=$((TOTAL_FAILED + ${#bad[@]}))
+  fi
+}
+
 cmd_test() {
+  check_format
   build_default
   run_check out/Default
   if [ "${SBX_SKIP_ASAN:-0}" != 1 ]; then

@@ -15,7 +15,9 @@
 /* The domain's name is its first argument, stringified: clang-format
  * would put spaces into it, and hosts may match on the name. */
 // clang-format off
-G_DEFINE_QUARK(sbx-error-quark, sbx_error)
+GQuark sbx_error_quark(void) {
+  return g_quark_from_static_string("sbx-error-quark");
+}
 // clang-format on
 
 static sbx_error_code zygote_code(int code) {

@@ -6,7 +6,7 @@
  * never overflow; they keep counting, so the caller learns the length the
  * whole text needed (like snprintf's return value).
  *
- * Everything here is ASYNC-SIGNAL-SAFE and allocates nothing.
+ * Everything here is Async-signal-safe and allocates nothing.
  */
 #ifndef SBX_BASE_STRBUF_H_
 #define SBX_BASE_STRBUF_H_

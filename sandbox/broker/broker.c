@@ -140,7 +140,7 @@ typedef struct {
 } child_plan;
 
 /* The forked child: its descriptors as broker_process.h lays them out,
- * then the embedded program. ASYNC-SIGNAL-SAFE up to the exec; only where
+ * then the embedded program. Async-signal-safe up to the exec; only where
  * the kernel refuses to execute the image does it go on as a fork. */
 static void G_GNUC_NORETURN run_child(const child_plan *p) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != p->parent)

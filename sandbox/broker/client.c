@@ -84,16 +84,16 @@ static int raw_fstat(int fd, struct stat *st) {
 }
 
 typedef enum {
-  SENT_REPLIED,   /* the result is the broker's answer */
-  SENT_LOST,      /* no answer (transport failure): the channel is unusable */
+  SENT_REPLIED, /* the result is the broker's answer */
+  SENT_LOST,    /* no answer (transport failure): the channel is unusable */
 } exchange_status;
 
 /* Signal-safe. Sends `req` and the paths on send_fd (passing pass_fd in
  * SCM_RIGHTS when >= 0), then reads one reply on recv_fd and checks it.
  * Returns the result, with *status saying whether the broker answered. */
-static int exchange(const sbx_broker_client *client, int send_fd,
-                    int pass_fd, int recv_fd, const sbx_broker_request *req,
-                    transaction *t, exchange_status *status) {
+static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
+                    int recv_fd, const sbx_broker_request *req, transaction *t,
+                    exchange_status *status) {
   *status = SENT_LOST;
   size_t len1 = req->path_len, len2 = req->path2_len;
   struct iovec iov[3] = {
@@ -104,7 +104,9 @@ static int exchange(const sbx_broker_client *client, int send_fd,
   sbx_broker_fd_cmsg cbuf;
   struct msghdr msg = {
       .msg_iov = iov,
-      .msg_iovlen = len2 ? 3 : len1 ? 2 : 1,
+      .msg_iovlen = len2   ? 3
+                    : len1 ? 2
+                           : 1,
   };
   if (pass_fd >= 0)
     sbx_broker_msg_attach_fd(&msg, &cbuf, pass_fd);
@@ -271,12 +273,10 @@ static sbx_broker_client_slot *claim(sbx_broker_client *client) {
         continue;
       if (from == SLOT_FREE && slot_usable(slot))
         return slot;
-      unsigned refused =
-          __atomic_load_n(&client->refused, __ATOMIC_RELAXED);
+      unsigned refused = __atomic_load_n(&client->refused, __ATOMIC_RELAXED);
       if (refused > 0) {
         __atomic_compare_exchange_n(&client->refused, &refused, refused - 1,
-                                    false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED);
+                                    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
       } else if (attach(client, slot)) {
         return slot;
       }

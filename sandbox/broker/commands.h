@@ -1,5 +1,6 @@
-/* The broker's command table: for each command, what it carries, which
- * permission it needs and which handler serves it.
+/* The broker's command table: for each command, what it carries and which
+ * permission it needs (commands_table.c); and the handlers that serve it
+ * in the broker (commands.c).
  *
  * Why it exists: what a worker may ask is visible in one place (as in
  * OpenSSH's privilege-separation monitor). The decoder, the client's
@@ -14,6 +15,7 @@
 #ifndef SBX_BROKER_COMMANDS_H_
 #define SBX_BROKER_COMMANDS_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,8 +30,8 @@ typedef struct {
   pid_t pid; /* the sender, as the kernel reported it */
   const sbx_broker_request_view *request;
   /* out */
-  int fd;              /* descriptor to hand over, or -1 */
-  void *payload;       /* SBX_BROKER_MAX_PAYLOAD bytes */
+  int fd;        /* descriptor to hand over, or -1 */
+  void *payload; /* SBX_BROKER_MAX_PAYLOAD bytes */
   size_t payload_len;
   sbx_decision decision;
 } sbx_broker_call;
@@ -48,13 +50,11 @@ typedef struct {
   sbx_fs_op op;
   sbx_broker_shows shows;
   uint32_t implied_at_flags; /* LSTAT: AT_SYMLINK_NOFOLLOW */
-  unsigned n_paths;       /* 1 or 2 */
-  const char *permission; /* the right it needs, for documentation */
+  unsigned n_paths;          /* 1 or 2 */
+  const char *permission;    /* the right it needs, for documentation */
   /* Field rules (see sbx_broker_command_refusal): 0 or -EINVAL.
    * Async-signal-safe. */
   int (*check)(uint32_t flags, uint32_t arg);
-  /* Returns the result (>= 0 or -errno); sets fd/payload/decision. */
-  int (*handler)(sbx_broker_call *call);
 } sbx_broker_command;
 
 /* The table entry for a command, or NULL. Async-signal-safe. */
@@ -68,5 +68,12 @@ const char *sbx_broker_command_name(uint16_t command);
  * table of file-system calls (sbx_fs_format_flags with the command's op):
  * LSTAT shows AT_SYMLINK_NOFOLLOW, MKDIR its mode. */
 uint32_t sbx_broker_command_shown_flags(const sbx_broker_request_view *q);
+
+/* The broker's side (commands.c): runs the handler of call->request's
+ * command. Returns the result (>= 0 or -errno) and sets the call's fd,
+ * payload and decision; -EINVAL for a command without a handler (the
+ * decoder lets none through). */
+int sbx_broker_command_run(sbx_broker_call *call);
+bool sbx_broker_command_has_handler(uint16_t command);
 
 #endif /* SBX_BROKER_COMMANDS_H_ */

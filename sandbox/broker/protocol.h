@@ -51,18 +51,18 @@
 /* The command set: what a worker may ask. What each carries, needs and
  * who handles it is the table in commands.c, the one authority on it. */
 typedef enum {
-  SBX_BROKER_CMD_OPEN = 1,  /* flags: open flags; arg: create mode */
-  SBX_BROKER_CMD_ACCESS,    /* flags: F_OK|R_OK|W_OK|X_OK; arg: AT_ flags */
-  SBX_BROKER_CMD_STAT,      /* payload: struct stat (symlinks followed) */
-  SBX_BROKER_CMD_LSTAT,     /* payload: struct stat (not followed) */
-  SBX_BROKER_CMD_STATX,     /* flags: AT_ flags; arg: mask; struct statx */
-  SBX_BROKER_CMD_READLINK,  /* arg: buffer size; payload: the target */
-  SBX_BROKER_CMD_MKDIR,     /* arg: mode */
+  SBX_BROKER_CMD_OPEN = 1, /* flags: open flags; arg: create mode */
+  SBX_BROKER_CMD_ACCESS,   /* flags: F_OK|R_OK|W_OK|X_OK; arg: AT_ flags */
+  SBX_BROKER_CMD_STAT,     /* payload: struct stat (symlinks followed) */
+  SBX_BROKER_CMD_LSTAT,    /* payload: struct stat (not followed) */
+  SBX_BROKER_CMD_STATX,    /* flags: AT_ flags; arg: mask; struct statx */
+  SBX_BROKER_CMD_READLINK, /* arg: buffer size; payload: the target */
+  SBX_BROKER_CMD_MKDIR,    /* arg: mode */
   SBX_BROKER_CMD_RMDIR,
   SBX_BROKER_CMD_UNLINK,
-  SBX_BROKER_CMD_RENAME,    /* path -> path2; flags: RENAME_NOREPLACE or
-                               RENAME_EXCHANGE */
-  SBX_BROKER_CMD_END,       /* one past the last command */
+  SBX_BROKER_CMD_RENAME, /* path -> path2; flags: RENAME_NOREPLACE or
+                            RENAME_EXCHANGE */
+  SBX_BROKER_CMD_END,    /* one past the last command */
 } sbx_broker_command_id;
 
 /* Transport: a bare header (no path, flags or argument) on a worker

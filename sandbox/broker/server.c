@@ -551,7 +551,7 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
       .payload_len = 0,
       .decision = {.granted = false, .reason = "no decision"},
   };
-  int result = sbx_broker_command_find(q.command)->handler(&call);
+  int result = sbx_broker_command_run(&call);
   s->stats.requests++;
   s->stats.denied += !call.decision.granted;
   reply_outcome out = answer(s, ch, &q, reply_fd, result, &call);

@@ -169,3 +169,20 @@ gboolean sbx_layer_apply(sbx_layer_plan *plan, sbx_layer_process *process,
   g_set_error(error, SBX_LAYERS_ERROR, SBX_LAYERS_ERROR_FAILED, "%s", what);
   return FALSE;
 }
+
+gboolean sbx_self_pid_check(const sbx_bpf_program *program, GError **error) {
+  for (size_t i = 0; i < program->n_self_pid_relocs; i++) {
+    uint32_t at = program->self_pid_relocs[i];
+    if (at >= program->len || !sbx_self_pid_site_ok(&program->insns[at]) ||
+        program->insns[at].k != SBX_BPF_SELF_PID_UNPATCHED) {
+      g_set_error(error, SBX_LAYERS_ERROR, SBX_LAYERS_ERROR_INVALID,
+                  "self-pid relocation %zu names instruction %u of a "
+                  "%zu-instruction program, which is not a conditional "
+                  "jump on 0x%x: the program and its relocations do not "
+                  "belong together",
+                  i, at, program->len, SBX_BPF_SELF_PID_UNPATCHED);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}

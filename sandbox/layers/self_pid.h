@@ -20,6 +20,7 @@
 #ifndef SBX_LAYERS_SELF_PID_H_
 #define SBX_LAYERS_SELF_PID_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,10 +30,14 @@
 
 #include "sandbox/kernel/seccomp/bpf.h"
 
-/* Parent side: every relocation of program names a conditional jump whose
- * constant is SBX_BPF_SELF_PID_UNPATCHED. The error names the first one
+/* Parent side (plan.c): every relocation of program names a conditional jump
+ * whose constant is SBX_BPF_SELF_PID_UNPATCHED. The error names the first one
  * that does not. */
 gboolean sbx_self_pid_check(const sbx_bpf_program *program, GError **error);
+
+/* Whether insn can carry the pid: a conditional jump on a constant.
+ * Async-signal-safe. */
+bool sbx_self_pid_site_ok(const struct sock_filter *insn);
 
 /* Writes pid into the constant of each relocated instruction. Returns the
  * number written, or -EINVAL (nothing written) when a relocation is out of

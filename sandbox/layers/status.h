@@ -11,7 +11,7 @@
  *
  * What it trusts: the kernel's answers over the installer's beliefs; a
  * field the kernel could not be asked about stays unknown.
- * Everything here is ASYNC-SIGNAL-SAFE and allocates nothing.
+ * Everything here is Async-signal-safe and allocates nothing.
  */
 #ifndef SBX_LAYERS_STATUS_H_
 #define SBX_LAYERS_STATUS_H_

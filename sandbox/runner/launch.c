@@ -59,19 +59,19 @@ typedef struct {
 
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
 
-/* ASYNC-SIGNAL-SAFE. */
+/* Async-signal-safe. */
 static void send_msg(int chan, uint32_t kind, int32_t value) {
   child_msg m = {kind, 0, 0, value};
   (void)send(chan, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-/* ASYNC-SIGNAL-SAFE. */
+/* Async-signal-safe. */
 static _Noreturn void child_fail(int chan, uint32_t kind, int err) {
   send_msg(chan, kind, err);
   _exit(SBX_RUN_EXIT_SETUP);
 }
 
-/* A step of the layers engine failed. ASYNC-SIGNAL-SAFE. */
+/* A step of the layers engine failed. Async-signal-safe. */
 static _Noreturn void layers_failed(int chan, uint32_t kind,
                                     const sbx_layer_result *r) {
   child_msg m = {kind, r->step, r->detail, r->error};
@@ -80,12 +80,12 @@ static _Noreturn void layers_failed(int chan, uint32_t kind,
 }
 
 /* A handler that does nothing: init takes signals with sigwaitinfo, and
- * a pid-1 process would otherwise have them discarded. ASYNC-SIGNAL-SAFE. */
+ * a pid-1 process would otherwise have them discarded. Async-signal-safe. */
 static void ignore_signal(int sig) {
   (void)sig;
 }
 
-/* The program: stack its own filters, exec. ASYNC-SIGNAL-SAFE. */
+/* The program: stack its own filters, exec. Async-signal-safe. */
 static _Noreturn void run_program(const child_args *a, int chan) {
   sbx_run_plan *p = a->plan;
   struct sigaction dfl;
@@ -108,7 +108,7 @@ static _Noreturn void run_program(const child_args *a, int chan) {
 }
 
 /* pid 1 of the sandbox: init's layers by the engine (sandbox/layers/
- * apply.h), then the listener handed over. ASYNC-SIGNAL-SAFE from here to
+ * apply.h), then the listener handed over. Async-signal-safe from here to
  * the end. */
 static _Noreturn void run_init(const child_args *a) {
   sbx_run_plan *p = a->plan;

@@ -154,7 +154,7 @@ static gboolean learning_filter(int chan_fd, sbx_bpf_program *out,
  * with ^C still leaves a record to write. */
 static const int terminal_signals[] = {SIGINT, SIGQUIT};
 
-/* Between fork and exec. ASYNC-SIGNAL-SAFE. */
+/* Between fork and exec. Async-signal-safe. */
 static _Noreturn void run_child(int chan, int chan_fd,
                                 const sbx_bpf_program *prog,
                                 const char *program, char **argv,

@@ -1,4 +1,4 @@
-/* The zygote's loop: see server.h. ASYNC-SIGNAL-SAFE throughout; the
+/* The zygote's loop: see server.h. Async-signal-safe throughout; the
  * only memory is what the host allocated before forking. */
 #include "sandbox/zygote/server.h"
 

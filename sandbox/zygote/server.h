@@ -16,7 +16,7 @@
  * state the host prepared before forking it. It refuses malformed
  * requests (the descriptors they carried are closed) and tells the host.
  *
- * Everything after sbx_zygote_server_main() begins is ASYNC-SIGNAL-SAFE
+ * Everything after sbx_zygote_server_main() begins is Async-signal-safe
  * and allocates nothing: all memory was allocated by the host before the
  * fork.
  */
@@ -54,7 +54,7 @@ typedef struct {
   sigset_t host_sigmask;
   /* The policy-kill handler reads the report fd here (report.h). */
   int report_fd_slot;
-  /* Runs once in the zygote before READY, ASYNC-SIGNAL-SAFE: registers
+  /* Runs once in the zygote before READY, Async-signal-safe: registers
    * the broker client's trap handlers. NULL when no type uses the broker. */
   int (*register_broker_traps_raw)(void *client);
   void *broker_client;

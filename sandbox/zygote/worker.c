@@ -10,7 +10,7 @@
 #include "sandbox/zygote/protocol.h"
 #include "sandbox/zygote/report.h"
 
-/* ASYNC-SIGNAL-SAFE. */
+/* Async-signal-safe. */
 _Noreturn static void fail(int report_fd, sbx_layer_step step, int detail,
                            int err) {
   sbx_report_setup_failure(report_fd, step, detail, err);
@@ -20,7 +20,7 @@ _Noreturn static void fail(int report_fd, sbx_layer_step step, int detail,
 /* The descriptors a worker keeps: the host's at 0..n-1 (each missing
  * stdio slot a /dev/null of its own: one source may not feed two
  * targets), then the broker channel and the report pipe. Returns the
- * number of entries or -errno. ASYNC-SIGNAL-SAFE. */
+ * number of entries or -errno. Async-signal-safe. */
 static int descriptors(const sbx_worker_plan *plan,
                        const sbx_worker_spawn *spawn, sbx_fd_keep *keep,
                        int *n_user) {
@@ -45,7 +45,7 @@ static int descriptors(const sbx_worker_plan *plan,
   return (int)n;
 }
 
-/* ASYNC-SIGNAL-SAFE up to the entry call. */
+/* Async-signal-safe up to the entry call. */
 _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
                                   const sbx_worker_spawn *spawn) {
   sigprocmask(SIG_SETMASK, &spawn->sigmask, NULL);

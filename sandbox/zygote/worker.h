@@ -16,7 +16,7 @@
  *
  * What it trusts: the plan, which the zygote built from the host's
  * configuration before any worker existed. Everything here up to the
- * entry call is ASYNC-SIGNAL-SAFE and allocates nothing: the zygote may
+ * entry call is Async-signal-safe and allocates nothing: the zygote may
  * have been forked from a process whose other threads held locks.
  */
 #ifndef SBX_ZYGOTE_WORKER_H_
@@ -56,7 +56,7 @@ typedef struct {
   sbx_layer_plan layers;
   sbx_zygote_entry entry;
   void *entry_data;
-  /* ASYNC-SIGNAL-SAFE: gives the broker client its channel. */
+  /* Async-signal-safe: gives the broker client its channel. */
   int (*broker_attach_raw)(void *client, int channel_fd);
 } sbx_worker_plan;
 
@@ -83,7 +83,7 @@ typedef struct {
 
 /* Applies the plan's layers in the worker's own copy of it (the programs
  * are patched there) and exits with the entry's return value. Never
- * returns. ASYNC-SIGNAL-SAFE up to the entry call. */
+ * returns. Async-signal-safe up to the entry call. */
 _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
                                   const sbx_worker_spawn *spawn);
 

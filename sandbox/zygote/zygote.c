@@ -24,7 +24,9 @@
 /* The domain's name is its first argument, stringified: clang-format
  * would put spaces into it. */
 // clang-format off
-G_DEFINE_QUARK(sbx-zygote-error-quark, sbx_zygote_error)
+GQuark sbx_zygote_error_quark(void) {
+  return g_quark_from_static_string("sbx-zygote-error-quark");
+}
 // clang-format on
 
 typedef struct {
@@ -68,8 +70,8 @@ static void free_server(sbx_zygote_server *s) {
  * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
 static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
   size_t len = capacity * sizeof(sbx_zygote_slot);
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
   if (p == MAP_FAILED) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: mapping a table of %zu workers: %s", capacity,
@@ -145,7 +147,8 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
         layers,
         t->layer_names && t->layer_names[j] ? t->layer_names[j] : "unnamed",
         &t->layers[j], error);
-  ok = ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
+  ok =
+      ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
   if (ok && t->landlock)
     ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
                                      t->landlock_optional, t->landlock_min_abi,

@@ -99,7 +99,7 @@ typedef struct {
   bool host_root;      /* keep the host's file tree instead of an empty root */
   size_t max_workers;  /* alive at once; 0: 256 */
   /* The broker client, when a type uses the broker. Both hooks are
-   * ASYNC-SIGNAL-SAFE; register runs once in the zygote before any
+   * Async-signal-safe; register runs once in the zygote before any
    * worker, attach in each worker (worker.h). broker_client is
    * borrowed: the zygote's copy of the host's memory is what they use. */
   int (*register_broker_traps_raw)(void *client);

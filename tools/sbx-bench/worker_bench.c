@@ -118,8 +118,8 @@ static gboolean bench_host_start(bench_host *b, GError **error) {
   b->sandbox = NULL;
   b->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (b->devnull < 0) {
-    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
-                "bench: open /dev/null: %s", g_strerror(errno));
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "bench: open /dev/null: %s",
+                g_strerror(errno));
     return FALSE;
   }
   sbx_process_type type =
@@ -150,8 +150,8 @@ static gboolean bench_reap(bench_host *b, pid_t pid, GError **error) {
 /* Spawns a worker in mode with the write end of a new pipe as REPORT_FD
  * (and release_fd as RELEASE_FD when >= 0); the read end goes to
  * *report_fd. */
-static gboolean bench_spawn(bench_host *b, int mode, int release_fd,
-                            pid_t *pid, int *report_fd, GError **error) {
+static gboolean bench_spawn(bench_host *b, int mode, int release_fd, pid_t *pid,
+                            int *report_fd, GError **error) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "bench: pipe2: %s",

@@ -118,7 +118,7 @@ typedef enum {
 } sbx_landlock_error_code;
 
 /* The running kernel's Landlock ABI: >= 1, or 0 when Landlock is missing
- * or disabled (ENOSYS / EOPNOTSUPP). ASYNC-SIGNAL-SAFE. */
+ * or disabled (ENOSYS / EOPNOTSUPP). Async-signal-safe. */
 int sbx_landlock_abi_version(void);
 
 /* The rights of each kind that ABI abi has (capped at ABI 7). */
@@ -199,7 +199,7 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
 /* Child-side: sets no_new_privs (Landlock requires it or CAP_SYS_ADMIN,
  * and sbx never relies on the latter) and enforces the ruleset on the
  * calling thread; threads created later inherit it. Does not close fd.
- * ASYNC-SIGNAL-SAFE. Returns 0 or -errno. */
+ * Async-signal-safe. Returns 0 or -errno. */
 int sbx_landlock_restrict_self_raw(int ruleset_fd, uint32_t restrict_flags);
 
 /* The same for a process that sandboxes itself; the error says what to try.
@@ -211,7 +211,7 @@ gboolean sbx_landlock_restrict_self(int ruleset_fd, uint32_t restrict_flags,
  *   landlock: abi 7 (kernel 7), fs=0xffff net=0x3 scoped=0x3, 2 path rules
  *   landlock: dropped at abi 6: scopes (abstract unix socket, signal): ...
  * into buf (NUL-terminated when len > 0); returns the full length like
- * snprintf. ASYNC-SIGNAL-SAFE. */
+ * snprintf. Async-signal-safe. */
 size_t sbx_landlock_report_format(const sbx_landlock_report *report, char *buf,
                                   size_t len);
 

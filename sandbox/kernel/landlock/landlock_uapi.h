@@ -14,7 +14,7 @@
  * full sbx_landlock_ruleset_attr to an older kernel is safe as long as
  * the fields it lacks are zero - which the ABI negotiation guarantees.
  *
- * The raw syscall wrappers are ASYNC-SIGNAL-SAFE (syscall(2) only).
+ * The raw syscall wrappers are Async-signal-safe (syscall(2) only).
  */
 #ifndef SBX_KERNEL_LANDLOCK_LANDLOCK_UAPI_H_
 #define SBX_KERNEL_LANDLOCK_LANDLOCK_UAPI_H_
@@ -126,7 +126,7 @@ struct sbx_landlock_net_port_attr {
   uint64_t port;
 };
 
-/* ASYNC-SIGNAL-SAFE wrappers; return what syscall(2) returns (-1/errno). */
+/* Async-signal-safe wrappers; return what syscall(2) returns (-1/errno). */
 static inline int sbx_landlock_create_ruleset(
     const struct sbx_landlock_ruleset_attr *attr, size_t size, uint32_t flags) {
   return (int)syscall(__NR_landlock_create_ruleset, attr, size, flags);

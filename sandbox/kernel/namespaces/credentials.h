@@ -9,7 +9,7 @@
  * inject into; PR_SET_DUMPABLE 0 keeps other processes of the same uid
  * from ptrace-attaching or opening /proc/PID/mem (and /proc/PID/exe, S34).
  *
- * Everything here is child-side, ASYNC-SIGNAL-SAFE (raw syscalls and
+ * Everything here is child-side, Async-signal-safe (raw syscalls and
  * prctl, no allocation, no GLib) and meant for the window between fork
  * and exec, or between fork and a worker's entry function. Each returns 0
  * or -errno. What it trusts: nothing but the kernel. What it refuses:
@@ -42,17 +42,17 @@
  * happened. Returns -ESRCH when the parent is gone: the caller must
  * _exit(). The signal fires when the parent *thread* exits, so fork from
  * a thread that lives as long as the child should.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_die_with_parent_raw(pid_t expected_ppid, int parent_pidfd);
 
 /* setsid(). Fails with -EPERM in a process group leader (fork first).
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_new_session_raw(void);
 
 /* Sets and locks SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS
  * (cleared, locked) and SECBIT_NO_CAP_AMBIENT_RAISE, so no later uid
  * change or exec of a setuid-root file regains capabilities. -EPERM
- * without CAP_SETPCAP. ASYNC-SIGNAL-SAFE. */
+ * without CAP_SETPCAP. Async-signal-safe. */
 int sbx_creds_lock_securebits_raw(void);
 
 /* Empties the bounding set: nothing more when the CapBnd: line of
@@ -63,30 +63,30 @@ int sbx_creds_lock_securebits_raw(void);
  * out of the set (PR_CAPBSET_READ says so); otherwise -EPERM. A process
  * that never execs (the zygote) loses nothing by dropping its own, and
  * every child it forks then starts with an empty set.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_drop_bounding_set_raw(void);
 
 /* Empties every capability set: the bounding set as above, ambient
  * via PR_CAP_AMBIENT_CLEAR_ALL, then capset() effective, permitted and
  * inheritable to zero. A bounding set that cannot be dropped (no
  * CAP_SETPCAP) is acceptable only if it is already empty; otherwise -EPERM.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_drop_capabilities_raw(void);
 
 /* Clears the ambient set (PR_CAP_AMBIENT_CLEAR_ALL), then capset()s
  * effective, permitted and inheritable to zero; dropping is always
- * allowed. ASYNC-SIGNAL-SAFE. */
+ * allowed. Async-signal-safe. */
 int sbx_creds_clear_capability_sets_raw(void);
 
 /* 1 when the effective, permitted, inheritable or ambient set holds a
  * capability, 0 when all four are empty, -errno when they cannot be read.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_holds_capabilities_raw(void);
 
-/* PR_SET_NO_NEW_PRIVS. ASYNC-SIGNAL-SAFE. */
+/* PR_SET_NO_NEW_PRIVS. Async-signal-safe. */
 int sbx_creds_set_no_new_privs_raw(void);
 
-/* PR_SET_DUMPABLE 0. ASYNC-SIGNAL-SAFE. */
+/* PR_SET_DUMPABLE 0. Async-signal-safe. */
 int sbx_creds_set_undumpable_raw(void);
 
 typedef struct {
@@ -109,7 +109,7 @@ void sbx_creds_config_init(sbx_creds_config *cfg);
 /* All of the above in the order given at the top. Returns 0 or -errno;
  * on failure result->failed_step names the step ("setsid",
  * "PR_CAPBSET_DROP", ...). result must not be NULL.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_creds_apply_raw(const sbx_creds_config *cfg, sbx_creds_result *result);
 
 #endif /* SBX_KERNEL_NAMESPACES_CREDENTIALS_H_ */

@@ -167,7 +167,7 @@ static int check_kept(int fd, void *p) {
 #define EXACT_WALK_MAX 64
 
 /* Checks [0, limit): a short range with one fcntl per number, a long one
- * with the poll sweep. ASYNC-SIGNAL-SAFE. */
+ * with the poll sweep. Async-signal-safe. */
 static int verify_below(long limit, const int *keep, size_t n_keep,
                         int *stray) {
   for (size_t i = 0; i < n_keep; i++) {

@@ -27,7 +27,7 @@
  * limit does not close descriptors above it, so the walk must cover the
  * limit the process had while they could have been opened.
  *
- * Everything here is child-side and ASYNC-SIGNAL-SAFE: close_range(2) when
+ * Everything here is child-side and Async-signal-safe: close_range(2) when
  * the kernel has it, else close() of every number up to the limit; no
  * allocation (the keep list is the caller's, at most SBX_FD_KEEP_MAX
  * entries). Returns 0 or -errno.
@@ -53,7 +53,7 @@ typedef struct {
  * target at or above the soft RLIMIT_NOFILE; -EBADF if a kept fd is not
  * open; -ENOTRECOVERABLE if verification finds a stray descriptor (a
  * kernel or caller bug; the process must exit). On success keep[i].fd is
- * updated to the final number. ASYNC-SIGNAL-SAFE. */
+ * updated to the final number. Async-signal-safe. */
 int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep);
 
 /* Checks every number from 0 to the soft RLIMIT_NOFILE - 1 (one
@@ -61,13 +61,13 @@ int sbx_fd_keep_only_raw(sbx_fd_keep *keep, size_t n_keep);
  * the poll sweep, which does not see O_PATH descriptors) and checks that
  * exactly the fds in keep[] are open. Returns 0, or -ENOTRECOVERABLE with
  * *stray (may be NULL) set to the first unexpected open fd, or -EBADF with
- * *stray set to a kept fd that is closed. ASYNC-SIGNAL-SAFE. */
+ * *stray set to a kept fd that is closed. Async-signal-safe. */
 int sbx_fd_verify_only_raw(const int *keep, size_t n_keep, int *stray);
 
 /* Fills out[0..cap) with the open descriptors in increasing order, walking
  * up to the soft RLIMIT_NOFILE; returns how many are open (may exceed cap,
  * the rest are not stored) or -errno. For tests and the status report.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_fd_list_open_raw(int *out, size_t cap);
 
 #endif /* SBX_KERNEL_NAMESPACES_FDS_H_ */

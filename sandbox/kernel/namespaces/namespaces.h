@@ -113,7 +113,7 @@ int sbx_ns_clone_flags(unsigned namespaces);
  * The process stays dumpable until credentials.h makes it undumpable
  * (the kernel only lets a dumpable process open its own map files).
  *
- * ASYNC-SIGNAL-SAFE: raw syscalls, no allocation, usable between fork and
+ * Async-signal-safe: raw syscalls, no allocation, usable between fork and
  * exec. Returns 0 or -errno; *failed_step (may be NULL) receives a static
  * string naming the step, e.g. "write /proc/self/uid_map". */
 int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step);
@@ -162,7 +162,7 @@ int sbx_ns_clone_release_raw(const sbx_ns_config *cfg, pid_t pid,
 /* Writes "deny" to /proc/PID/setgroups (when deny_setgroups) and the maps
  * "UID UID 1" / "GID GID 1" for process pid (0: the caller). Used by both
  * entry points; exposed for callers with their own clone.
- * ASYNC-SIGNAL-SAFE; returns 0 or -errno. */
+ * Async-signal-safe; returns 0 or -errno. */
 int sbx_ns_write_id_maps_raw(pid_t pid, uid_t uid, gid_t gid,
                              bool deny_setgroups, const char **failed_step);
 

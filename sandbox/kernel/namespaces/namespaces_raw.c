@@ -58,7 +58,7 @@ void sbx_ns_config_init(sbx_ns_config *cfg) {
   cfg->hostname = "sbx";
 }
 
-/* Writes all of text to path; ASYNC-SIGNAL-SAFE. */
+/* Writes all of text to path; Async-signal-safe. */
 static int write_file(const char *path, const char *text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
@@ -74,7 +74,7 @@ static int write_file(const char *path, const char *text) {
 
 /* True when /proc/self/setgroups says "deny": setgroups(2) is refused in
  * this user namespace and in every one created below it, whatever the
- * caller's capabilities. ASYNC-SIGNAL-SAFE. */
+ * caller's capabilities. Async-signal-safe. */
 static bool setgroups_denied(void) {
   char buf[8] = {0};
   int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);

@@ -38,7 +38,7 @@ typedef struct {
 
 /* Applies every entry with prlimit(2) on the caller, in order. Returns 0
  * or -errno with *failed_index (may be NULL) set to the entry that failed.
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
                           size_t *failed_index);
 

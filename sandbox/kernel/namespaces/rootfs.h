@@ -80,7 +80,7 @@ typedef struct {
 } sbx_root_result;
 
 /* Child-side: builds the empty root as described above.
- * ASYNC-SIGNAL-SAFE: raw syscalls, fixed stack buffers, no allocation.
+ * Async-signal-safe: raw syscalls, fixed stack buffers, no allocation.
  * Returns 0 (result->mode == SBX_ROOT_EMPTY) or -errno. A failure before
  * the pivot leaves the host root in place (mode SBX_ROOT_HOST): the caller
  * may go on without this layer and report it. A failure after the pivot

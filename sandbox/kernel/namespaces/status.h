@@ -19,7 +19,7 @@
  * ruleset (sandbox/kernel/landlock/landlock.h reports what it enforced).
  *
  * Everything here allocates nothing. Collect and format are
- * ASYNC-SIGNAL-SAFE (open/read/close, prctl, capget, fixed buffers), so a
+ * Async-signal-safe (open/read/close, prctl, capget, fixed buffers), so a
  * worker can report on itself right before its entry function.
  */
 #ifndef SBX_KERNEL_NAMESPACES_STATUS_H_
@@ -80,24 +80,24 @@ typedef struct {
 /* Records the namespaces and root of the calling process; call it in the
  * host (or the process the sandbox is compared with) before any layer is
  * entered, and keep the struct (copy it across fork). Returns 0 or -errno
- * (-ENOENT without /proc). ASYNC-SIGNAL-SAFE. */
+ * (-ENOENT without /proc). Async-signal-safe. */
 int sbx_status_record_reference(sbx_ns_reference *ref);
 
 /* Fills *out for the calling process. ref may be NULL (the namespace and
  * root fields become UNKNOWN except what /proc/self/uid_map and the
  * "NSpid:" line prove on their own). Never fails: what cannot be read is
- * UNKNOWN / -1. ASYNC-SIGNAL-SAFE. */
+ * UNKNOWN / -1. Async-signal-safe. */
 void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out);
 
 /* The calling thread's bounding and ambient sets from the CapBnd: and
  * CapAmb: lines of /proc/thread-self/status (one open, read, close). 0, or
  * -errno (-ENOENT without /proc, -ENODATA when the lines are missing).
- * ASYNC-SIGNAL-SAFE. */
+ * Async-signal-safe. */
 int sbx_status_read_bounding_ambient_raw(uint64_t *bounding, uint64_t *ambient);
 
 /* True when every layer a fully sandboxed worker must have is present:
  * user/pid/net/ipc namespaces, caps empty, NNP, not dumpable, seccomp
- * filter mode, new session. Unknown counts as absent. ASYNC-SIGNAL-SAFE. */
+ * filter mode, new session. Unknown counts as absent. Async-signal-safe. */
 bool sbx_status_is_fully_sandboxed(const sbx_layer_status *st);
 
 /* Writes a human-readable multi-line report into buf (always NUL-
@@ -112,7 +112,7 @@ bool sbx_status_is_fully_sandboxed(const sbx_layer_status *st);
  *   landlock: abi 7
  *   fds: 3 open (RLIMIT_NOFILE 64)
  * Returns the length the full report needs (excluding the NUL), like
- * snprintf, so a short buffer can be detected. ASYNC-SIGNAL-SAFE. */
+ * snprintf, so a short buffer can be detected. Async-signal-safe. */
 size_t sbx_status_format(const sbx_layer_status *st, char *buf, size_t len);
 
 #endif /* SBX_KERNEL_NAMESPACES_STATUS_H_ */

@@ -101,7 +101,7 @@ int sbx_unotify_set_sync_wakeup(int listener);
 
 /* Handing a listener from the filtered process to its supervisor: one
  * datagram of len bytes (at least 1) carrying fd in SCM_RIGHTS. Returns 0
- * or -errno. ASYNC-SIGNAL-SAFE: used between fork and exec. */
+ * or -errno. Async-signal-safe: used between fork and exec. */
 int sbx_unotify_send_listener(int sock, const void *data, size_t len, int fd);
 
 /* Receives such a datagram into data (len bytes) and the descriptor into

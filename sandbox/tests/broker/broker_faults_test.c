@@ -255,11 +255,11 @@ START_TEST(broker_serves_every_command_and_audits_under_its_filter) {
       "granted op=stat path=\"%s\" flags=AT_SYMLINK_NOFOLLOW ", link);
   g_autofree char *mkdir_line =
       g_strdup_printf("granted op=mkdir path=\"%s\" flags=0755 ", dir);
-  const char *ops[] = {"granted op=open",   "granted op=access",
-                       "granted op=stat",   lstat_line,
+  const char *ops[] = {"granted op=open",     "granted op=access",
+                       "granted op=stat",     lstat_line,
                        "granted op=readlink", mkdir_line,
-                       "granted op=rmdir",  "granted op=rename",
-                       "granted op=unlink", "denied op=open"};
+                       "granted op=rmdir",    "granted op=rename",
+                       "granted op=unlink",   "denied op=open"};
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
     ck_assert_msg(strstr(log, ops[i]) != NULL, "no '%s' in the audit log",
                   ops[i]);
@@ -991,7 +991,8 @@ static int start_where_memfd_cannot_exec(void *arg) {
   return WEXITSTATUS(st);
 }
 
-START_TEST(the_broker_runs_the_embedded_program_or_a_fork_where_exec_is_refused) {
+START_TEST(
+    the_broker_runs_the_embedded_program_or_a_fork_where_exec_is_refused) {
   broker_test_tree t;
   broker_test_tree_make(&t);
   /* A program of its own, from a sealed memory file. */

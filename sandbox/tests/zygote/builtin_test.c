@@ -470,8 +470,8 @@ START_TEST(the_policies_agree_with_the_table_of_file_system_calls) {
     for (size_t t = 0; t < G_N_ELEMENTS(workers); t++) {
       uint32_t a2 = action_of(&types[t], c->nr);
       if (c->traits & SBX_FS_LAYER1)
-        ck_assert_msg(a2 == SECCOMP_RET_TRAP, "%s does not trap %s",
-                      workers[t], c->name);
+        ck_assert_msg(a2 == SECCOMP_RET_TRAP, "%s does not trap %s", workers[t],
+                      c->name);
       ck_assert_msg(rank(a2) <= rank(a1),
                     "%s is less strict than layer 1 on %s (0x%x, 0x%x)",
                     workers[t], c->name, a2, a1);
