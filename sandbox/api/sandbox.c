@@ -182,6 +182,7 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
   const char **names = g_new0(const char *, s->n_types *SBX_LAYERS_MAX_FILTERS);
   unsigned namespaces = 0;
   bool empty_root = false;
+  const char *userns_required_by = NULL;
   for (size_t i = 0; i < s->n_types; i++) {
     const sbx_prepared_type *t = &s->types[i];
     const sbx_profile *p = t->profile;
@@ -199,18 +200,22 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
         .rlimits = p->rlimits,
         .n_rlimits = p->n_rlimits,
         .landlock = p->landlock,
-        .landlock_optional = p->landlock_optional,
+        .landlock_need = p->landlock_optional ? SBX_LANDLOCK_OPTIONAL
+                                              : SBX_LANDLOCK_REQUIRED,
         .landlock_min_abi = p->landlock_min_abi,
         .collect_status = p->status,
     };
     namespaces |= p->namespaces;
     empty_root = empty_root || p->empty_root;
+    if (!userns_required_by && (p->require & SBX_REQUIRE_USERNS))
+      userns_required_by = t->name;
   }
   sbx_zygote_config zc = {
       .types = zt,
       .n_types = s->n_types,
       .namespaces = namespaces ? namespaces : SBX_NS_USER,
       .host_root = !empty_root,
+      .userns_required_by = userns_required_by,
       .register_broker_traps_raw = sbx_layer1_register_traps_raw,
       .broker_attach_raw = sbx_layer1_attach_raw,
       .broker_client = &s->client,

@@ -48,6 +48,10 @@ typedef struct {
   char **setenv; /* K=V */
   char **unsetenv;
   char *audit;
+  /* --require LAYER[,LAYER]: layers that must be in place (profile.h's
+   * names); the rest are left out with a warning where the kernel lacks
+   * them. */
+  char **require;
   char **argv; /* PROGRAM ARGS... */
 } sbx_run_options;
 
@@ -63,6 +67,7 @@ typedef struct {
    * profile's, which init itself must not run under. */
   sbx_layer_plan program_filters;
   sbx_ns_config ns;
+  unsigned require; /* SBX_REQUIRE_*: --require and the profile's */
   bool net;
   bool allow_exec;
   char *program; /* the path execve() receives */

@@ -165,7 +165,7 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   z->spawned++;
   sbx_zygote_spawned reply = {.zygote_pid = pid};
   sbx_zygote_send(z->sock, SBX_ZMSG_SPAWNED, h->request_id, &reply,
-                  sizeof reply, NULL, 0, pid);
+                  sizeof reply, NULL, 0, z->own_pid_ns ? pid : 0);
 }
 
 static void reap(sbx_zygote_server *z) {
@@ -269,6 +269,11 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
    * empty one is inherited by every worker, whose own drop then costs one
    * read of its status instead of a call per capability. */
   rc = sbx_creds_drop_bounding_set_raw();
+  /* Without a user namespace an unprivileged zygote cannot empty it
+   * (no CAP_SETPCAP); holding no capability, it loses nothing, and each
+   * worker's own step decides the same way (apply.h, step 5). */
+  if (rc == -EPERM && sbx_creds_holds_capabilities_raw() == 0)
+    rc = 0;
   if (rc < 0)
     init_failed(z, "dropping the bounding set", -rc);
 

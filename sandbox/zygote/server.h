@@ -49,7 +49,12 @@ typedef struct {
   uint64_t spawned, exited;
   unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes */
   sbx_ns_reference ns_reference;
-  bool empty_root;             /* pivot into an empty root with a new /proc */
+  bool empty_root; /* pivot into an empty root with a new /proc */
+  /* The zygote is pid 1 of a pid namespace of its own. Without one (no
+   * user namespaces here, missing.h) a worker's pid is the same for the
+   * host, and the kernel would refuse to translate it (SCM_CREDENTIALS
+   * naming another process needs CAP_SYS_ADMIN). */
+  bool own_pid_ns;
   sbx_root_result root_result; /* what that gave */
   sigset_t host_sigmask;
   /* The policy-kill handler reads the report fd here (report.h). */

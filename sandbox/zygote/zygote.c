@@ -15,6 +15,7 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/kernel/namespaces/reap.h"
 #include "sandbox/kernel/namespaces/status.h"
+#include "sandbox/layers/missing.h"
 #include "sandbox/zygote/report.h"
 #include "sandbox/zygote/server.h"
 
@@ -45,6 +46,7 @@ struct sbx_zygote {
   GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
   GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
   uint32_t next_request;
+  bool own_pid_ns; /* server.h */
   bool dead;
   int zygote_status;
 };
@@ -151,7 +153,7 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
       ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
   if (ok && t->landlock)
     ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
-                                     t->landlock_optional, t->landlock_min_abi,
+                                     t->landlock_need, t->landlock_min_abi,
                                      error);
   if (!ok)
     g_prefix_error(error, "zygote: process type \"%s\": ", t->name);
@@ -245,6 +247,35 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   return TRUE;
 }
 
+/* The zygote in its namespaces; where the kernel refuses them and no type
+ * requires them, without (missing.h decides and warns): the workers keep
+ * their seccomp layers, the broker and Landlock, and their status reports
+ * show the namespaces off. Returns like fork(). */
+static pid_t clone_zygote(const sbx_zygote_config *config, sbx_ns_config *ns,
+                          sbx_zygote_server *s, GError **error) {
+  GError *local = NULL;
+  pid_t pid = sbx_ns_clone(ns, &local);
+  if (pid >= 0)
+    return pid;
+  if (!g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, local);
+    return -1;
+  }
+  const char *who = config->userns_required_by;
+  if (!who)
+    who = config->n_types ? config->types[0].name : "the zygote";
+  gboolean ok =
+      sbx_layer_missing(SBX_LAYER_USERNS, config->userns_required_by != NULL,
+                        false, who, local->message, error);
+  g_error_free(local);
+  if (!ok)
+    return -1;
+  ns->namespaces = 0;
+  s->empty_root = false;
+  s->own_pid_ns = false;
+  return sbx_ns_clone(ns, error);
+}
+
 gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
                           GError **error) {
   *out = NULL;
@@ -332,7 +363,8 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     ns.namespaces = config->namespaces | SBX_NS_USER;
   if (!(ns.namespaces & SBX_NS_MOUNT))
     s->empty_root = false;
-  pid_t pid = sbx_ns_clone(&ns, error);
+  s->own_pid_ns = (ns.namespaces & SBX_NS_PID) != 0;
+  pid_t pid = clone_zygote(config, &ns, s, error);
   if (pid == 0)
     sbx_zygote_server_main(s); /* the zygote; never returns */
   close(s->sock);
@@ -342,6 +374,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     goto fail;
   }
   z->pid = pid;
+  z->own_pid_ns = s->own_pid_ns;
   free_server(s); /* the zygote has its own copy */
   s = NULL;
   if (!wait_ready(z, error)) {
@@ -685,14 +718,17 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   }
   sbx_zygote_spawned ok;
   memcpy(&ok, reply.body, sizeof ok);
-  if (reply.type != SBX_ZMSG_SPAWNED || reply.cred_pid <= 0) {
+  /* In a pid namespace of its own the zygote names the worker through
+   * the kernel, which translates the pid; without one both see the same. */
+  pid_t host_pid = z->own_pid_ns ? reply.cred_pid : ok.zygote_pid;
+  if (reply.type != SBX_ZMSG_SPAWNED || host_pid <= 0) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "spawn: the zygote's reply did not name the worker");
     return FALSE;
   }
-  worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = reply.cred_pid};
+  worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = host_pid};
   g_array_append_val(z->workers, w);
-  *pid = reply.cred_pid;
+  *pid = host_pid;
   return TRUE;
 }
 

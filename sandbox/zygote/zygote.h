@@ -55,6 +55,7 @@
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/layers/plan.h"
 #include "sandbox/zygote/protocol.h"
 #include "sandbox/zygote/worker.h"
 
@@ -86,18 +87,22 @@ typedef struct {
   bool uses_broker; /* every spawn of this type carries a broker channel */
   const sbx_rlimit *rlimits;
   size_t n_rlimits;
-  bool landlock;          /* a ruleset handling every right, with no rule */
-  bool landlock_optional; /* run without it on kernels that lack Landlock */
-  int landlock_min_abi;   /* 0: any ABI; else at least this one */
-  bool collect_status;    /* sbx_zygote_worker.status is filled */
+  bool landlock; /* a ruleset handling every right, with no rule */
+  sbx_landlock_need landlock_need; /* REQUIRED (the default) or optional */
+  int landlock_min_abi;            /* 0: any ABI; else at least this one */
+  bool collect_status;             /* sbx_zygote_worker.status is filled */
 } sbx_zygote_type;
 
 typedef struct {
   const sbx_zygote_type *types;
   size_t n_types;
   unsigned namespaces; /* SBX_NS_* for the zygote and its workers; 0: all */
-  bool host_root;      /* keep the host's file tree instead of an empty root */
-  size_t max_workers;  /* alive at once; 0: 256 */
+  /* The type whose profile requires user namespaces, for the message when
+   * the kernel refuses them; NULL: none does, and the zygote then runs
+   * without namespaces (missing.h), its workers' reports saying so. */
+  const char *userns_required_by;
+  bool host_root;     /* keep the host's file tree instead of an empty root */
+  size_t max_workers; /* alive at once; 0: 256 */
   /* The broker client, when a type uses the broker. Both hooks are
    * Async-signal-safe; register runs once in the zygote before any
    * worker, attach in each worker (worker.h). broker_client is

@@ -48,6 +48,11 @@ int sbx_ns_clone_flags(unsigned namespaces) {
   return flags;
 }
 
+bool sbx_ns_refusal(int err) {
+  return err == EPERM || err == ENOSPC || err == ENOSYS || err == EUSERS ||
+         err == EACCES;
+}
+
 void sbx_ns_config_init(sbx_ns_config *cfg) {
   cfg->namespaces = SBX_NS_ALL;
   uid_t uid = geteuid();

@@ -4,6 +4,10 @@
 [profile]
 description=Document renderer: reads fonts, shared data and libraries through the broker
 seccomp=renderer.policy
+# Required wherever it runs: the seccomp layers and the broker. Without
+# user namespaces or Landlock (some kernels, containers, distributions)
+# it runs with a warning, and its status report shows them off.
+require=seccomp;broker
 
 [broker]
 # Libraries for dlopen (the loader reads its cache first), shared data.
