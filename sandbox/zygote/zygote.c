@@ -711,16 +711,27 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
                 req->process_type ? req->process_type : "(null)");
     return FALSE;
   }
-  if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
-      (req->payload_len && !req->payload)) {
+  if (req->payload_len && !req->payload) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                "spawn: the payload must be at most %d bytes",
-                SBX_ZYGOTE_MAX_PAYLOAD);
+                "spawn: payload_len is %zu but payload is NULL",
+                req->payload_len);
     return FALSE;
   }
-  if (req->n_fds > SBX_ZYGOTE_MAX_FDS || (req->n_fds && !req->fds)) {
+  if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                "spawn: at most %d descriptors", SBX_ZYGOTE_MAX_FDS);
+                "spawn: the payload is %zu bytes; it must be at most %d",
+                req->payload_len, SBX_ZYGOTE_MAX_PAYLOAD);
+    return FALSE;
+  }
+  if (req->n_fds && !req->fds) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "spawn: n_fds is %zu but fds is NULL", req->n_fds);
+    return FALSE;
+  }
+  if (req->n_fds > SBX_ZYGOTE_MAX_FDS) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "spawn: %zu descriptors given; at most %d", req->n_fds,
+                SBX_ZYGOTE_MAX_FDS);
     return FALSE;
   }
   bool channel = req->broker_channel >= 0;
