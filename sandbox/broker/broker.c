@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -273,6 +274,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
   char *argv[] = {(char *)SBX_BROKER_PROGRAM_NAME, NULL};
   plan.argv = argv;
   plan.envp = broker_environment();
+  fflush(NULL); /* the child's copy of the host's stdio buffers stays empty */
   pid_t pid = plan.control >= 0 ? fork() : -1;
   if (pid == 0)
     run_child(&plan);
