@@ -13,6 +13,11 @@
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
+ * Threads: spawn, wait and stop may run on any threads at once; the
+ * zygote and the broker each serve concurrent callers (zygote.h,
+ * broker.h), and this file only counts the calls in progress so that
+ * sbx_sandbox_stop frees nothing a call still uses.
+ *
  * The zygote knows nothing of sbx.h: run_worker turns what it gives a
  * worker into sbx_worker_args and calls the host's entry function, and
  * its exit reports and errors are translated here.
