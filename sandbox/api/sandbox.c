@@ -13,6 +13,11 @@
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
+ * Threads: spawn, wait and stop may run on any threads at once; the
+ * zygote and the broker each serve concurrent callers (zygote.h,
+ * broker.h), and this file only counts the calls in progress so that
+ * sbx_sandbox_stop frees nothing a call still uses.
+ *
  * The zygote knows nothing of sbx.h: run_worker turns what it gives a
  * worker into sbx_worker_args and calls the host's entry function, and
  * its exit reports and errors are translated here.
@@ -65,6 +70,12 @@ struct sbx_sandbox {
   /* The workers' broker client: the zygote's copy of this memory is what
    * layer 1's handlers read, so it lives here, before the zygote forks. */
   sbx_broker_client client;
+  /* Calls in progress on any thread, so that sbx_sandbox_stop frees the
+   * sandbox only once the last has returned. */
+  GMutex lock;
+  GCond idle;
+  unsigned calls;
+  bool stopping;
 };
 
 /* The host's process types in this library's layout: the array's stride
@@ -246,6 +257,8 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   if (!types || !check_types(types, c.n_types, error))
     return FALSE;
   sbx_sandbox *s = g_new0(sbx_sandbox, 1);
+  g_mutex_init(&s->lock);
+  g_cond_init(&s->idle);
   s->types = g_new0(sbx_prepared_type, c.n_types);
   s->entries = g_new0(host_entry, c.n_types);
   for (size_t i = 0; i < c.n_types; i++) {
@@ -273,6 +286,26 @@ static gboolean null_argument(const char *call, const char *name,
   return FALSE;
 }
 
+/* A call on s begins: refused once sbx_sandbox_stop has begun. */
+static gboolean enter_call(sbx_sandbox *s, const char *call, GError **error) {
+  g_mutex_lock(&s->lock);
+  gboolean ok = !s->stopping;
+  if (ok)
+    s->calls++;
+  g_mutex_unlock(&s->lock);
+  if (!ok)
+    g_set_error(error, SBX_ERROR, SBX_ERROR_ZYGOTE_DIED,
+                "%s: the sandbox is being stopped", call);
+  return ok;
+}
+
+static void leave_call(sbx_sandbox *s) {
+  g_mutex_lock(&s->lock);
+  if (--s->calls == 0)
+    g_cond_broadcast(&s->idle);
+  g_mutex_unlock(&s->lock);
+}
+
 gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error) {
   if (pid)
@@ -296,9 +329,12 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                 c.n_fds && !c.fds ? c.n_fds : c.payload_len);
     return FALSE;
   }
+  if (!enter_call(s, "sbx_sandbox_spawn", error))
+    return FALSE;
   GError *local = NULL;
   int channel = sbx_broker_connect(s->broker, c.process_type, &local);
   if (channel < 0) {
+    leave_call(s);
     sbx_api_propagate(error, local, "spawn: ");
     return FALSE;
   }
@@ -312,6 +348,7 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
   };
   gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
   close(channel); /* the worker holds the only other end */
+  leave_call(s);
   if (!ok)
     sbx_api_propagate(error, local, "%s", "");
   return ok;
@@ -348,9 +385,13 @@ gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
   GError *local = NULL;
   if (!s) {
     null_argument("sbx_sandbox_wait", "sandbox", error);
-  } else if (!sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local)) {
-    sbx_api_propagate(error, local, "%s", "");
-  } else {
+  } else if (enter_call(s, "sbx_sandbox_wait", error)) {
+    ok = sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local);
+    leave_call(s);
+    if (!ok)
+      sbx_api_propagate(error, local, "%s", "");
+  }
+  if (ok) {
     filled.pid = e.pid;
     filled.reason = public_reason(e.reason);
     filled.exit_code = e.exit_code;
@@ -358,7 +399,6 @@ gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
     filled.syscall_nr = e.syscall_nr;
     memcpy(filled.syscall_args, e.syscall_args, sizeof filled.syscall_args);
     memcpy(filled.detail, e.detail, sizeof filled.detail);
-    ok = TRUE;
   }
   sbx_api_write(&sbx_api_worker_exit, &filled, exit);
   return ok;
@@ -380,12 +420,23 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
   if (!s)
     return;
   /* The zygote first: its pid namespace takes every worker with it, so no
-   * worker outlives the broker it talks to. */
+   * worker outlives the broker it talks to. Killing it also makes the
+   * calls in progress on other threads return; s is freed after the last. */
+  g_mutex_lock(&s->lock);
+  s->stopping = true;
+  g_mutex_unlock(&s->lock);
+  sbx_zygote_kill(s->zygote);
+  g_mutex_lock(&s->lock);
+  while (s->calls > 0)
+    g_cond_wait(&s->idle, &s->lock);
+  g_mutex_unlock(&s->lock);
   sbx_zygote_stop(s->zygote);
   sbx_broker_stop(s->broker, NULL, NULL);
   for (size_t i = 0; i < s->n_types; i++)
     sbx_prepared_type_clear(&s->types[i]);
   g_free(s->types);
   g_free(s->entries);
+  g_cond_clear(&s->idle);
+  g_mutex_clear(&s->lock);
   g_free(s);
 }

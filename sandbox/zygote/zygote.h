@@ -35,6 +35,14 @@
  * either. sbx_zygote_stop kills the zygote and waits at most
  * SBX_ZYGOTE_REAP_TIMEOUT_MS for the kernel to let it be reaped.
  *
+ * Threads: spawn, wait, query and kill are safe from any thread of the
+ * host, at the same time. A reply is matched to its request by id, so no
+ * thread takes another's; one thread at a time reads the socket for all
+ * while the others sleep until it has read, so a wait that lasts blocks
+ * no other thread's spawn, and every call keeps its own deadline.
+ * sbx_zygote_stop frees the zygote: no other call may be running or
+ * follow (sbx_zygote_kill first makes the calls in progress return).
+ *
  * Ownership: the config and everything it points to are borrowed for the
  * call and copied (programs included). The sbx_zygote belongs to the
  * caller until sbx_zygote_stop.
@@ -167,6 +175,11 @@ gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
  * once the zygote is gone. */
 int sbx_zygote_fd(const sbx_zygote *z);
 pid_t sbx_zygote_pid(const sbx_zygote *z);
+
+/* Kills the zygote and wakes every thread in a call on it: a wait in
+ * progress reports its workers as killed with the zygote, a spawn fails.
+ * Safe from any thread, at any time before sbx_zygote_stop. */
+void sbx_zygote_kill(sbx_zygote *z);
 
 /* Kills the zygote (its workers die with it), reaps it within
  * SBX_ZYGOTE_REAP_TIMEOUT_MS and frees z. NULL is ignored. */

@@ -18,7 +18,7 @@
  *      thread): loads every profile, compiles every policy, starts the
  *      broker and the zygote. Nothing untrusted has run yet.
  *   3. sbx_sandbox_spawn() - one worker per call; returns its pid as the
- *      host sees it. Any number, any types, any time (from one thread).
+ *      host sees it. Any number, any types, any time, from any thread.
  *   4. sbx_sandbox_wait() - how each worker ended: its exit code, a
  *      signal, the system call and arguments a policy killed it for, the
  *      sandbox layer that could not be installed, or that the zygote died.
@@ -30,6 +30,16 @@
  *      installs the profile's layers on the calling process (seccomp with
  *      TSYNC, so threads that already exist are covered too). There is no
  *      way back; sbx_sandbox_status tells what is in place.
+ *
+ * Threads: once started, a sandbox may be used from any thread of the
+ * host, by several at once. sbx_sandbox_spawn, sbx_sandbox_wait and
+ * sbx_sandbox_stop may run concurrently: each reply goes to the call that
+ * asked for it, a wait that lasts (even without a timeout) holds up no
+ * other thread's spawn, and every wait's timeout fires whatever the other
+ * threads wait for. sbx_sandbox_stop makes the calls in progress on other
+ * threads return (a wait reports its workers as killed with the zygote),
+ * then frees the sandbox: no call may start once it has begun. Only
+ * sbx_sandbox_start needs a single-threaded host.
  *
  * Bounds: no call waits for ever on a helper process that stopped
  * answering. The broker and the zygote each get SBX_REPLY_TIMEOUT_MS to
@@ -303,7 +313,8 @@ typedef struct {
 #define SBX_WORKER_EXIT_INIT(...) SBX_STRUCT_INIT(sbx_worker_exit, __VA_ARGS__)
 
 /* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any
- * worker) to end and fills *exit (required; made with
+ * worker; when several threads wait, each exit goes to one of them, as
+ * with waitpid) to end and fills *exit (required; made with
  * SBX_WORKER_EXIT_INIT(), and filled, zeros on failure, up to its size). -1
  * waits for the worker, however long it runs; a zygote that stopped answering
  * is not detected by it (bound the wait if that matters). SBX_ERROR_TIMED_OUT
@@ -324,8 +335,11 @@ SBX_EXPORT pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
 SBX_EXPORT pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
 
 /* Step 5: stops everything and frees the sandbox, within
- * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. NULL is
- * ignored. */
+ * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. Calls in
+ * progress on other threads return first (a spawn that is waiting for the
+ * broker may take up to SBX_REPLY_TIMEOUT_MS more); a call made once stop
+ * has begun fails with SBX_ERROR_ZYGOTE_DIED while the sandbox still
+ * exists, and must not be made after it returned. NULL is ignored. */
 SBX_EXPORT void sbx_sandbox_stop(sbx_sandbox *sandbox);
 
 /* ---- In-process ------------------------------------------------------- */

@@ -3,6 +3,7 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,10 @@ gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error) {
 
 pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
   sbx_ns_clone_state state;
+  /* The child gets a copy of every stdio buffer: what the host has not
+   * written yet would be written once more by any process of the child's
+   * line that calls exit(). */
+  fflush(NULL);
   long pid = sbx_ns_clone_raw(cfg, &state);
   if (pid == 0)
     return 0;
