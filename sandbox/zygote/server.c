@@ -142,6 +142,7 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
       .payload_len = body->payload_len,
       .expected_ppid = getpid(),
       .ns_reference = z->ns_reference.valid ? &z->ns_reference : NULL,
+      .early = &z->early,
       .report_fd_slot = &z->report_fd_slot,
       .broker_client = z->broker_client,
       .sigmask = z->host_sigmask,
@@ -256,6 +257,10 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   if (rc < 0)
     init_failed(z, "descriptor hygiene", -rc);
 
+  /* While the host's /proc is still there: the namespaces every worker
+   * shares with the zygote, for reports where a new /proc is refused. */
+  sbx_status_collect(z->ns_reference.valid ? &z->ns_reference : NULL,
+                     &z->early);
   if (z->empty_root) {
     sbx_root_config root = {.mount_proc = true};
     rc = sbx_root_make_empty_raw(&root, &z->root_result);

@@ -56,6 +56,7 @@ typedef struct {
    * naming another process needs CAP_SYS_ADMIN). */
   bool own_pid_ns;
   sbx_root_result root_result; /* what that gave */
+  sbx_layer_status early;      /* read before that (worker.h) */
   sigset_t host_sigmask;
   /* The policy-kill handler reads the report fd here (report.h). */
   int report_fd_slot;

@@ -76,6 +76,7 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
       .expected_ppid = spawn->expected_ppid,
       .parent_pidfd = -1,
       .ns_reference = spawn->ns_reference,
+      .early = spawn->early,
       .status = &status,
   };
   sbx_layer_result result;

@@ -71,6 +71,10 @@ typedef struct {
   size_t payload_len;
   pid_t expected_ppid;
   const sbx_ns_reference *ns_reference; /* for the status; may be NULL */
+  /* The zygote's own reading, taken before it emptied its root: where
+   * a new /proc could not be mounted (inside a container whose /proc has
+   * masked paths) the worker's namespaces are the zygote's. May be NULL. */
+  const sbx_layer_status *early;
   /* Where the policy-kill handler reads the report fd (report.h): the
    * zygote's slot, which this worker overwrites in its own copy. */
   int *report_fd_slot;
