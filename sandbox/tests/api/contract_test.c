@@ -513,7 +513,8 @@ START_TEST(the_status_report_has_one_line_per_layer_like_snprintf) {
       "mount namespace: unknown\n",
       "seccomp: on (2 filters: broker-client, renderer.policy)\n",
       "broker: on\n",
-      "landlock: on (abi 3)\n",
+      "landlock: on (abi 3; without: TCP bind and connect, device ioctls, "
+      "abstract-socket and signal scopes, logging flags)\n",
       "open fds: 5\n",
       "fully sandboxed: yes\n",
   };

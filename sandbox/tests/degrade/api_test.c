@@ -27,6 +27,9 @@ static api_dirs dirs; /* set before sbx_sandbox_start: workers see it */
 /* in_child's what: the real sysctl (without_userns_by_sysctl) instead of
  * a filter. */
 #define BY_SYSCTL (1u << 30)
+/* in_child's what: an older Landlock ABI, the low byte
+ * (without_fake_landlock_abi). */
+#define FAKE_ABI(n) ((1u << 29) | (unsigned)(n))
 
 typedef struct {
   bool started;
@@ -159,8 +162,14 @@ static report in_child(unsigned what, bool self, const char *profile) {
     int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (err_fd < 0 || dup2(err_fd, 2) != 2)
       _exit(3);
-    if (what == BY_SYSCTL ? without_userns_by_sysctl() != 0
-                          : what && without_install(what) != 0)
+    int rc = 0;
+    if (what == BY_SYSCTL)
+      rc = without_userns_by_sysctl();
+    else if (what & FAKE_ABI(0))
+      rc = without_fake_landlock_abi((int)(what & 0xff));
+    else if (what)
+      rc = without_install(what);
+    if (rc != 0)
       _exit(4);
     if (self)
       run_self(profile, &r);
@@ -270,6 +279,36 @@ START_TEST(worker_runs_without_landlock_and_says_so) {
 }
 END_TEST
 
+/* A kernel with an older Landlock ABI: the ruleset is built for it and
+ * enforced, the broker still decides every open, and the report names
+ * the ABI and what it cannot restrict. */
+static const int older_abis[] = {1, 3, 6};
+
+START_TEST(worker_runs_with_an_older_landlock_abi_and_says_what_is_missing) {
+  int abi = older_abis[_i];
+  report r = in_child(FAKE_ABI(abi), false, "renderer");
+  assert_started(&r);
+  assert_still_confined(&r);
+  assert_namespaces(&r, SBX_LAYER_ON);
+  ck_assert_int_eq(r.status.landlock, SBX_LAYER_ON);
+  ck_assert_int_eq(r.status.landlock_abi, abi);
+  char text[4096];
+  sbx_sandbox_status_format(&r.status, text, sizeof text);
+  g_autofree char *want =
+      g_strdup_printf("landlock: on (abi %d; without: ", abi);
+  ck_assert_msg(strstr(text, want), "%s", text);
+  ck_assert_msg(strstr(text, "logging flags"), "%s", text);
+  ck_assert_int_eq(strstr(text, "abstract-socket and signal scopes") != NULL,
+                   abi < 6);
+  ck_assert_int_eq(strstr(text, "truncation") != NULL, abi < 3);
+
+  /* The same with the kernel's own ABI names nothing missing. */
+  report control = in_child(0, false, "renderer");
+  sbx_sandbox_status_format(&control.status, text, sizeof text);
+  ck_assert_msg(strstr(text, "landlock: on (abi 7)\n"), "%s", text);
+}
+END_TEST
+
 START_TEST(worker_runs_without_both) {
   report r = in_child(WITHOUT_USERNS | WITHOUT_LANDLOCK, false, "renderer");
   assert_started(&r);
@@ -374,6 +413,9 @@ static Suite *degrade_suite(void) {
                       G_N_ELEMENTS(no_userns_kinds));
   tcase_add_test(tc, worker_runs_with_max_user_namespaces_zero);
   tcase_add_test(tc, worker_runs_without_landlock_and_says_so);
+  tcase_add_loop_test(
+      tc, worker_runs_with_an_older_landlock_abi_and_says_what_is_missing, 0,
+      G_N_ELEMENTS(older_abis));
   tcase_add_test(tc, worker_runs_without_both);
   tcase_add_loop_test(tc, a_required_layer_that_is_missing_refuses_to_start, 0,
                       G_N_ELEMENTS(refusals));

@@ -4,7 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -126,4 +131,114 @@ int without_userns_by_sysctl(void) {
   if (syscall(SYS_capset, &hdr, caps) != 0)
     return -errno;
   return write_text("/proc/sys/user/max_user_namespaces", "0\n");
+}
+
+/* The supervisor's loop: the ABI query gets abi, anything else goes on
+ * to the kernel. */
+static _Noreturn void answer_abi(int listener, int abi) {
+  struct seccomp_notif req;
+  struct seccomp_notif_resp resp;
+  for (;;) {
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    if (poll(&p, 1, -1) < 0 && errno != EINTR)
+      _exit(1);
+    if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+      _exit(0);
+    memset(&req, 0, sizeof req);
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
+      continue; /* the caller died before we read it */
+    memset(&resp, 0, sizeof resp);
+    resp.id = req.id;
+    if (req.data.args[0] == 0 && req.data.args[1] == 0 &&
+        req.data.args[2] == 1 /* LANDLOCK_CREATE_RULESET_VERSION */)
+      resp.val = abi;
+    else
+      resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  }
+}
+
+static int send_fd(int sock, int fd) {
+  char byte = 0;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock) {
+  char byte;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+  if (recvmsg(sock, &msg, 0) != 1)
+    return -1;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS)
+    return -1;
+  int fd;
+  memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+int without_fake_landlock_abi(int abi) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return -errno;
+  pid_t caller = getpid();
+  pid_t pid = fork();
+  if (pid < 0)
+    return -errno;
+  if (pid == 0) {
+    close(sv[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != caller)
+      _exit(0);
+    int listener = recv_fd(sv[1]);
+    if (listener < 0)
+      _exit(1);
+    answer_abi(listener, abi);
+  }
+  close(sv[1]);
+  struct sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_landlock_create_ruleset, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0],
+                            .filter = insns};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    close(sv[0]);
+    return -errno;
+  }
+  int listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+                              SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (listener < 0) {
+    int err = errno;
+    close(sv[0]);
+    return -err;
+  }
+  int rc = send_fd(sv[0], listener);
+  close(listener);
+  close(sv[0]);
+  return rc;
 }

@@ -37,4 +37,14 @@ int without_install(unsigned what);
  * caller would be. Single-threaded callers only. Returns 0 or -errno. */
 int without_userns_by_sysctl(void);
 
+/* An older Landlock: a kernel that answers the ABI query
+ * (landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION))
+ * with abi. A seccomp filter sends that one call to a supervisor
+ * process, which answers abi; every other Landlock call runs in the
+ * kernel as made, so rulesets built for the older ABI are real. The
+ * supervisor ends when no process uses the filter any more, or when the
+ * caller exits. Not where another user-notification filter is in place
+ * (sbx-run's). Returns 0 or -errno. */
+int without_fake_landlock_abi(int abi);
+
 #endif /* SBX_TESTS_DEGRADE_WITHOUT_FILTER_H_ */
