@@ -29,6 +29,7 @@ PACKAGES=(
   generate-ninja ninja-build gcc pkg-config python3
   clang llvm-14 libclang-rt-14-dev clang-format
   libseccomp-dev libglib2.0-dev check libjson-glib-dev zlib1g-dev
+  libpango1.0-dev libcairo2-dev libfontconfig-dev fonts-dejavu-core
   util-linux sqlite3 tar gzip bubblewrap runc
 )
 

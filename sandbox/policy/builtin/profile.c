@@ -19,8 +19,8 @@ typedef struct {
 
 static const char *const profile_keys[] = {"description", "seccomp", "require",
                                            NULL};
-static const char *const broker_keys[] = {"rules", "umask", "denied-errno",
-                                          NULL};
+static const char *const broker_keys[] = {"rules", "include", "umask",
+                                          "denied-errno", NULL};
 static const char *const ns_keys[] = {"enter", "empty-root", NULL};
 static const char *const landlock_keys[] = {"enabled", "min-abi", "optional",
                                             NULL};
@@ -127,8 +127,46 @@ static char **get_list(GKeyFile *kf, const char *group, const char *key) {
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
+gboolean sbx_profile_permission_set(const char *name, GPtrArray *rules,
+                                    GError **error) {
+  g_autofree char *file = g_strconcat(name, ".rules", NULL);
+  const sbx_builtin_file *f =
+      strchr(name, '/') || strchr(name, '.') ? NULL : sbx_builtin_find(file);
+  if (!f) {
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_NOT_FOUND,
+                "no permission set \"%s\" (known: certificates, fonts, "
+                "locale, random)",
+                name);
+    return FALSE;
+  }
+  g_auto(GStrv) lines = g_strsplit(f->text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    char *line = g_strstrip(*l);
+    if (*line && *line != '#')
+      g_ptr_array_add(rules, g_strdup(line));
+  }
+  return TRUE;
+}
+
+/* [broker] rules, then the rules of each set [broker] include names. */
 static gboolean parse_broker(GKeyFile *kf, sbx_profile *p, GError **error) {
-  p->broker_rules = get_list(kf, "broker", "rules");
+  g_auto(GStrv) own = get_list(kf, "broker", "rules");
+  g_auto(GStrv) sets = get_list(kf, "broker", "include");
+  GPtrArray *rules = g_ptr_array_new();
+  for (char **r = own; *r; r++)
+    g_ptr_array_add(rules, g_strdup(*r));
+  for (char **set = sets; *set; set++) {
+    GError *local = NULL;
+    if (!sbx_profile_permission_set(*set, rules, &local)) {
+      g_ptr_array_add(rules, NULL);
+      g_strfreev((char **)g_ptr_array_free(rules, FALSE));
+      return invalid(error, p->source, "broker", "include", "%s",
+                     local->message);
+    }
+  }
+  g_ptr_array_add(rules, NULL);
+  p->broker_rules = (char **)g_ptr_array_free(rules, FALSE);
+  p->includes = g_steal_pointer(&sets);
   g_autofree char *umask_text =
       g_key_file_get_string(kf, "broker", "umask", NULL);
   if (umask_text) {
@@ -390,6 +428,7 @@ void sbx_profile_free(sbx_profile *p) {
   g_free(p->description);
   g_strfreev(p->seccomp);
   g_strfreev(p->broker_rules);
+  g_strfreev(p->includes);
   g_free(p);
 }
 

@@ -13,6 +13,8 @@
  *                                            layers that must be in place;
  *                                            absent: every enabled layer
  *   [broker]      rules=KIND PATH;...        the broker's allowlist rules
+ *                 include=fonts;locale       named permission sets: the
+ *                                            rules of builtin NAME.rules
  *                 umask=077                  for files the broker creates
  *                 denied-errno=EACCES        EACCES, EPERM or ENOENT
  *   [namespaces]  enter=user;pid;net;ipc;uts;mount;cgroup
@@ -70,7 +72,9 @@ typedef struct {
   char *dir;           /* where relative policy paths resolve; NULL: built-in */
   char *description;   /* may be NULL */
   char **seccomp;      /* NULL-terminated, at least one */
-  char **broker_rules; /* NULL-terminated, may be empty */
+  char **broker_rules; /* NULL-terminated, may be empty; [broker] rules,
+                        * then the rules of each included set */
+  char **includes;     /* [broker] include: the sets' names */
   bool umask_set;
   mode_t umask;
   int denied_errno;    /* 0: the broker's default (EACCES) */
@@ -104,6 +108,13 @@ void sbx_profile_free(sbx_profile *profile);
  * ones. Shared by [profile] require and sbx-run --require. */
 gboolean sbx_profile_parse_require(const char *const *names, unsigned *out,
                                    GError **error);
+
+/* Appends the rules of the permission set name ("fonts", "locale",
+ * "certificates", "random": the built-in NAME.rules, docs/policies.md) to
+ * rules (g_strdup'd strings). An unknown name is an error that lists the
+ * known ones. */
+gboolean sbx_profile_permission_set(const char *name, GPtrArray *rules,
+                                    GError **error);
 
 /* The name of one SBX_REQUIRE_* bit; NULL for anything else. */
 const char *sbx_profile_require_name(unsigned bit);
