@@ -310,10 +310,16 @@ static int send_answer(sbx_unotify *u, sbx_call *c) {
       break;
     case ANSWER_FD:
       rc = sbx_unotify_send_fd(u->ch.listener, id, c->fd, c->fd_flags);
-      if (rc >= 0)
-        rc = 0;
       close(c->fd);
       c->fd = -1;
+      if (rc >= 0) {
+        rc = 0;
+      } else if (rc == -EMFILE) {
+        /* The program's descriptor table is full: its call fails as the
+         * kernel's own open would. ADDFD left it unanswered. */
+        c->ev.error = EMFILE;
+        rc = sbx_unotify_reply(u->ch.listener, &u->ch.buf, id, 0, EMFILE);
+      }
       break;
     case ANSWER_CONTINUE:
       rc = sbx_unotify_continue(u->ch.listener, &u->ch.buf, id);

@@ -4,12 +4,19 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 GQuark sbx_ns_error_quark(void) {
   return g_quark_from_static_string("sbx-ns-error-quark");
 }
 
 static const char *hint_for(int err) {
+  /* A seccomp filter that refuses new namespaces (sbx-run's baseline, a
+   * container runtime's profile) is a likelier reason than a sysctl. */
+  if (err == EPERM && prctl(PR_GET_SECCOMP) == 2)
+    return " (this process runs under a seccomp filter that refuses new "
+           "namespaces, as inside sbx-run or a container; a sandbox cannot "
+           "be started inside it)";
   switch (err) {
     case ENOSPC:
       return " (the user.max_user_namespaces sysctl or a per-namespace "

@@ -57,7 +57,8 @@ static int usage(void) {
           "       sbx_run_probe connect-race ALLOWED CANARY N\n"
           "       sbx_run_probe fd-race PORT CANARY N\n"
           "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
-          "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n");
+          "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n"
+          "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n");
   return 2;
 }
 
@@ -649,6 +650,51 @@ static int cmd_bind(const char *path, const char *dir) {
   return exchange(c);
 }
 
+/* ---- what ordinary programs do ----------------------------------------- */
+
+/* An O_PATH open, then what programs do with one: fstat it, and open a
+ * name relative to it when it is a directory. */
+static int cmd_opath(const char *path, const char *name) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (report_errno("open", fd < 0 ? -1 : 0))
+    return 1;
+  struct stat st;
+  if (report_errno("fstat", fstat(fd, &st)))
+    return 1;
+  printf("type=%s\n", S_ISDIR(st.st_mode) ? "dir" : "other");
+  if (!name)
+    return 0;
+  int f = openat(fd, name, O_RDONLY | O_CLOEXEC);
+  return report_errno("openat", f < 0 ? -1 : 0);
+}
+
+/* A child that waits forever on the same stdout, then acct(2): the call
+ * the supervisor fault (supervisor_fault_preload.c) fails on. */
+static int cmd_spawn_then_acct(void) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    return report_errno("fork", -1);
+  if (child == 0) {
+    for (;;)
+      pause();
+  }
+  printf("child=%d\n", (int)child);
+  fflush(stdout);
+  int rc = report_errno("acct", acct(NULL));
+  kill(child, SIGKILL);
+  return rc;
+}
+
+static int program_commands(int argc, char **argv) {
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
+    return cmd_opath(argv[2], argc == 4 ? argv[3] : NULL);
+  if (strcmp(cmd, "spawn-then-acct") == 0)
+    return cmd_spawn_then_acct();
+  return usage();
+}
+
 static int more_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "fchmod") == 0 && argc == 4)
@@ -687,7 +733,7 @@ static int more_commands(int argc, char **argv) {
     return cmd_socket_unix_dgram();
   if (strcmp(cmd, "bind") == 0 && (argc == 3 || argc == 4))
     return cmd_bind(argv[2], argc == 4 ? argv[3] : NULL);
-  return usage();
+  return program_commands(argc, argv);
 }
 
 int main(int argc, char **argv) {

@@ -681,6 +681,114 @@ START_TEST(environment_options_shape_the_programs_environment) {
 }
 END_TEST
 
+/* ---- O_PATH, and a supervisor that fails (S32) -------------------------- */
+
+START_TEST(cp_mv_and_install_into_a_write_grant_work) {
+  g_autofree char *dir = make_dir("grant");
+  g_autofree char *sub = make_dir("grant/sub");
+  g_autofree char *f = make_file("grant/f", "copied\n");
+  g_autofree char *g = make_file("grant/g", "moved\n");
+  const char *w[] = {"--allow-write", dir, NULL};
+  /* Each opens the destination directory with O_PATH. */
+  const char *cp[] = {"/bin/cp", f, sub, NULL};
+  expect(sbx_run(w, cp), 0, NULL, NULL);
+  g_autofree char *copied = g_build_filename(sub, "f", NULL);
+  ck_assert(g_file_test(copied, G_FILE_TEST_IS_REGULAR));
+  const char *mv[] = {"/bin/mv", g, sub, NULL};
+  expect(sbx_run(w, mv), 0, NULL, NULL);
+  g_autofree char *moved = g_build_filename(sub, "g", NULL);
+  ck_assert(g_file_test(moved, G_FILE_TEST_IS_REGULAR));
+  ck_assert(!g_file_test(g, G_FILE_TEST_EXISTS));
+  g_autofree char *inst = g_build_filename(sub, "inst", NULL);
+  const char *install[] = {"/usr/bin/install", "-m", "644", f, inst, NULL};
+  expect(sbx_run(w, install), 0, NULL, NULL);
+  ck_assert(g_file_test(inst, G_FILE_TEST_IS_REGULAR));
+
+  /* Without the grant the same copy is refused, and sbx-run returns. */
+  g_autofree char *again = g_build_filename(sub, "again", NULL);
+  const char *cp2[] = {"/bin/cp", f, again, NULL};
+  expect(sbx_run(NULL, cp2), 1, NULL, "sbx: denied");
+  ck_assert(!g_file_test(again, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
+START_TEST(an_o_path_open_is_decided_as_a_read) {
+  g_autofree char *dir = make_dir("opath");
+  g_autofree char *f = make_file("opath/f", "x");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "opath", dir, "f", NULL};
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "openat=ok");
+  result_clear(&r);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  expect(sbx_run(ro, cmd), 0, "type=dir\nopenat=ok", NULL);
+  /* Outside the grants an O_PATH open is refused like a read. */
+  expect(sbx_run(NULL, cmd), 1, "open=Permission denied", NULL);
+}
+END_TEST
+
+START_TEST(sbx_run_inside_sbx_run_exits_125_and_says_why) {
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *bindir = g_path_get_dirname(bin);
+  const char *opts[] = {"--allow-exec", "--allow-read", bindir, NULL};
+  const char *inner[] = {bin, "--", "/bin/true", NULL};
+  expect(sbx_run(opts, inner), 125, NULL,
+         "a sandbox cannot be started inside it");
+}
+END_TEST
+
+/* Runs `probe spawn-then-acct` under sbx-run, with the supervisor fault
+ * preloaded or not, and reads the sandbox's stdout until every process
+ * that holds it is gone. */
+static result run_spawn_then_acct(bool fault, char **out) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *preload = tool_path("tests/libsupervisor_fault_preload.so");
+  ck_assert(g_file_test(preload, G_FILE_TEST_IS_REGULAR));
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  if (fault) {
+    g_setenv("LD_PRELOAD", preload, TRUE);
+    /* A sanitizer runtime must otherwise come first in the list. */
+    g_setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", TRUE);
+  }
+  const char *opts[] = {"--unsetenv", "LD_PRELOAD", NULL};
+  const char *cmd[] = {probe, "spawn-then-acct", NULL};
+  result r = sbx_run_at(NULL, -1, p[1], opts, cmd);
+  g_unsetenv("LD_PRELOAD");
+  close(p[1]);
+  GString *s = g_string_new(NULL);
+  char buf[256];
+  ssize_t n;
+  /* EOF only once the program's child, which holds stdout, is gone. */
+  while ((n = read(p[0], buf, sizeof(buf))) > 0)
+    g_string_append_len(s, buf, n);
+  close(p[0]);
+  *out = g_string_free(s, FALSE);
+  return r;
+}
+
+START_TEST(a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits) {
+  g_autofree char *out = NULL;
+  /* Control: without the fault, acct(2) is refused and the probe ends. */
+  result r = run_spawn_then_acct(false, &out);
+  ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+  assert_contains(out, "child=");
+  assert_contains(out, "acct=Operation not permitted");
+  result_clear(&r);
+  g_clear_pointer(&out, g_free);
+
+  r = run_spawn_then_acct(true, &out);
+  ck_assert_msg(r.status == 125, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "sbx-run: the supervisor failed");
+  assert_contains(r.err, "were killed");
+  assert_contains(out, "child=");
+  /* The probe never got an answer to acct(2). */
+  assert_lacks(out, "acct=");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -707,6 +815,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       progs,
       a_program_found_through_the_alternatives_system_runs_with_allow_exec);
+  tcase_add_test(progs, cp_mv_and_install_into_a_write_grant_work);
+  tcase_add_test(progs, an_o_path_open_is_decided_as_a_read);
   suite_add_tcase(s, progs);
 
   TCase *sec = tcase_create("security");
@@ -721,6 +831,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       sec, an_abstract_unix_socket_outside_is_unreachable_with_or_without_net);
   tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
+  tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
+  tcase_add_test(sec, a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits);
   suite_add_tcase(s, sec);
 
   TCase *opts = tcase_create("options");
