@@ -193,6 +193,13 @@ static const handler handlers[] = {
     {__NR_socketpair, sbx_handle_socketpair},
     {__NR_connect, sbx_handle_connect},
     {__NR_bind, sbx_handle_bind},
+    {__NR_setuid, sbx_handle_identity},
+    {__NR_setgid, sbx_handle_identity},
+    {__NR_setreuid, sbx_handle_identity},
+    {__NR_setregid, sbx_handle_identity},
+    {__NR_setresuid, sbx_handle_identity},
+    {__NR_setresgid, sbx_handle_identity},
+    {__NR_setgroups, sbx_handle_identity},
 };
 
 static void dispatch(sbx_call *c) {

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -58,7 +59,8 @@ static int usage(void) {
           "       sbx_run_probe fd-race PORT CANARY N\n"
           "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
           "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n"
-          "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n");
+          "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
+          "       sbx_run_probe setids [change]\n");
   return 2;
 }
 
@@ -686,8 +688,38 @@ static int cmd_spawn_then_acct(void) {
   return rc;
 }
 
+/* Identity calls with the ids the probe already has (as glibc's
+ * posix_spawn with POSIX_SPAWN_RESETIDS makes them), or, with "change",
+ * calls that would change one. */
+static int cmd_setids(bool change) {
+  uid_t u = getuid();
+  gid_t g = getgid();
+  gid_t groups[256];
+  int n = getgroups(256, groups);
+  if (n < 0)
+    return report_errno("getgroups", -1);
+  if (change) {
+    int a = report_errno("setresuid", setresuid((uid_t)-1, u + 1, (uid_t)-1));
+    int b = report_errno("setgid", setgid(g + 1));
+    groups[n] = g + 1;
+    int c = report_errno("setgroups", setgroups((size_t)n + 1, groups));
+    return a && b && c ? 1 : 0;
+  }
+  int bad = 0;
+  bad |= report_errno("setresuid", setresuid((uid_t)-1, u, (uid_t)-1));
+  bad |= report_errno("setresgid", setresgid(g, g, g));
+  bad |= report_errno("setuid", setuid(u));
+  bad |= report_errno("setgid", setgid(g));
+  bad |= report_errno("setreuid", setreuid((uid_t)-1, (uid_t)-1));
+  bad |= report_errno("setregid", setregid(g, g));
+  bad |= report_errno("setgroups", setgroups((size_t)n, groups));
+  return bad;
+}
+
 static int program_commands(int argc, char **argv) {
   const char *cmd = argv[1];
+  if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
+    return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
   if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
     return cmd_opath(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "spawn-then-acct") == 0)

@@ -789,6 +789,50 @@ START_TEST(a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits) {
 }
 END_TEST
 
+/* ---- identity calls ----------------------------------------------------- */
+
+START_TEST(identity_calls_that_change_nothing_are_allowed_and_others_refused) {
+  g_autofree char *probe = probe_path();
+  const char *same[] = {probe, "setids", NULL};
+  /* Control: outside the sandbox each call succeeds (setgroups needs
+   * CAP_SETGID there, even to change nothing). */
+  result r = run(same);
+  assert_contains(r.out, "setresuid=ok\nsetresgid=ok\nsetuid=ok");
+  if (geteuid() == 0)
+    assert_contains(r.out, "setgroups=ok");
+  result_clear(&r);
+  r = sbx_run(NULL, same);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_lacks(r.out, "errno=");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+
+  const char *change[] = {probe, "setids", "change", NULL};
+  r = sbx_run(NULL, change);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "setresuid=Operation not permitted");
+  assert_contains(r.out, "setgid=Operation not permitted");
+  assert_contains(r.out, "setgroups=Operation not permitted");
+  assert_contains(r.err, "sbx: denied syscall setresuid (");
+  assert_contains(r.err, "sbx: denied syscall setgroups (");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(make_runs_a_recipe) {
+  g_autofree char *dir = make_dir("made");
+  g_autofree char *mk =
+      make_file("made/Makefile", "all:\n\techo built > result\n");
+  const char *opts[] = {"--allow-exec", "--allow-write", dir, NULL};
+  const char *make[] = {"/usr/bin/make", "-C", dir, NULL};
+  expect(sbx_run(opts, make), 0, NULL, NULL);
+  g_autofree char *out = g_build_filename(dir, "result", NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+  ck_assert_str_eq(text, "built\n");
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -817,6 +861,9 @@ static Suite *sbx_run_suite(void) {
       a_program_found_through_the_alternatives_system_runs_with_allow_exec);
   tcase_add_test(progs, cp_mv_and_install_into_a_write_grant_work);
   tcase_add_test(progs, an_o_path_open_is_decided_as_a_read);
+  tcase_add_test(progs, make_runs_a_recipe);
+  tcase_add_test(
+      progs, identity_calls_that_change_nothing_are_allowed_and_others_refused);
   suite_add_tcase(s, progs);
 
   TCase *sec = tcase_create("security");
