@@ -833,6 +833,50 @@ START_TEST(make_runs_a_recipe) {
 }
 END_TEST
 
+/* ---- search permission ------------------------------------------------- */
+
+START_TEST(search_permission_on_an_allowed_directory_is_not_exec) {
+  g_autofree char *dir = make_dir("searchable");
+  g_autofree char *tool = make_file("searchable/tool", "#!/bin/sh\n");
+  ck_assert_int_eq(chmod(tool, 0755), 0);
+  g_autofree char *outside = make_dir("outside");
+  g_autofree char *script = g_strdup_printf(
+      "test -x '%s' && echo dir-searchable; test -x '%s' || echo "
+      "file-not-executable; test -x '%s' || echo outside-refused",
+      dir, tool, outside);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  /* Control: outside the sandbox all three can be searched or run. */
+  result r = run(sh);
+  assert_contains(r.out, "dir-searchable");
+  assert_lacks(r.out, "file-not-executable");
+  result_clear(&r);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  r = sbx_run(ro, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "dir-searchable");
+  /* A file's X_OK is still exec, and outside the grants nothing is. */
+  assert_contains(r.out, "file-not-executable");
+  assert_contains(r.out, "outside-refused");
+  g_autofree char *line = g_strdup_printf("sbx: denied access %s", tool);
+  assert_contains(r.err, line);
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(git_init_makes_a_repository_in_a_writable_directory) {
+  g_autofree char *dir = make_dir("repo");
+  /* No system or user configuration: only the repository is granted. */
+  g_autofree char *home = g_strdup_printf("HOME=%s", dir);
+  const char *opts[] = {
+      "--allow-write", dir,  "--setenv", "GIT_CONFIG_NOSYSTEM=1",
+      "--setenv",      home, NULL};
+  const char *git[] = {"/usr/bin/git", "init", "-q", dir, NULL};
+  expect(sbx_run(opts, git), 0, NULL, NULL);
+  g_autofree char *head = g_build_filename(dir, ".git", "HEAD", NULL);
+  ck_assert(g_file_test(head, G_FILE_TEST_IS_REGULAR));
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -862,6 +906,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(progs, cp_mv_and_install_into_a_write_grant_work);
   tcase_add_test(progs, an_o_path_open_is_decided_as_a_read);
   tcase_add_test(progs, make_runs_a_recipe);
+  tcase_add_test(progs, search_permission_on_an_allowed_directory_is_not_exec);
+  tcase_add_test(progs, git_init_makes_a_repository_in_a_writable_directory);
   tcase_add_test(
       progs, identity_calls_that_change_nothing_are_allowed_and_others_refused);
   suite_add_tcase(s, progs);
