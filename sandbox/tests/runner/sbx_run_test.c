@@ -877,6 +877,34 @@ START_TEST(git_init_makes_a_repository_in_a_writable_directory) {
 }
 END_TEST
 
+START_TEST(an_empty_path_is_refused_by_every_path_option) {
+  g_autofree char *dir = make_dir("cwd");
+  g_autofree char *data = make_file("cwd/data", "here");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", "data", NULL};
+  /* Control: "." names the current directory when that is meant. */
+  const char *dot[] = {"--allow-read", ".", NULL};
+  expect(sbx_run_at(dir, -1, -1, dot, cmd), 0, "data=here", NULL);
+  static const char *const options[][2] = {
+      {"-r", "--allow-read"},     {"--allow-read", "--allow-read"},
+      {"-w", "--allow-write"},    {"--allow-write", "--allow-write"},
+      {"-p", "--policy"},         {"--policy", "--policy"},
+      {"--profile", "--profile"}, {"-a", "--audit"},
+      {"--audit", "--audit"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(options); i++) {
+    const char *opts[] = {options[i][0], "", NULL};
+    result r = sbx_run_at(dir, -1, -1, opts, cmd);
+    ck_assert_msg(r.status == 125, "%s '': status %d", options[i][0], r.status);
+    assert_lacks(r.out, "data=");
+    g_autofree char *msg =
+        g_strdup_printf("%s was given an empty path", options[i][1]);
+    assert_contains(r.err, msg);
+    result_clear(&r);
+  }
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -937,6 +965,7 @@ static Suite *sbx_run_suite(void) {
       opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
+  tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
   suite_add_tcase(s, opts);
   return s;
 }
