@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,6 +39,34 @@ struct sbx_unotify {
 
 /* ---- decisions ---------------------------------------------------------- */
 
+/* Cuts the last component off an absolute path ("/a" becomes "/"). */
+static void cut_last(char *path) {
+  char *slash = strrchr(path, '/');
+  if (slash == path)
+    slash[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+}
+
+/* --allow-read accepts only a path that exists. For one that does not,
+ * the hint is the nearest directory above it that does: granting it lets
+ * the program see that the name is missing (ENOENT), which is what a
+ * program searching several places needs. "/" is never suggested. The
+ * look is sbx-run's, for the user's eyes: the program learns nothing. */
+static bool narrow_to_existing(char *path) {
+  struct stat st;
+  bool cut = false;
+  while (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    if (strcmp(path, "/") == 0)
+      return false;
+    cut_last(path);
+    cut = true;
+  }
+  if (cut && !S_ISDIR(st.st_mode))
+    cut_last(path);
+  return strcmp(path, "/") != 0;
+}
+
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
                        bool parent) {
   c->ev.hint = hint;
@@ -45,12 +74,11 @@ void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
   if (!path)
     return;
   g_strlcpy(c->hint_path, path, sizeof(c->hint_path));
-  if (parent) {
-    char *slash = strrchr(c->hint_path, '/');
-    if (slash == c->hint_path)
-      slash[1] = '\0';
-    else if (slash)
-      *slash = '\0';
+  if (parent)
+    cut_last(c->hint_path);
+  if (hint == SBX_UNOTIFY_HINT_READ && !narrow_to_existing(c->hint_path)) {
+    c->ev.hint = SBX_UNOTIFY_HINT_NONE;
+    return;
   }
   c->ev.hint_path = c->hint_path;
 }

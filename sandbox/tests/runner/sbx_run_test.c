@@ -905,6 +905,63 @@ START_TEST(an_empty_path_is_refused_by_every_path_option) {
 }
 END_TEST
 
+/* ---- hints --------------------------------------------------------------- */
+
+/* The option a denial line of r suggests for path ("" when it has none),
+ * split into option and argument. */
+static void hint_of(const result *r, const char *path, char **option,
+                    char **value) {
+  g_autofree char *start = g_strdup_printf("sbx: denied open %s", path);
+  const char *line = strstr(r->err, start);
+  ck_assert_msg(line != NULL, "no denial for %s in:\n%s", path, r->err);
+  g_autofree char *one = g_strndup(line, strcspn(line, "\n"));
+  const char *h = strstr(one, " (allow with ");
+  *option = *value = NULL;
+  if (!h)
+    return;
+  g_auto(GStrv) words = g_strsplit(h + 13, " ", 2);
+  *option = g_strdup(words[0]);
+  *value = g_strndup(words[1], strlen(words[1]) - 1);
+}
+
+START_TEST(a_missing_file_is_hinted_with_a_directory_sbx_run_accepts) {
+  g_autofree char *dir = make_dir("present");
+  g_autofree char *missing = path_in("present/absent-dir/absent.pm");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", missing, NULL};
+  /* Control: outside the sandbox the file is simply missing. */
+  expect(run(cmd), 1, "errno=2\n", NULL);
+  /* Outside the grants absent and refused look the same (S39)... */
+  result r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  g_autofree char *option = NULL, *value = NULL;
+  hint_of(&r, missing, &option, &value);
+  result_clear(&r);
+  /* ...and the hint names the nearest directory that exists. */
+  ck_assert_str_eq(option, "--allow-read");
+  ck_assert_str_eq(value, dir);
+  /* Taking the hint is accepted, and fixes the refusal: the program now
+   * learns the file is missing. */
+  const char *opts[] = {option, value, NULL};
+  r = sbx_run(opts, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=2\n");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+
+  /* Nothing exists below / on the way: no hint at all, never "/". */
+  g_autofree char *nowhere =
+      g_strdup_printf("/sbx-no-such-dir-%d/file", (int)getpid());
+  const char *cmd2[] = {probe, "read", nowhere, NULL};
+  r = sbx_run(NULL, cmd2);
+  g_autofree char *o2 = NULL, *v2 = NULL;
+  hint_of(&r, nowhere, &o2, &v2);
+  ck_assert_ptr_null(o2);
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -966,6 +1023,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
   tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
+  tcase_add_test(opts,
+                 a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
   suite_add_tcase(s, opts);
   return s;
 }
