@@ -360,6 +360,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
       .allow_sockets = plan->net,
+      .exec_dirs = sbx_run_exec_dirs,
       .on_event = sbx_run_report_event,
       .user_data = report,
   };

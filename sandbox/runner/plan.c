@@ -181,7 +181,7 @@ static const fixed_entry fixed_entries[] = {
 };
 
 /* Directories whose programs --allow-exec makes runnable. */
-static const char *const exec_dirs[] = {"/usr/bin/", "/bin/"};
+const char *const sbx_run_exec_dirs[] = {"/usr/bin/", "/bin/", NULL};
 
 static gboolean add_fixed(sbx_allowlist *list, const char *path,
                           unsigned rights, GError **error) {
@@ -560,8 +560,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
                            SBX_PERM_READ_ONLY, error))
       goto fail;
   if (o->allow_exec) {
-    for (size_t i = 0; i < G_N_ELEMENTS(exec_dirs); i++)
-      if (!add_fixed(p->allowlist, exec_dirs[i], SBX_PERM_READ_ONLY, error))
+    for (const char *const *d = sbx_run_exec_dirs; *d; d++)
+      if (!add_fixed(p->allowlist, *d, SBX_PERM_READ_ONLY, error))
         goto fail;
     /* Programs in those directories are often links through the
      * alternatives system (awk -> /etc/alternatives/awk -> mawk); a link

@@ -97,6 +97,17 @@ static bool path_for_change(sbx_call *c, bool second) {
   return true;
 }
 
+/* A refused creation of a name that already exists where the program may
+ * stat it: the kernel answers EEXIST before it checks the write right
+ * (mkdir -p probes every directory above the one it makes), and EEXIST
+ * tells the program nothing stat would not. */
+static bool exists_for_program(sbx_call *c, const char *path) {
+  struct stat st;
+  sbx_decision d;
+  return sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, path), path,
+                           false, &st, &d) == 0;
+}
+
 static void op_mkdir(sbx_call *c, const sbx_fs_request *q) {
   if (!path_for_change(c, false))
     return;
@@ -106,7 +117,12 @@ static void op_mkdir(sbx_call *c, const sbx_fs_request *q) {
   sbx_decision d;
   int rc = sbx_resolver_mkdir(c->cfg->resolver, sbx_call_self_pid(c, c->path),
                               c->path, (mode_t)q->mode, &d);
-  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+  if (!d.granted && exists_for_program(c, c->path)) {
+    answer_failed(c, EEXIST);
+    return;
+  }
+  /* The directory itself is the narrowest grant that lets it be made. */
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
 }
 
 /* unlink, rmdir, and unlinkat (rmdir with AT_REMOVEDIR). */

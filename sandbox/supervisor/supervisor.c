@@ -67,14 +67,33 @@ static bool narrow_to_existing(char *path) {
   return strcmp(path, "/") != 0;
 }
 
+/* A look for a program (stat, access) where --allow-exec would make it
+ * visible: a shell searching PATH, where -x, not a read grant of the one
+ * file, is what lets it run the program. */
+static bool exec_lookup(const sbx_call *c, const char *path) {
+  if (c->cfg->allow_exec || !c->cfg->exec_dirs ||
+      (c->ev.op != SBX_FS_OP_STAT && c->ev.op != SBX_FS_OP_ACCESS))
+    return false;
+  for (const char *const *d = c->cfg->exec_dirs; *d; d++)
+    if (g_str_has_prefix(path, *d) && path[strlen(*d)] != '\0')
+      return true;
+  return false;
+}
+
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
                        bool parent) {
   c->ev.hint = hint;
   c->ev.hint_path = NULL;
   if (!path)
     return;
+  if (hint == SBX_UNOTIFY_HINT_READ && exec_lookup(c, path)) {
+    c->ev.hint = SBX_UNOTIFY_HINT_EXEC;
+    return;
+  }
   g_strlcpy(c->hint_path, path, sizeof(c->hint_path));
-  if (parent)
+  /* A creation is hinted with its directory, but never "/": there the
+   * name itself is the grant. */
+  if (parent && strchr(c->hint_path + 1, '/'))
     cut_last(c->hint_path);
   if (hint == SBX_UNOTIFY_HINT_READ && !narrow_to_existing(c->hint_path)) {
     c->ev.hint = SBX_UNOTIFY_HINT_NONE;

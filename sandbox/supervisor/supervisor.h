@@ -135,6 +135,10 @@ typedef struct {
    * datagram, and connect() and bind() of sockets that are not unix
    * sockets. Unix socket files are decided by the allowlist either way. */
   bool allow_sockets;
+  /* For hints only: the directories allow_exec would make readable
+   * ("/usr/bin/", ...; NULL-terminated, borrowed), so a program looked
+   * up there is hinted with --allow-exec. May be NULL. */
+  const char *const *exec_dirs;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
 } sbx_unotify_config;

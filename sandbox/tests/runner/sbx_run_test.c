@@ -962,6 +962,47 @@ START_TEST(a_missing_file_is_hinted_with_a_directory_sbx_run_accepts) {
 }
 END_TEST
 
+START_TEST(mkdir_p_inside_a_write_grant_prints_no_denial) {
+  g_autofree char *dir = make_dir("tree");
+  g_autofree char *deep = path_in("tree/a/b/c");
+  const char *mk[] = {"/bin/mkdir", "-p", deep, NULL};
+  const char *rw[] = {"--allow-write", dir, NULL};
+  /* The directories above the grant exist and may be examined: making
+   * them answers EEXIST, as it does outside. */
+  result r = sbx_run(rw, mk);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  ck_assert(g_file_test(deep, G_FILE_TEST_IS_DIR));
+
+  /* A directory outside the grants: the hint is that directory, and
+   * taking it works. */
+  g_autofree char *other = path_in("other");
+  const char *mk2[] = {"/bin/mkdir", other, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied mkdir %s (allow with --allow-write %s)", other, other);
+  expect(sbx_run(NULL, mk2), 1, NULL, line);
+  const char *hinted[] = {"--allow-write", other, NULL};
+  expect(sbx_run(hinted, mk2), 0, NULL, NULL);
+  ck_assert(g_file_test(other, G_FILE_TEST_IS_DIR));
+}
+END_TEST
+
+START_TEST(a_shell_looking_up_a_program_is_hinted_with_allow_exec) {
+  const char *sh[] = {"/bin/sh", "-c", "sort </dev/null && echo sorted", NULL};
+  const char *env[] = {"--setenv", "PATH=/usr/bin:/bin", NULL};
+  result r = sbx_run(env, sh);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err,
+                  "sbx: denied stat /usr/bin/sort (allow with "
+                  "--allow-exec)");
+  assert_lacks(r.err, "--allow-read /usr/bin/sort");
+  result_clear(&r);
+  const char *x[] = {"--setenv", "PATH=/usr/bin:/bin", "--allow-exec", NULL};
+  expect(sbx_run(x, sh), 0, "sorted", NULL);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1025,6 +1066,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
   tcase_add_test(opts,
                  a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
+  tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
+  tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   suite_add_tcase(s, opts);
   return s;
 }
