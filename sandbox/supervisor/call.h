@@ -237,15 +237,30 @@ bool sbx_fs_take_path2(sbx_call *c);
 int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
                       int *own);
 
+/* True when path names an object the program may stat: a refused
+ * creation of it answers EEXIST, as the kernel checks that first. */
+bool sbx_fs_exists_for_program(sbx_call *c, const char *path);
+
+/* True when path itself (not followed) is a symbolic link the program may
+ * stat. */
+bool sbx_fs_is_symlink_for_program(sbx_call *c, const char *path);
+
+/* An O_PATH descriptor of the symbolic link path names itself, when a
+ * write grant holds it (lutimes changes a link's own times); -1 when
+ * path is no such link. */
+int sbx_fs_symlink_to_change(sbx_call *c, const char *path);
+
 /* Handlers of operations, by file: fs_open.c (open), fs_look.c (stat,
- * access, readlink, statfs, getxattr and listxattr); the others are
- * fs_ops.c's own. */
+ * access, readlink, statfs, getxattr and listxattr), fs_links.c (symlink,
+ * link); the others are fs_ops.c's own. */
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_stat(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_access(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_symlink(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_link(sbx_call *c, const sbx_fs_request *q);
 
 /* supervisor.c: true for the launcher's own first exec (once). */
 bool sbx_call_first_exec(sbx_call *c);

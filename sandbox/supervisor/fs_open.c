@@ -162,6 +162,15 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
                              c->path, rflags, mode, &d);
   bool parent;
   sbx_unotify_hint hint = open_hint(flags, &parent);
+  if (fd == -ELOOP && (flags & SBX_FS_O_PATH) && (flags & O_NOFOLLOW) &&
+      sbx_fs_is_symlink_for_program(c, c->path)) {
+    /* O_PATH|O_NOFOLLOW of a symbolic link would be a descriptor of the
+     * link itself, which no open for reading gives. glibc asks for one in
+     * fchmodat(AT_SYMLINK_NOFOLLOW), and answers EOPNOTSUPP for a link:
+     * the same answer here. */
+    answer_failed(c, EOPNOTSUPP);
+    return;
+  }
   if (fd < 0) {
     decided(c, fd, &d, hint, c->path, parent);
     return;

@@ -19,8 +19,9 @@
  *     itself and installs the descriptor in the program
  *     (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND); stat,
  *     readlink, statfs and getxattr results are written into the program's
- *     memory; mkdir, unlink, rename, chmod, utimensat and truncate are
- *     performed by the supervisor (S30);
+ *     memory; mkdir, unlink, rename, chmod, utimensat, truncate and the
+ *     links a write grant allows (symlink, link) are performed by the
+ *     supervisor (S30);
  *   - calls on a descriptor the program holds that change the file behind
  *     it (fchmod, futimens, ftruncate, fallocate) are decided on that
  *     object: the supervisor takes the program's open file description

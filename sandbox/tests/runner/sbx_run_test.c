@@ -1003,6 +1003,58 @@ START_TEST(a_shell_looking_up_a_program_is_hinted_with_allow_exec) {
 }
 END_TEST
 
+/* ---- links ----------------------------------------------------------------
+ */
+
+/* src/ with a file, a symbolic link to it and a hard link of it, and
+ * src.tar of it, made outside the sandbox. */
+static char *tree_with_links(void) {
+  g_autofree char *src = make_dir("src");
+  g_autofree char *a = make_file("src/a", "data\n");
+  g_autofree char *l = path_in("src/l");
+  g_autofree char *h = path_in("src/h");
+  ck_assert_int_eq(symlink("a", l), 0);
+  ck_assert_int_eq(link(a, h), 0);
+  g_autofree char *dir = path_in("");
+  char *tar = path_in("src.tar");
+  const char *mk[] = {"/bin/tar", "-C", dir, "-cf", tar, "src", NULL};
+  expect(run(mk), 0, NULL, NULL);
+  return tar;
+}
+
+static void expect_links(const char *root) {
+  g_autofree char *l = g_build_filename(root, "src", "l", NULL);
+  g_autofree char *h = g_build_filename(root, "src", "h", NULL);
+  g_autofree char *target = g_file_read_link(l, NULL);
+  ck_assert_ptr_nonnull(target);
+  ck_assert_str_eq(target, "a");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(h, &text, NULL, NULL));
+  ck_assert_str_eq(text, "data\n");
+}
+
+START_TEST(tar_extracts_symbolic_and_hard_links_into_a_write_grant) {
+  g_autofree char *tar = tree_with_links();
+  g_autofree char *out = make_dir("out");
+  const char *x[] = {"/bin/tar", "-C", out, "-xf", tar, NULL};
+  const char *opts[] = {"--allow-read", tar, "--allow-write", out, NULL};
+  expect(sbx_run(opts, x), 0, NULL, NULL);
+  expect_links(out);
+}
+END_TEST
+
+START_TEST(cp_a_copies_a_tree_with_links_into_a_write_grant) {
+  g_autofree char *tar = tree_with_links();
+  g_autofree char *src = path_in("src");
+  g_autofree char *out = make_dir("copy");
+  g_autofree char *dst = g_build_filename(out, "src", NULL);
+  const char *cp[] = {"/bin/cp", "-a", src, dst, NULL};
+  const char *opts[] = {"--allow-read", src, "--allow-write", out, NULL};
+  expect(sbx_run(opts, cp), 0, NULL, NULL);
+  expect_links(out);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1032,6 +1084,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(progs, cp_mv_and_install_into_a_write_grant_work);
   tcase_add_test(progs, an_o_path_open_is_decided_as_a_read);
   tcase_add_test(progs, make_runs_a_recipe);
+  tcase_add_test(progs,
+                 tar_extracts_symbolic_and_hard_links_into_a_write_grant);
+  tcase_add_test(progs, cp_a_copies_a_tree_with_links_into_a_write_grant);
   tcase_add_test(progs, search_permission_on_an_allowed_directory_is_not_exec);
   tcase_add_test(progs, git_init_makes_a_repository_in_a_writable_directory);
   tcase_add_test(
