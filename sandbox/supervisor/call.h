@@ -65,6 +65,7 @@ typedef struct sbx_call {
   char path[PATH_MAX]; /* absolute and normalised */
   char path2[PATH_MAX];
   char hint_path[PATH_MAX];
+  char target[PATH_MAX]; /* ev.target: where a refused link leads */
   char detail[64];
   char name[32];
 } sbx_call;
@@ -139,7 +140,7 @@ static inline bool drop_if_gone(sbx_call *c) {
 }
 
 /* The option that would have allowed the call; with `parent`, for the
- * directory of `path` (a creation). */
+ * directory of `path` (a creation). Names a link's target (hints.c). */
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
                        bool parent);
 

@@ -39,69 +39,6 @@ struct sbx_unotify {
 
 /* ---- decisions ---------------------------------------------------------- */
 
-/* Cuts the last component off an absolute path ("/a" becomes "/"). */
-static void cut_last(char *path) {
-  char *slash = strrchr(path, '/');
-  if (slash == path)
-    slash[1] = '\0';
-  else if (slash)
-    *slash = '\0';
-}
-
-/* --allow-read accepts only a path that exists. For one that does not,
- * the hint is the nearest directory above it that does: granting it lets
- * the program see that the name is missing (ENOENT), which is what a
- * program searching several places needs. "/" is never suggested. The
- * look is sbx-run's, for the user's eyes: the program learns nothing. */
-static bool narrow_to_existing(char *path) {
-  struct stat st;
-  bool cut = false;
-  while (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-    if (strcmp(path, "/") == 0)
-      return false;
-    cut_last(path);
-    cut = true;
-  }
-  if (cut && !S_ISDIR(st.st_mode))
-    cut_last(path);
-  return strcmp(path, "/") != 0;
-}
-
-/* A look for a program (stat, access) where --allow-exec would make it
- * visible: a shell searching PATH, where -x, not a read grant of the one
- * file, is what lets it run the program. */
-static bool exec_lookup(const sbx_call *c, const char *path) {
-  if (c->cfg->allow_exec || !c->cfg->exec_dirs ||
-      (c->ev.op != SBX_FS_OP_STAT && c->ev.op != SBX_FS_OP_ACCESS))
-    return false;
-  for (const char *const *d = c->cfg->exec_dirs; *d; d++)
-    if (g_str_has_prefix(path, *d) && path[strlen(*d)] != '\0')
-      return true;
-  return false;
-}
-
-void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
-                       bool parent) {
-  c->ev.hint = hint;
-  c->ev.hint_path = NULL;
-  if (!path)
-    return;
-  if (hint == SBX_UNOTIFY_HINT_READ && exec_lookup(c, path)) {
-    c->ev.hint = SBX_UNOTIFY_HINT_EXEC;
-    return;
-  }
-  g_strlcpy(c->hint_path, path, sizeof(c->hint_path));
-  /* A creation is hinted with its directory, but never "/": there the
-   * name itself is the grant. */
-  if (parent && strchr(c->hint_path + 1, '/'))
-    cut_last(c->hint_path);
-  if (hint == SBX_UNOTIFY_HINT_READ && !narrow_to_existing(c->hint_path)) {
-    c->ev.hint = SBX_UNOTIFY_HINT_NONE;
-    return;
-  }
-  c->ev.hint_path = c->hint_path;
-}
-
 bool sbx_call_first_exec(sbx_call *c) {
   if (!c->cfg->allow_first_exec || c->u->first_exec_seen)
     return false;

@@ -111,6 +111,8 @@ typedef struct {
   sbx_fs_op op;          /* the file operation, SBX_FS_OP_NONE for others */
   const char *path;      /* absolute, normalised; NULL when not a path call */
   const char *path2;     /* the second path of rename, else NULL */
+  const char *target;    /* a denied path that is a symbolic link: where
+                          * it leads (for the user's eyes), else NULL */
   const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
   uint64_t flags;        /* sbx_fs_op_shown_flags(); a socket's type */
   bool allowed;          /* the rules allowed it (it may still have failed) */

@@ -1055,6 +1055,30 @@ START_TEST(cp_a_copies_a_tree_with_links_into_a_write_grant) {
 }
 END_TEST
 
+START_TEST(a_refused_link_names_its_target_and_the_hint_allows_it) {
+  g_autofree char *dir = make_dir("granted");
+  g_autofree char *other = make_dir("elsewhere");
+  g_autofree char *target = make_file("elsewhere/target", "through the link");
+  g_autofree char *link = path_in("granted/link");
+  ck_assert_int_eq(symlink(target, link), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", link, NULL};
+  /* Control: outside the sandbox the link reads its target. */
+  expect(run(cmd), 0, "data=through the link", NULL);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied open %s, a link to %s (allow with --allow-read %s)", link,
+      target, target);
+  expect(sbx_run(ro, cmd), 1, "errno=13", line);
+  const char *hinted[] = {"--allow-read", dir, "--allow-read", target, NULL};
+  result r = sbx_run(hinted, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "data=through the link");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1122,6 +1146,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts,
                  a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
   tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
+  tcase_add_test(opts, a_refused_link_names_its_target_and_the_hint_allows_it);
   tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   suite_add_tcase(s, opts);
   return s;
