@@ -241,7 +241,16 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
       int err = errno;
       g_autofree char *what =
           g_strdup_printf("allowlist root %s (entry %s)", dir, e->written);
-      return fail_new(r, error, err, what, "");
+      /* openat2 refused: a kernel before 5.6, or a sandbox whose filter
+       * or supervisor refuses it (sbx-run answers its RESOLVE_ flags
+       * with ENOSYS). */
+      return fail_new(r, error, err, what,
+                      err == ENOSYS
+                          ? " (openat2 with RESOLVE_ flags is refused here: "
+                            "this runs inside sbx-run or another sandbox, and "
+                            "a sandbox cannot be started inside it; or the "
+                            "kernel is older than 5.6)"
+                          : "");
     }
     r->root_fds[i] = fd;
   }

@@ -386,6 +386,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
       .allow_sockets = plan->net,
+      .exec_dirs = sbx_run_exec_dirs,
       .on_event = sbx_run_report_event,
       .user_data = report,
   };
@@ -403,7 +404,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   bool listening = true, chan_open = true, init_done = false;
   init_news news = {0};
   int init_status = 0;
-  while (!init_done) {
+  int supervisor_error = 0;
+  const char *supervisor_step = NULL;
+  while (!init_done && !supervisor_error) {
     struct pollfd fds[4] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
@@ -413,19 +416,27 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     if (poll(fds, 4, -1) < 0) {
       if (errno == EINTR)
         continue;
+      supervisor_error = errno;
+      supervisor_step = "waiting for the program's calls";
       break;
     }
     if (fds[2].revents & POLLIN) {
       int rc = sbx_unotify_handle_one(u);
-      if (rc < 0 && rc != -EAGAIN)
-        fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
+      if (rc < 0 && rc != -EAGAIN) {
+        supervisor_error = -rc;
+        supervisor_step = "answering a call of the program";
+        break;
+      }
     } else if (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
       listening = false;
     }
     if (fds[3].revents & POLLIN) {
       int rc = sbx_unotify_finish_waiting(u);
-      if (rc < 0)
-        fprintf(stderr, "sbx-run: supervisor: %s\n", g_strerror(-rc));
+      if (rc < 0) {
+        supervisor_error = -rc;
+        supervisor_step = "finishing a waiting call of the program";
+        break;
+      }
     }
     if (fds[1].revents & POLLIN) {
       int fd;
@@ -454,6 +465,21 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
         }
       }
     }
+  }
+  if (supervisor_error) {
+    /* A call the supervisor could not answer would wait forever, and
+     * nothing else would decide the program's calls: the sandbox goes.
+     * Killing init, pid 1 of the namespace, kills every process in it. */
+    kill(pid, SIGKILL);
+    int st;
+    reap(pid, &st);
+    pid = -1;
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "the supervisor failed %s (%s); the program and everything "
+                "it started were killed",
+                supervisor_step, g_strerror(supervisor_error));
+    result = SBX_RUN_EXIT_SETUP;
+    goto out;
   }
   pid = -1;
   /* What init said before it went. */

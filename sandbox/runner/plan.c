@@ -182,7 +182,7 @@ static const fixed_entry fixed_entries[] = {
 };
 
 /* Directories whose programs --allow-exec makes runnable. */
-static const char *const exec_dirs[] = {"/usr/bin/", "/bin/"};
+const char *const sbx_run_exec_dirs[] = {"/usr/bin/", "/bin/", NULL};
 
 static gboolean add_fixed(sbx_allowlist *list, const char *path,
                           unsigned rights, GError **error) {
@@ -513,6 +513,35 @@ static char **build_env(const sbx_run_options *o, GError **error) {
 
 /* ---- putting it together ------------------------------------------------ */
 
+/* An empty path would mean the current directory to every function that
+ * makes it absolute: a grant nobody meant (a shell variable that was not
+ * set). Each path option refuses one. */
+static gboolean check_no_empty_path(const char *option, char *const *values,
+                                    bool grant, GError **error) {
+  for (char *const *v = values; v && *v; v++) {
+    if (**v)
+      continue;
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "%s was given an empty path (an unset variable?); name the "
+                "%s%s%s",
+                option, grant ? "file or directory, e.g. " : "file",
+                grant ? option : "",
+                grant ? " . for the current directory" : "");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean check_path_options(const sbx_run_options *o, GError **error) {
+  char *profile[] = {o->profile, NULL};
+  char *audit[] = {o->audit, NULL};
+  return check_no_empty_path("--allow-read", o->allow_read, true, error) &&
+         check_no_empty_path("--allow-write", o->allow_write, true, error) &&
+         check_no_empty_path("--policy", o->policies, false, error) &&
+         check_no_empty_path("--profile", profile, false, error) &&
+         check_no_empty_path("--audit", audit, false, error);
+}
+
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (!o->argv || !o->argv[0]) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
@@ -520,6 +549,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
                 "[ARGS...])");
     return NULL;
   }
+  if (!check_path_options(o, error))
+    return NULL;
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);
   sbx_layer_plan_init(&p->init, "sbx-run", SBX_RUN_INIT_LAYERS);
   sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
@@ -560,8 +591,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
                            SBX_PERM_READ_ONLY, error))
       goto fail;
   if (o->allow_exec) {
-    for (size_t i = 0; i < G_N_ELEMENTS(exec_dirs); i++)
-      if (!add_fixed(p->allowlist, exec_dirs[i], SBX_PERM_READ_ONLY, error))
+    for (const char *const *d = sbx_run_exec_dirs; *d; d++)
+      if (!add_fixed(p->allowlist, *d, SBX_PERM_READ_ONLY, error))
         goto fail;
     /* Programs in those directories are often links through the
      * alternatives system (awk -> /etc/alternatives/awk -> mawk); a link

@@ -84,6 +84,9 @@ void sbx_run_plan_free(sbx_run_plan *p);
  * what every sbx-run program may read without an option. */
 gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error);
 
+/* The directories --allow-exec makes readable, NULL-terminated. */
+extern const char *const sbx_run_exec_dirs[];
+
 #define SBX_RUN_ERROR (sbx_run_error_quark())
 GQuark sbx_run_error_quark(void);
 

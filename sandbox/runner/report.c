@@ -68,6 +68,10 @@ char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
     g_string_append(s, " -> ");
     append_escaped(s, ev->path2);
   }
+  if (ev->target) {
+    g_string_append(s, ", a link to ");
+    append_escaped(s, ev->target);
+  }
   switch (ev->hint) {
     case SBX_UNOTIFY_HINT_READ:
       if (ev->hint_path) {
@@ -221,6 +225,7 @@ char *sbx_run_report_format_json(const sbx_unotify_event *ev) {
   add_string_member(s, "operation", ev->operation ? ev->operation : "syscall");
   add_escaped_member(s, "path", ev->path);
   add_escaped_member(s, "path2", ev->path2);
+  add_escaped_member(s, "target", ev->target);
   add_escaped_member(s, "detail", ev->detail);
   /* Spelled as the broker's audit lines spell them (fs_calls.h). */
   char flags[SBX_FS_FLAGS_TEXT_MAX];

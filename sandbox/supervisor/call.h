@@ -65,6 +65,7 @@ typedef struct sbx_call {
   char path[PATH_MAX]; /* absolute and normalised */
   char path2[PATH_MAX];
   char hint_path[PATH_MAX];
+  char target[PATH_MAX]; /* ev.target: where a refused link leads */
   char detail[64];
   char name[32];
 } sbx_call;
@@ -139,7 +140,7 @@ static inline bool drop_if_gone(sbx_call *c) {
 }
 
 /* The option that would have allowed the call; with `parent`, for the
- * directory of `path` (a creation). */
+ * directory of `path` (a creation). Names a link's target (hints.c). */
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
                        bool parent);
 
@@ -237,15 +238,30 @@ bool sbx_fs_take_path2(sbx_call *c);
 int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
                       int *own);
 
+/* True when path names an object the program may stat: a refused
+ * creation of it answers EEXIST, as the kernel checks that first. */
+bool sbx_fs_exists_for_program(sbx_call *c, const char *path);
+
+/* True when path itself (not followed) is a symbolic link the program may
+ * stat. */
+bool sbx_fs_is_symlink_for_program(sbx_call *c, const char *path);
+
+/* An O_PATH descriptor of the symbolic link path names itself, when a
+ * write grant holds it (lutimes changes a link's own times); -1 when
+ * path is no such link. */
+int sbx_fs_symlink_to_change(sbx_call *c, const char *path);
+
 /* Handlers of operations, by file: fs_open.c (open), fs_look.c (stat,
- * access, readlink, statfs, getxattr and listxattr); the others are
- * fs_ops.c's own. */
+ * access, readlink, statfs, getxattr and listxattr), fs_links.c (symlink,
+ * link); the others are fs_ops.c's own. */
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_stat(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_access(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q);
 void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_symlink(sbx_call *c, const sbx_fs_request *q);
+void sbx_op_link(sbx_call *c, const sbx_fs_request *q);
 
 /* supervisor.c: true for the launcher's own first exec (once). */
 bool sbx_call_first_exec(sbx_call *c);
@@ -271,6 +287,10 @@ void sbx_handle_inode_ioctl(sbx_call *c, const char *name);
  * fallocate: its RLIMIT_FSIZE, for a file growing from old_size to
  * new_size. True (and answered, EFBIG) when new_size is beyond it. */
 bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size);
+
+/* identity.c: setuid, setgid, setre*id, setres*id and setgroups, allowed
+ * (answered 0) only when they change nothing. */
+void sbx_handle_identity(sbx_call *c);
 
 /* sockets.c: new sockets, and the addresses they connect and bind to. */
 void sbx_handle_socket(sbx_call *c);

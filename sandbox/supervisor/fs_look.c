@@ -9,15 +9,17 @@
  * descriptor the program holds is answered from that descriptor.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
- * kernel's /proc. What it refuses: what the resolver refuses, X_OK
- * unless the program may execute, and the working directory's name where
- * the grants do not reach it (S39).
+ * kernel's /proc. What it refuses: what the resolver refuses, X_OK on
+ * a file unless the program may execute (X_OK on a directory is search
+ * permission, answered where the program may stat it), and the working
+ * directory's name where the grants do not reach it (S39).
  */
 #include "sandbox/supervisor/call.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -133,11 +135,46 @@ static void access_own(sbx_call *c, int own, int mode) {
     answer_value(c, 0);
 }
 
+/* X_OK on a directory asks for search permission, which is not exec:
+ * where the program may stat the directory, the file system's own answer
+ * (faccessat2 on the object the resolver reached). R_OK and W_OK asked
+ * with it need their rights as usual. Returns false when the object is
+ * not a directory (an exec question) and nothing was answered. */
+static bool access_search(sbx_call *c, int mode, int at_flags,
+                          sbx_unotify_hint hint) {
+  sbx_decision d;
+  pid_t pid = sbx_call_self_pid(c, c->path);
+  bool follow = !(at_flags & AT_SYMLINK_NOFOLLOW);
+  int fd = sbx_resolver_open_object(c->cfg->resolver, pid, c->path,
+                                    SBX_PERM_STAT, follow, &d);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
+    close(fd);
+    return false;
+  }
+  if (fd < 0) {
+    decided(c, fd, &d, hint, c->path, false);
+    return true;
+  }
+  int rc = 0;
+  if (mode & (R_OK | W_OK))
+    rc = sbx_resolver_access(c->cfg->resolver, pid, c->path, mode & ~X_OK,
+                             at_flags, &d);
+  if (rc == 0 && syscall(SYS_faccessat2, fd, "", X_OK,
+                         AT_EMPTY_PATH | (at_flags & AT_EACCESS)) < 0)
+    rc = -errno;
+  close(fd);
+  decided(c, rc, &d, hint, c->path, false);
+  return true;
+}
+
 /* Execute permission is the exec rule's business: without allow_exec
  * nothing is executable; with it, what the resolver lets the program see
  * and has an execute bit. Landlock decides the exec itself. */
 static void access_exec(sbx_call *c, int mode, int at_flags,
                         sbx_unotify_hint hint) {
+  if (access_search(c, mode, at_flags, hint))
+    return;
   if (!c->cfg->allow_exec) {
     deny(c, EACCES, "executing programs is not allowed", SBX_UNOTIFY_HINT_EXEC,
          NULL, false);

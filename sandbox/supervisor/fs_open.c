@@ -82,8 +82,13 @@ static void reopen_unnamed(sbx_call *c, int own, int obj, int flags) {
   }
   char self[64];
   snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-  int oflags = (flags & (O_ACCMODE | O_APPEND | SBX_FS_O_PATH | O_DIRECTORY)) |
-               O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  int oflags = (flags & (O_ACCMODE | O_APPEND | O_DIRECTORY)) | O_NONBLOCK |
+               O_NOCTTY | O_CLOEXEC;
+  /* No O_PATH descriptor can be installed (see sbx_op_open): the object
+   * is reopened with the access the program already has to it. */
+  if (flags & SBX_FS_O_PATH)
+    oflags = (have == O_WRONLY ? O_WRONLY : O_RDONLY) | (flags & O_DIRECTORY) |
+             O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   int fd = open(self, oflags);
   int err = errno;
   close(obj);
@@ -142,11 +147,12 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     reopen_own_fd(c, own, flags, mode);
     return;
   }
-  /* O_PATH is served as a read-only open checked like a read, then
-   * narrowed to O_PATH on our side. */
-  bool opath = (flags & SBX_FS_O_PATH) != 0;
+  /* O_PATH is checked like a read and answered with the read-only
+   * descriptor that check opened: ADDFD cannot install an O_PATH
+   * descriptor (the kernel's fget() refuses them), and the read-only one
+   * does everything an O_PATH one does. */
   int rflags = flags;
-  if (opath)
+  if (flags & SBX_FS_O_PATH)
     rflags = O_RDONLY | (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   /* The last moment before the file system is touched on its behalf. */
   if (drop_if_gone(c))
@@ -154,16 +160,17 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   sbx_decision d;
   int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, c->path),
                              c->path, rflags, mode, &d);
-  if (fd >= 0 && opath) {
-    char self[64];
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-    int p = open(self, O_PATH | O_CLOEXEC);
-    int err = errno;
-    close(fd);
-    fd = p < 0 ? -err : p;
-  }
   bool parent;
   sbx_unotify_hint hint = open_hint(flags, &parent);
+  if (fd == -ELOOP && (flags & SBX_FS_O_PATH) && (flags & O_NOFOLLOW) &&
+      sbx_fs_is_symlink_for_program(c, c->path)) {
+    /* O_PATH|O_NOFOLLOW of a symbolic link would be a descriptor of the
+     * link itself, which no open for reading gives. glibc asks for one in
+     * fchmodat(AT_SYMLINK_NOFOLLOW), and answers EOPNOTSUPP for a link:
+     * the same answer here. */
+    answer_failed(c, EOPNOTSUPP);
+    return;
+  }
   if (fd < 0) {
     decided(c, fd, &d, hint, c->path, parent);
     return;

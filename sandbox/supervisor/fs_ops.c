@@ -106,7 +106,12 @@ static void op_mkdir(sbx_call *c, const sbx_fs_request *q) {
   sbx_decision d;
   int rc = sbx_resolver_mkdir(c->cfg->resolver, sbx_call_self_pid(c, c->path),
                               c->path, (mode_t)q->mode, &d);
-  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+  if (!d.granted && sbx_fs_exists_for_program(c, c->path)) {
+    answer_failed(c, EEXIST);
+    return;
+  }
+  /* The directory itself is the narrowest grant that lets it be made. */
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
 }
 
 /* unlink, rmdir, and unlinkat (rmdir with AT_REMOVEDIR). */
@@ -159,6 +164,16 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
     sbx_fd_chmod(c, q->fd, mode, q->form == SBX_FS_FORM_EMPTY_PATH);
     return;
   }
+  if (q->at_flags & AT_SYMLINK_NOFOLLOW) {
+    /* A symbolic link has no mode of its own to change. */
+    if (!sbx_fs_take_path(c))
+      return;
+    c->ev.path = c->path;
+    if (sbx_fs_is_symlink_for_program(c, c->path)) {
+      answer_failed(c, EOPNOTSUPP);
+      return;
+    }
+  }
   int own;
   int fd =
       sbx_fs_object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, &own);
@@ -202,6 +217,22 @@ static void op_utime(sbx_call *c, const sbx_fs_request *q) {
     /* utimensat(fd, NULL, ...) is futimens(fd). */
     sbx_fd_utimens(c, q->fd, t, q->form == SBX_FS_FORM_EMPTY_PATH);
     return;
+  }
+  if (q->at_flags & AT_SYMLINK_NOFOLLOW) {
+    /* lutimes of a symbolic link in a write grant: the link's own times. */
+    if (!sbx_fs_take_path(c))
+      return;
+    c->ev.path = c->path;
+    if (drop_if_gone(c))
+      return;
+    int link = sbx_fs_symlink_to_change(c, c->path);
+    if (link >= 0) {
+      int rc = utimensat(link, "", t, AT_EMPTY_PATH) < 0 ? -errno : 0;
+      close(link);
+      c->ev.allowed = true;
+      answer_result(c, rc);
+      return;
+    }
   }
   int own;
   int fd =
@@ -264,8 +295,7 @@ static const struct {
     {SBX_FS_OP_REMOVEXATTR, ENOTSUP, "extended attributes cannot change"},
     {SBX_FS_OP_CHOWN, EPERM, "ownership cannot change"},
     {SBX_FS_OP_CHATTR, EPERM, "inode flags cannot change"},
-    {SBX_FS_OP_LINK, EPERM, "links are not created"},
-    {SBX_FS_OP_SYMLINK, EPERM, "symlinks are not created"},
+    {SBX_FS_OP_LINK, ENOENT, "linkat(AT_EMPTY_PATH) is not served"},
     {SBX_FS_OP_MKNOD, EPERM, "special files are not created"},
     {SBX_FS_OP_UTIME, EPERM, "use utimensat"},
     {SBX_FS_OP_WATCH, EACCES, "file watches are not served"},
@@ -300,6 +330,15 @@ static void op_refuse(sbx_call *c, const sbx_fs_request *q) {
     return;
   }
   deny(c, err, reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
+}
+
+/* link and linkat; linkat(fd, "", ..., AT_EMPTY_PATH), which needs
+ * CAP_DAC_READ_SEARCH, is refused as it is outside. */
+static void op_link(sbx_call *c, const sbx_fs_request *q) {
+  if (q->form != SBX_FS_FORM_PATH)
+    op_refuse(c, q);
+  else
+    sbx_op_link(c, q);
 }
 
 /* ---- the working directory ---------------------------------------------- */
@@ -407,8 +446,8 @@ static const fs_handler fs_handlers[SBX_FS_OP_COUNT] = {
     [SBX_FS_OP_SETXATTR] = op_refuse,
     [SBX_FS_OP_REMOVEXATTR] = op_refuse,
     [SBX_FS_OP_CHATTR] = op_refuse,
-    [SBX_FS_OP_LINK] = op_refuse,
-    [SBX_FS_OP_SYMLINK] = op_refuse,
+    [SBX_FS_OP_LINK] = op_link,
+    [SBX_FS_OP_SYMLINK] = sbx_op_symlink,
     [SBX_FS_OP_MKNOD] = op_refuse,
     [SBX_FS_OP_WATCH] = op_refuse,
     [SBX_FS_OP_CHDIR] = op_chdir,

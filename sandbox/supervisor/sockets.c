@@ -6,8 +6,10 @@
  * on a socket file or an abstract name: the session bus, docker.sock,
  * X11, ssh-agent. The rules (docs/sbx-run.md, "Sockets"):
  *   - socket() and socketpair() are decided on their registers alone, so
- *     CONTINUE is sound: new sockets need allow_sockets (stream and
- *     seqpacket pairs the filter allows by itself), and unix datagram
+ *     CONTINUE is sound: new sockets need allow_sockets, except unix
+ *     stream and seqpacket sockets, whose connect and bind follow the
+ *     allowlist in every mode (the filter allows such pairs by itself),
+ *     and unix datagram
  *     sockets are refused everywhere: sendto() could aim one at any socket
  *     file, through an address the filter cannot see;
  *   - connect() and bind() are decided on the socket the program's
@@ -177,7 +179,10 @@ void sbx_handle_socket(sbx_call *c) {
     deny(c, EACCES, datagram_reason, SBX_UNOTIFY_HINT_NEVER, NULL, false);
     return;
   }
-  if (!c->cfg->allow_sockets) {
+  /* A unix stream or seqpacket socket reaches nothing by itself: its
+   * connect and bind are decided by the allowlist in every mode, as a
+   * socket pair's would be. So making one needs no --net. */
+  if (!c->cfg->allow_sockets && family != AF_UNIX) {
     deny(c, EACCES, "no network (and no new sockets) without --net",
          SBX_UNOTIFY_HINT_NET, NULL, false);
     return;

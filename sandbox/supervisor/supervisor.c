@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,23 +38,6 @@ struct sbx_unotify {
 };
 
 /* ---- decisions ---------------------------------------------------------- */
-
-void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
-                       bool parent) {
-  c->ev.hint = hint;
-  c->ev.hint_path = NULL;
-  if (!path)
-    return;
-  g_strlcpy(c->hint_path, path, sizeof(c->hint_path));
-  if (parent) {
-    char *slash = strrchr(c->hint_path, '/');
-    if (slash == c->hint_path)
-      slash[1] = '\0';
-    else if (slash)
-      *slash = '\0';
-  }
-  c->ev.hint_path = c->hint_path;
-}
 
 bool sbx_call_first_exec(sbx_call *c) {
   if (!c->cfg->allow_first_exec || c->u->first_exec_seen)
@@ -193,6 +177,13 @@ static const handler handlers[] = {
     {__NR_socketpair, sbx_handle_socketpair},
     {__NR_connect, sbx_handle_connect},
     {__NR_bind, sbx_handle_bind},
+    {__NR_setuid, sbx_handle_identity},
+    {__NR_setgid, sbx_handle_identity},
+    {__NR_setreuid, sbx_handle_identity},
+    {__NR_setregid, sbx_handle_identity},
+    {__NR_setresuid, sbx_handle_identity},
+    {__NR_setresgid, sbx_handle_identity},
+    {__NR_setgroups, sbx_handle_identity},
 };
 
 static void dispatch(sbx_call *c) {
@@ -310,10 +301,16 @@ static int send_answer(sbx_unotify *u, sbx_call *c) {
       break;
     case ANSWER_FD:
       rc = sbx_unotify_send_fd(u->ch.listener, id, c->fd, c->fd_flags);
-      if (rc >= 0)
-        rc = 0;
       close(c->fd);
       c->fd = -1;
+      if (rc >= 0) {
+        rc = 0;
+      } else if (rc == -EMFILE) {
+        /* The program's descriptor table is full: its call fails as the
+         * kernel's own open would. ADDFD left it unanswered. */
+        c->ev.error = EMFILE;
+        rc = sbx_unotify_reply(u->ch.listener, &u->ch.buf, id, 0, EMFILE);
+      }
       break;
     case ANSWER_CONTINUE:
       rc = sbx_unotify_continue(u->ch.listener, &u->ch.buf, id);

@@ -19,8 +19,9 @@
  *     itself and installs the descriptor in the program
  *     (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND); stat,
  *     readlink, statfs and getxattr results are written into the program's
- *     memory; mkdir, unlink, rename, chmod, utimensat and truncate are
- *     performed by the supervisor (S30);
+ *     memory; mkdir, unlink, rename, chmod, utimensat, truncate and the
+ *     links a write grant allows (symlink, link) are performed by the
+ *     supervisor (S30);
  *   - calls on a descriptor the program holds that change the file behind
  *     it (fchmod, futimens, ftruncate, fallocate) are decided on that
  *     object: the supervisor takes the program's open file description
@@ -110,6 +111,8 @@ typedef struct {
   sbx_fs_op op;          /* the file operation, SBX_FS_OP_NONE for others */
   const char *path;      /* absolute, normalised; NULL when not a path call */
   const char *path2;     /* the second path of rename, else NULL */
+  const char *target;    /* a denied path that is a symbolic link: where
+                          * it leads (for the user's eyes), else NULL */
   const char *detail;    /* non-path calls: "AF_INET", "TIOCSTI", ... */
   uint64_t flags;        /* sbx_fs_op_shown_flags(); a socket's type */
   bool allowed;          /* the rules allowed it (it may still have failed) */
@@ -135,6 +138,10 @@ typedef struct {
    * datagram, and connect() and bind() of sockets that are not unix
    * sockets. Unix socket files are decided by the allowlist either way. */
   bool allow_sockets;
+  /* For hints only: the directories allow_exec would make readable
+   * ("/usr/bin/", ...; NULL-terminated, borrowed), so a program looked
+   * up there is hinted with --allow-exec. May be NULL. */
+  const char *const *exec_dirs;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
 } sbx_unotify_config;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 GQuark sbx_ns_error_quark(void) {
   return g_quark_from_static_string("sbx-ns-error-quark");
@@ -27,6 +28,8 @@ static long read_sysctl(const char *name) {
 /* "Seccomp: 2" in /proc/self/status: a filter is installed, as in a
  * container started with Docker's or podman's default profile. */
 static bool under_seccomp_filter(void) {
+  if (prctl(PR_GET_SECCOMP) == 2)
+    return true;
   g_autofree char *status = NULL;
   if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
     return false;
@@ -55,9 +58,10 @@ char *sbx_ns_explain_refusal(int err) {
   if (under_seccomp_filter())
     return g_strdup(
         "a seccomp filter this process runs under refuses new namespaces "
-        "(a container's profile, such as Docker's default, does so for "
-        "processes without CAP_SYS_ADMIN); start the container with a "
-        "profile that allows unshare and clone with CLONE_NEWUSER");
+        "(as inside sbx-run, or in a container whose profile, such as "
+        "Docker's default, does so for processes without CAP_SYS_ADMIN); "
+        "start the container with a profile that allows unshare and clone "
+        "with CLONE_NEWUSER");
   if (err == ENOSYS || err == EINVAL)
     return g_strdup(
         "the kernel is built without user namespaces (CONFIG_USER_NS)");

@@ -504,7 +504,12 @@ START_TEST(connect_to_a_unix_socket_outside_the_grants_is_refused) {
 
   const char *rw[] = {"--net", "--allow-write", sock, NULL};
   expect(probe_in(rw, connect_), 0, "exchange=ok\nreply=y\n", NULL);
-  ck_assert_int_eq(listener_stop(&l), 2);
+  /* The network is not what lets a unix socket connect: without --net
+   * the grant decides the same way, and the hint names the grant. */
+  expect_refused(probe_in(NULL, connect_), EACCES, line);
+  const char *rw_only[] = {"--allow-write", sock, NULL};
+  expect(probe_in(rw_only, connect_), 0, "exchange=ok\nreply=y\n", NULL);
+  ck_assert_int_eq(listener_stop(&l), 3);
 }
 END_TEST
 
@@ -716,6 +721,132 @@ START_TEST(a_socket_file_is_made_only_where_the_grant_can_create) {
 }
 END_TEST
 
+/* ---- links made inside a write grant ------------------------------------ */
+
+START_TEST(a_symlink_made_in_a_write_grant_leads_nowhere_outside) {
+  g_autofree char *dir = make_dir("w");
+  g_autofree char *inside = program_file("w/inside", "inside-data");
+  g_autofree char *canary = program_file("canary", "canary-data");
+  /* Control: outside the sandbox a link reads its target. */
+  g_autofree char *free_link = path_in("free-link");
+  const char *mk_free[] = {"symlink", canary, free_link, NULL};
+  expect(probe_out(mk_free), 0, "symlink=ok", NULL);
+  const char *rd_free[] = {"read", free_link, NULL};
+  expect(probe_out(rd_free), 0, "data=canary-data", NULL);
+
+  const char *rw[] = {"--allow-write", dir, NULL};
+  g_autofree char *in_link = path_in("w/in-link");
+  const char *mk_in[] = {"symlink", "inside", in_link, NULL};
+  expect(probe_in(rw, mk_in), 0, "symlink=ok", NULL);
+  const char *rd_in[] = {"read", in_link, NULL};
+  expect(probe_in(rw, rd_in), 0, "data=inside-data", NULL);
+
+  /* A link out of the grant is made, but neither reads nor writes. */
+  g_autofree char *out_link = path_in("w/out-link");
+  const char *mk_out[] = {"symlink", canary, out_link, NULL};
+  expect(probe_in(rw, mk_out), 0, "symlink=ok", NULL);
+  const char *rd_out[] = {"read", out_link, NULL};
+  expect_refused(probe_in(rw, rd_out), EACCES, "sbx: denied open");
+  const char *wr_out[] = {"write", out_link, NULL};
+  expect_refused(probe_in(rw, wr_out), EACCES, "sbx: denied open");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(canary, &text, NULL, NULL));
+  ck_assert_str_eq(text, "canary-data");
+
+  g_autofree char *shadow = path_in("w/shadow");
+  const char *mk_sh[] = {"symlink", "/etc/shadow", shadow, NULL};
+  expect(probe_in(rw, mk_sh), 0, "symlink=ok", NULL);
+  const char *rd_sh[] = {"read", shadow, NULL};
+  result r = probe_in(rw, rd_sh);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  assert_lacks(r.out, "data=");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(a_symlink_made_in_a_write_grant_runs_nothing_outside) {
+  g_autofree char *dir = make_dir("w");
+  g_autofree char *bin = make_dir("bin-outside");
+  g_autofree char *outside = path_in("bin-outside/prog");
+  g_autofree char *inside = path_in("w/prog");
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  ck_assert(g_file_get_contents("/bin/true", &text, &len, NULL));
+  ck_assert(g_file_set_contents(outside, text, (gssize)len, NULL));
+  ck_assert(g_file_set_contents(inside, text, (gssize)len, NULL));
+  ck_assert_int_eq(chmod(outside, 0755), 0);
+  ck_assert_int_eq(chmod(inside, 0755), 0);
+  /* Control: outside the sandbox the program runs. */
+  const char *run_outside[] = {"exec", outside, NULL};
+  expect(probe_out(run_outside), 0, NULL, NULL);
+
+  const char *opts[] = {"--allow-exec", "--allow-write", dir, NULL};
+  g_autofree char *in_link = path_in("w/run-in");
+  const char *mk_in[] = {"symlink", inside, in_link, NULL};
+  expect(probe_in(opts, mk_in), 0, "symlink=ok", NULL);
+  const char *run_in[] = {"exec", in_link, NULL};
+  expect(probe_in(opts, run_in), 0, NULL, NULL);
+
+  g_autofree char *out_link = path_in("w/run-out");
+  const char *mk_out[] = {"symlink", outside, out_link, NULL};
+  expect(probe_in(opts, mk_out), 0, "symlink=ok", NULL);
+  const char *run_out[] = {"exec", out_link, NULL};
+  expect_refused(probe_in(opts, run_out), EACCES, NULL);
+}
+END_TEST
+
+START_TEST(a_symlink_swapped_during_reads_never_reads_the_canary) {
+  g_autofree char *dir = make_dir("w");
+  g_autofree char *inside = program_file("w/inside", "inside-data");
+  g_autofree char *canary = program_file("canary", "canary-data");
+  /* Control: outside the sandbox the swaps do reach the canary. */
+  g_autofree char *free_link = path_in("free-link");
+  const char *race_free[] = {"link-race", inside, canary,
+                             free_link,   "3000", NULL};
+  result r = probe_out(race_free);
+  ck_assert_int_eq(r.status, 0);
+  assert_lacks(r.out, "canary_reads=0\n");
+  result_clear(&r);
+
+  const char *rw[] = {"--allow-write", dir, NULL};
+  g_autofree char *link = path_in("w/swapped");
+  const char *race[] = {"link-race", inside, canary, link, "3000", NULL};
+  r = probe_in(rw, race);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "canary_reads=0\n");
+  assert_lacks(r.out, "other_reads=0\n");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(a_hard_link_is_made_only_within_one_write_grant) {
+  g_autofree char *dir = make_dir("w");
+  g_autofree char *dir2 = make_dir("w2");
+  g_autofree char *inside = program_file("w/inside", "inside-data");
+  g_autofree char *canary = program_file("canary", "canary-data");
+  /* Control: outside the sandbox each link is made. */
+  g_autofree char *free_link = path_in("free-hard");
+  const char *ln_free[] = {"link", canary, free_link, NULL};
+  expect(probe_out(ln_free), 0, "link=ok", NULL);
+
+  const char *rw[] = {"--allow-write", dir, "--allow-write", dir2, NULL};
+  g_autofree char *same = path_in("w/same");
+  const char *ln_same[] = {"link", inside, same, NULL};
+  expect(probe_in(rw, ln_same), 0, "link=ok", NULL);
+  ck_assert_int_eq(stat_of(inside).st_nlink, 2);
+
+  g_autofree char *across = path_in("w2/across");
+  const char *ln_across[] = {"link", inside, across, NULL};
+  expect_refused(probe_in(rw, ln_across), EXDEV, "sbx: denied link");
+  g_autofree char *stolen = path_in("w/stolen");
+  const char *ln_out[] = {"link", canary, stolen, NULL};
+  expect_refused(probe_in(rw, ln_out), EACCES, "sbx: denied link");
+  ck_assert(!g_file_test(across, G_FILE_TEST_EXISTS));
+  ck_assert(!g_file_test(stolen, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
 static Suite *escape_suite(void) {
   Suite *s = suite_create("sbx-run-escape");
   TCase *fds = tcase_create("descriptors");
@@ -758,6 +889,15 @@ static Suite *escape_suite(void) {
                  a_blocking_connect_in_progress_does_not_stall_the_supervisor);
   tcase_add_test(socks, a_socket_file_is_made_only_where_the_grant_can_create);
   suite_add_tcase(s, socks);
+
+  TCase *links = tcase_create("links");
+  tcase_add_checked_fixture(links, tool_setup, tool_teardown);
+  tcase_set_timeout(links, 120);
+  tcase_add_test(links, a_symlink_made_in_a_write_grant_leads_nowhere_outside);
+  tcase_add_test(links, a_symlink_made_in_a_write_grant_runs_nothing_outside);
+  tcase_add_test(links, a_symlink_swapped_during_reads_never_reads_the_canary);
+  tcase_add_test(links, a_hard_link_is_made_only_within_one_write_grant);
+  suite_add_tcase(s, links);
   return s;
 }
 

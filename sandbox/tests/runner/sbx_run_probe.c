@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -37,27 +38,32 @@
 #include <unistd.h>
 
 static int usage(void) {
-  fprintf(stderr,
-          "usage: sbx_run_probe race ALLOWED CANARY CANARY_INO N\n"
-          "       sbx_run_probe read PATH | write PATH | mkdir PATH\n"
-          "       sbx_run_probe socket-inet | socketpair-dgram\n"
-          "       sbx_run_probe connect-abstract NAME\n"
-          "       sbx_run_probe creds | session | tiocsti | selfkill SIG\n"
-          "       sbx_run_probe wait | env NAME\n"
-          "  (TARGET: a PATH opened read-only, fd:N, a descriptor given, or "
-          "memfd)\n"
-          "       sbx_run_probe fchmod TARGET MODE | fchmodat-empty PATH MODE\n"
-          "       sbx_run_probe futimens PATH SECONDS\n"
-          "       sbx_run_probe fallocate TARGET LEN | ftruncate TARGET LEN\n"
-          "       sbx_run_probe fsetxattr PATH NAME VALUE\n"
-          "       sbx_run_probe fremovexattr PATH NAME\n"
-          "       sbx_run_probe fchown PATH | setflags PATH\n"
-          "       sbx_run_probe stat-cwd | chdir PATH\n"
-          "       sbx_run_probe connect PATH | connect-tcp PORT\n"
-          "       sbx_run_probe connect-race ALLOWED CANARY N\n"
-          "       sbx_run_probe fd-race PORT CANARY N\n"
-          "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
-          "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n");
+  fprintf(
+      stderr,
+      "usage: sbx_run_probe race ALLOWED CANARY CANARY_INO N\n"
+      "       sbx_run_probe read PATH | write PATH | mkdir PATH\n"
+      "       sbx_run_probe socket-inet | socketpair-dgram\n"
+      "       sbx_run_probe connect-abstract NAME\n"
+      "       sbx_run_probe creds | session | tiocsti | selfkill SIG\n"
+      "       sbx_run_probe wait | env NAME\n"
+      "  (TARGET: a PATH opened read-only, fd:N, a descriptor given, or "
+      "memfd)\n"
+      "       sbx_run_probe fchmod TARGET MODE | fchmodat-empty PATH MODE\n"
+      "       sbx_run_probe futimens PATH SECONDS\n"
+      "       sbx_run_probe fallocate TARGET LEN | ftruncate TARGET LEN\n"
+      "       sbx_run_probe fsetxattr PATH NAME VALUE\n"
+      "       sbx_run_probe fremovexattr PATH NAME\n"
+      "       sbx_run_probe fchown PATH | setflags PATH\n"
+      "       sbx_run_probe stat-cwd | chdir PATH\n"
+      "       sbx_run_probe connect PATH | connect-tcp PORT\n"
+      "       sbx_run_probe connect-race ALLOWED CANARY N\n"
+      "       sbx_run_probe fd-race PORT CANARY N\n"
+      "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
+      "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n"
+      "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
+      "       sbx_run_probe setids [change]\n"
+      "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
+      "       sbx_run_probe link-race INSIDE CANARY LINK N\n");
   return 2;
 }
 
@@ -649,6 +655,160 @@ static int cmd_bind(const char *path, const char *dir) {
   return exchange(c);
 }
 
+/* ---- what ordinary programs do ----------------------------------------- */
+
+/* An O_PATH open, then what programs do with one: fstat it, and open a
+ * name relative to it when it is a directory. */
+static int cmd_opath(const char *path, const char *name) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (report_errno("open", fd < 0 ? -1 : 0))
+    return 1;
+  struct stat st;
+  if (report_errno("fstat", fstat(fd, &st)))
+    return 1;
+  printf("type=%s\n", S_ISDIR(st.st_mode) ? "dir" : "other");
+  if (!name)
+    return 0;
+  int f = openat(fd, name, O_RDONLY | O_CLOEXEC);
+  return report_errno("openat", f < 0 ? -1 : 0);
+}
+
+/* A child that waits forever on the same stdout, then acct(2): the call
+ * the supervisor fault (supervisor_fault_preload.c) fails on. */
+static int cmd_spawn_then_acct(void) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    return report_errno("fork", -1);
+  if (child == 0) {
+    for (;;)
+      pause();
+  }
+  printf("child=%d\n", (int)child);
+  fflush(stdout);
+  int rc = report_errno("acct", acct(NULL));
+  kill(child, SIGKILL);
+  return rc;
+}
+
+/* Identity calls with the ids the probe already has (as glibc's
+ * posix_spawn with POSIX_SPAWN_RESETIDS makes them), or, with "change",
+ * calls that would change one. */
+static int cmd_setids(bool change) {
+  uid_t u = getuid();
+  gid_t g = getgid();
+  gid_t groups[256];
+  int n = getgroups(256, groups);
+  if (n < 0)
+    return report_errno("getgroups", -1);
+  if (change) {
+    int a = report_errno("setresuid", setresuid((uid_t)-1, u + 1, (uid_t)-1));
+    int b = report_errno("setgid", setgid(g + 1));
+    groups[n] = g + 1;
+    int c = report_errno("setgroups", setgroups((size_t)n + 1, groups));
+    return a && b && c ? 1 : 0;
+  }
+  int bad = 0;
+  bad |= report_errno("setresuid", setresuid((uid_t)-1, u, (uid_t)-1));
+  bad |= report_errno("setresgid", setresgid(g, g, g));
+  bad |= report_errno("setuid", setuid(u));
+  bad |= report_errno("setgid", setgid(g));
+  bad |= report_errno("setreuid", setreuid((uid_t)-1, (uid_t)-1));
+  bad |= report_errno("setregid", setregid(g, g));
+  bad |= report_errno("setgroups", setgroups((size_t)n, groups));
+  return bad;
+}
+
+/* ---- links (made, followed, swapped) ------------------------------------ */
+
+static int cmd_exec(const char *path) {
+  char *const args[] = {(char *)path, NULL};
+  execv(path, args);
+  return report_errno("exec", -1);
+}
+
+static char link_a[4096], link_b[4096], link_name[4096];
+static atomic_int link_stop;
+static atomic_long link_flips;
+
+/* Points link_name at link_a, then at link_b, and again, each time by
+ * renaming a fresh link over it. */
+static void *link_flipper(void *unused) {
+  (void)unused;
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.tmp", link_name);
+  for (unsigned i = 0; !atomic_load(&link_stop); i++) {
+    unlink(tmp);
+    if (symlink(i % 2 ? link_b : link_a, tmp) == 0 &&
+        rename(tmp, link_name) == 0)
+      atomic_fetch_add(&link_flips, 1);
+  }
+  return NULL;
+}
+
+/* Reads LINK at least N times, and until another thread has swapped it
+ * between INSIDE and CANARY N/4 times; counts what each read returned. */
+static int cmd_link_race(const char *inside, const char *canary,
+                         const char *link, const char *count) {
+  snprintf(link_a, sizeof(link_a), "%s", inside);
+  snprintf(link_b, sizeof(link_b), "%s", canary);
+  snprintf(link_name, sizeof(link_name), "%s", link);
+  char want_canary[256] = {0}, buf[256];
+  int cfd = open(canary, O_RDONLY);
+  if (cfd >= 0) {
+    ssize_t n = read(cfd, want_canary, sizeof(want_canary) - 1);
+    (void)n;
+    close(cfd);
+  }
+  if (symlink(inside, link) < 0 && errno != EEXIST)
+    return report_errno("symlink", -1);
+  pthread_t t;
+  pthread_create(&t, NULL, link_flipper, NULL);
+  long n = atol(count), canary_reads = 0, other_reads = 0;
+  for (long i = 0; i < n || atomic_load(&link_flips) < n / 4; i++) {
+    int fd = open(link, O_RDONLY);
+    if (fd < 0)
+      continue;
+    ssize_t got = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (got <= 0)
+      continue;
+    buf[got] = '\0';
+    if (want_canary[0] && strcmp(buf, want_canary) == 0)
+      canary_reads++;
+    else
+      other_reads++;
+  }
+  atomic_store(&link_stop, 1);
+  pthread_join(t, NULL);
+  printf("canary_reads=%ld\nother_reads=%ld\n", canary_reads, other_reads);
+  return 0;
+}
+
+static int link_commands(int argc, char **argv) {
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "symlink") == 0 && argc == 4)
+    return report_errno("symlink", symlink(argv[2], argv[3]));
+  if (strcmp(cmd, "link") == 0 && argc == 4)
+    return report_errno("link", link(argv[2], argv[3]));
+  if (strcmp(cmd, "exec") == 0 && argc == 3)
+    return cmd_exec(argv[2]);
+  if (strcmp(cmd, "link-race") == 0 && argc == 6)
+    return cmd_link_race(argv[2], argv[3], argv[4], argv[5]);
+  return usage();
+}
+
+static int program_commands(int argc, char **argv) {
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
+    return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
+  if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
+    return cmd_opath(argv[2], argc == 4 ? argv[3] : NULL);
+  if (strcmp(cmd, "spawn-then-acct") == 0)
+    return cmd_spawn_then_acct();
+  return link_commands(argc, argv);
+}
+
 static int more_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "fchmod") == 0 && argc == 4)
@@ -687,7 +847,7 @@ static int more_commands(int argc, char **argv) {
     return cmd_socket_unix_dgram();
   if (strcmp(cmd, "bind") == 0 && (argc == 3 || argc == 4))
     return cmd_bind(argv[2], argc == 4 ? argv[3] : NULL);
-  return usage();
+  return program_commands(argc, argv);
 }
 
 int main(int argc, char **argv) {

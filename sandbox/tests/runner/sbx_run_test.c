@@ -681,6 +681,404 @@ START_TEST(environment_options_shape_the_programs_environment) {
 }
 END_TEST
 
+/* ---- O_PATH, and a supervisor that fails (S32) -------------------------- */
+
+START_TEST(cp_mv_and_install_into_a_write_grant_work) {
+  g_autofree char *dir = make_dir("grant");
+  g_autofree char *sub = make_dir("grant/sub");
+  g_autofree char *f = make_file("grant/f", "copied\n");
+  g_autofree char *g = make_file("grant/g", "moved\n");
+  const char *w[] = {"--allow-write", dir, NULL};
+  /* Each opens the destination directory with O_PATH. */
+  const char *cp[] = {"/bin/cp", f, sub, NULL};
+  expect(sbx_run(w, cp), 0, NULL, NULL);
+  g_autofree char *copied = g_build_filename(sub, "f", NULL);
+  ck_assert(g_file_test(copied, G_FILE_TEST_IS_REGULAR));
+  const char *mv[] = {"/bin/mv", g, sub, NULL};
+  expect(sbx_run(w, mv), 0, NULL, NULL);
+  g_autofree char *moved = g_build_filename(sub, "g", NULL);
+  ck_assert(g_file_test(moved, G_FILE_TEST_IS_REGULAR));
+  ck_assert(!g_file_test(g, G_FILE_TEST_EXISTS));
+  g_autofree char *inst = g_build_filename(sub, "inst", NULL);
+  const char *install[] = {"/usr/bin/install", "-m", "644", f, inst, NULL};
+  expect(sbx_run(w, install), 0, NULL, NULL);
+  ck_assert(g_file_test(inst, G_FILE_TEST_IS_REGULAR));
+
+  /* Without the grant the same copy is refused, and sbx-run returns. */
+  g_autofree char *again = g_build_filename(sub, "again", NULL);
+  const char *cp2[] = {"/bin/cp", f, again, NULL};
+  expect(sbx_run(NULL, cp2), 1, NULL, "sbx: denied");
+  ck_assert(!g_file_test(again, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
+START_TEST(an_o_path_open_is_decided_as_a_read) {
+  g_autofree char *dir = make_dir("opath");
+  g_autofree char *f = make_file("opath/f", "x");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "opath", dir, "f", NULL};
+  result r = run(cmd);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "openat=ok");
+  result_clear(&r);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  expect(sbx_run(ro, cmd), 0, "type=dir\nopenat=ok", NULL);
+  /* Outside the grants an O_PATH open is refused like a read. */
+  expect(sbx_run(NULL, cmd), 1, "open=Permission denied", NULL);
+}
+END_TEST
+
+START_TEST(sbx_run_inside_sbx_run_exits_125_and_says_why) {
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *bindir = g_path_get_dirname(bin);
+  const char *opts[] = {"--allow-exec", "--allow-read", bindir, NULL};
+  const char *inner[] = {bin, "--", "/bin/true", NULL};
+  expect(sbx_run(opts, inner), 125, NULL,
+         "a sandbox cannot be started inside it");
+}
+END_TEST
+
+/* Runs `probe spawn-then-acct` under sbx-run, with the supervisor fault
+ * preloaded or not, and reads the sandbox's stdout until every process
+ * that holds it is gone. */
+static result run_spawn_then_acct(bool fault, char **out) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *preload = tool_path("tests/libsupervisor_fault_preload.so");
+  ck_assert(g_file_test(preload, G_FILE_TEST_IS_REGULAR));
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  if (fault) {
+    g_setenv("LD_PRELOAD", preload, TRUE);
+    /* A sanitizer runtime must otherwise come first in the list. */
+    g_setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", TRUE);
+  }
+  const char *opts[] = {"--unsetenv", "LD_PRELOAD", NULL};
+  const char *cmd[] = {probe, "spawn-then-acct", NULL};
+  result r = sbx_run_at(NULL, -1, p[1], opts, cmd);
+  g_unsetenv("LD_PRELOAD");
+  close(p[1]);
+  GString *s = g_string_new(NULL);
+  char buf[256];
+  ssize_t n;
+  /* EOF only once the program's child, which holds stdout, is gone. */
+  while ((n = read(p[0], buf, sizeof(buf))) > 0)
+    g_string_append_len(s, buf, n);
+  close(p[0]);
+  *out = g_string_free(s, FALSE);
+  return r;
+}
+
+START_TEST(a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits) {
+  g_autofree char *out = NULL;
+  /* Control: without the fault, acct(2) is refused and the probe ends. */
+  result r = run_spawn_then_acct(false, &out);
+  ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+  assert_contains(out, "child=");
+  assert_contains(out, "acct=Operation not permitted");
+  result_clear(&r);
+  g_clear_pointer(&out, g_free);
+
+  r = run_spawn_then_acct(true, &out);
+  ck_assert_msg(r.status == 125, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "sbx-run: the supervisor failed");
+  assert_contains(r.err, "were killed");
+  assert_contains(out, "child=");
+  /* The probe never got an answer to acct(2). */
+  assert_lacks(out, "acct=");
+  result_clear(&r);
+}
+END_TEST
+
+/* ---- identity calls ----------------------------------------------------- */
+
+START_TEST(identity_calls_that_change_nothing_are_allowed_and_others_refused) {
+  g_autofree char *probe = probe_path();
+  const char *same[] = {probe, "setids", NULL};
+  /* Control: outside the sandbox each call succeeds (setgroups needs
+   * CAP_SETGID there, even to change nothing). */
+  result r = run(same);
+  assert_contains(r.out, "setresuid=ok\nsetresgid=ok\nsetuid=ok");
+  if (geteuid() == 0)
+    assert_contains(r.out, "setgroups=ok");
+  result_clear(&r);
+  r = sbx_run(NULL, same);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_lacks(r.out, "errno=");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+
+  const char *change[] = {probe, "setids", "change", NULL};
+  r = sbx_run(NULL, change);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "setresuid=Operation not permitted");
+  assert_contains(r.out, "setgid=Operation not permitted");
+  assert_contains(r.out, "setgroups=Operation not permitted");
+  assert_contains(r.err, "sbx: denied syscall setresuid (");
+  assert_contains(r.err, "sbx: denied syscall setgroups (");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(make_runs_a_recipe) {
+  g_autofree char *dir = make_dir("made");
+  g_autofree char *mk =
+      make_file("made/Makefile", "all:\n\techo built > result\n");
+  const char *opts[] = {"--allow-exec", "--allow-write", dir, NULL};
+  const char *make[] = {"/usr/bin/make", "-C", dir, NULL};
+  expect(sbx_run(opts, make), 0, NULL, NULL);
+  g_autofree char *out = g_build_filename(dir, "result", NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+  ck_assert_str_eq(text, "built\n");
+}
+END_TEST
+
+/* ---- search permission ------------------------------------------------- */
+
+START_TEST(search_permission_on_an_allowed_directory_is_not_exec) {
+  g_autofree char *dir = make_dir("searchable");
+  g_autofree char *tool = make_file("searchable/tool", "#!/bin/sh\n");
+  ck_assert_int_eq(chmod(tool, 0755), 0);
+  g_autofree char *outside = make_dir("outside");
+  g_autofree char *script = g_strdup_printf(
+      "test -x '%s' && echo dir-searchable; test -x '%s' || echo "
+      "file-not-executable; test -x '%s' || echo outside-refused",
+      dir, tool, outside);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  /* Control: outside the sandbox all three can be searched or run. */
+  result r = run(sh);
+  assert_contains(r.out, "dir-searchable");
+  assert_lacks(r.out, "file-not-executable");
+  result_clear(&r);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  r = sbx_run(ro, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "dir-searchable");
+  /* A file's X_OK is still exec, and outside the grants nothing is. */
+  assert_contains(r.out, "file-not-executable");
+  assert_contains(r.out, "outside-refused");
+  g_autofree char *line = g_strdup_printf("sbx: denied access %s", tool);
+  assert_contains(r.err, line);
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(git_init_makes_a_repository_in_a_writable_directory) {
+  g_autofree char *dir = make_dir("repo");
+  /* No system or user configuration: only the repository is granted. */
+  g_autofree char *home = g_strdup_printf("HOME=%s", dir);
+  const char *opts[] = {
+      "--allow-write", dir,  "--setenv", "GIT_CONFIG_NOSYSTEM=1",
+      "--setenv",      home, NULL};
+  const char *git[] = {"/usr/bin/git", "init", "-q", dir, NULL};
+  expect(sbx_run(opts, git), 0, NULL, NULL);
+  g_autofree char *head = g_build_filename(dir, ".git", "HEAD", NULL);
+  ck_assert(g_file_test(head, G_FILE_TEST_IS_REGULAR));
+}
+END_TEST
+
+START_TEST(an_empty_path_is_refused_by_every_path_option) {
+  g_autofree char *dir = make_dir("cwd");
+  g_autofree char *data = make_file("cwd/data", "here");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", "data", NULL};
+  /* Control: "." names the current directory when that is meant. */
+  const char *dot[] = {"--allow-read", ".", NULL};
+  expect(sbx_run_at(dir, -1, -1, dot, cmd), 0, "data=here", NULL);
+  static const char *const options[][2] = {
+      {"-r", "--allow-read"},     {"--allow-read", "--allow-read"},
+      {"-w", "--allow-write"},    {"--allow-write", "--allow-write"},
+      {"-p", "--policy"},         {"--policy", "--policy"},
+      {"--profile", "--profile"}, {"-a", "--audit"},
+      {"--audit", "--audit"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(options); i++) {
+    const char *opts[] = {options[i][0], "", NULL};
+    result r = sbx_run_at(dir, -1, -1, opts, cmd);
+    ck_assert_msg(r.status == 125, "%s '': status %d", options[i][0], r.status);
+    assert_lacks(r.out, "data=");
+    g_autofree char *msg =
+        g_strdup_printf("%s was given an empty path", options[i][1]);
+    assert_contains(r.err, msg);
+    result_clear(&r);
+  }
+}
+END_TEST
+
+/* ---- hints --------------------------------------------------------------- */
+
+/* The option a denial line of r suggests for path ("" when it has none),
+ * split into option and argument. */
+static void hint_of(const result *r, const char *path, char **option,
+                    char **value) {
+  g_autofree char *start = g_strdup_printf("sbx: denied open %s", path);
+  const char *line = strstr(r->err, start);
+  ck_assert_msg(line != NULL, "no denial for %s in:\n%s", path, r->err);
+  g_autofree char *one = g_strndup(line, strcspn(line, "\n"));
+  const char *h = strstr(one, " (allow with ");
+  *option = *value = NULL;
+  if (!h)
+    return;
+  g_auto(GStrv) words = g_strsplit(h + 13, " ", 2);
+  *option = g_strdup(words[0]);
+  *value = g_strndup(words[1], strlen(words[1]) - 1);
+}
+
+START_TEST(a_missing_file_is_hinted_with_a_directory_sbx_run_accepts) {
+  g_autofree char *dir = make_dir("present");
+  g_autofree char *missing = path_in("present/absent-dir/absent.pm");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", missing, NULL};
+  /* Control: outside the sandbox the file is simply missing. */
+  expect(run(cmd), 1, "errno=2\n", NULL);
+  /* Outside the grants absent and refused look the same (S39)... */
+  result r = sbx_run(NULL, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  g_autofree char *option = NULL, *value = NULL;
+  hint_of(&r, missing, &option, &value);
+  result_clear(&r);
+  /* ...and the hint names the nearest directory that exists. */
+  ck_assert_str_eq(option, "--allow-read");
+  ck_assert_str_eq(value, dir);
+  /* Taking the hint is accepted, and fixes the refusal: the program now
+   * learns the file is missing. */
+  const char *opts[] = {option, value, NULL};
+  r = sbx_run(opts, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=2\n");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+
+  /* Nothing exists below / on the way: no hint at all, never "/". */
+  g_autofree char *nowhere =
+      g_strdup_printf("/sbx-no-such-dir-%d/file", (int)getpid());
+  const char *cmd2[] = {probe, "read", nowhere, NULL};
+  r = sbx_run(NULL, cmd2);
+  g_autofree char *o2 = NULL, *v2 = NULL;
+  hint_of(&r, nowhere, &o2, &v2);
+  ck_assert_ptr_null(o2);
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(mkdir_p_inside_a_write_grant_prints_no_denial) {
+  g_autofree char *dir = make_dir("tree");
+  g_autofree char *deep = path_in("tree/a/b/c");
+  const char *mk[] = {"/bin/mkdir", "-p", deep, NULL};
+  const char *rw[] = {"--allow-write", dir, NULL};
+  /* The directories above the grant exist and may be examined: making
+   * them answers EEXIST, as it does outside. */
+  result r = sbx_run(rw, mk);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  ck_assert(g_file_test(deep, G_FILE_TEST_IS_DIR));
+
+  /* A directory outside the grants: the hint is that directory, and
+   * taking it works. */
+  g_autofree char *other = path_in("other");
+  const char *mk2[] = {"/bin/mkdir", other, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied mkdir %s (allow with --allow-write %s)", other, other);
+  expect(sbx_run(NULL, mk2), 1, NULL, line);
+  const char *hinted[] = {"--allow-write", other, NULL};
+  expect(sbx_run(hinted, mk2), 0, NULL, NULL);
+  ck_assert(g_file_test(other, G_FILE_TEST_IS_DIR));
+}
+END_TEST
+
+START_TEST(a_shell_looking_up_a_program_is_hinted_with_allow_exec) {
+  const char *sh[] = {"/bin/sh", "-c", "sort </dev/null && echo sorted", NULL};
+  const char *env[] = {"--setenv", "PATH=/usr/bin:/bin", NULL};
+  result r = sbx_run(env, sh);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err,
+                  "sbx: denied stat /usr/bin/sort (allow with "
+                  "--allow-exec)");
+  assert_lacks(r.err, "--allow-read /usr/bin/sort");
+  result_clear(&r);
+  const char *x[] = {"--setenv", "PATH=/usr/bin:/bin", "--allow-exec", NULL};
+  expect(sbx_run(x, sh), 0, "sorted", NULL);
+}
+END_TEST
+
+/* ---- links ----------------------------------------------------------------
+ */
+
+/* src/ with a file, a symbolic link to it and a hard link of it, and
+ * src.tar of it, made outside the sandbox. */
+static char *tree_with_links(void) {
+  g_autofree char *src = make_dir("src");
+  g_autofree char *a = make_file("src/a", "data\n");
+  g_autofree char *l = path_in("src/l");
+  g_autofree char *h = path_in("src/h");
+  ck_assert_int_eq(symlink("a", l), 0);
+  ck_assert_int_eq(link(a, h), 0);
+  g_autofree char *dir = path_in("");
+  char *tar = path_in("src.tar");
+  const char *mk[] = {"/bin/tar", "-C", dir, "-cf", tar, "src", NULL};
+  expect(run(mk), 0, NULL, NULL);
+  return tar;
+}
+
+static void expect_links(const char *root) {
+  g_autofree char *l = g_build_filename(root, "src", "l", NULL);
+  g_autofree char *h = g_build_filename(root, "src", "h", NULL);
+  g_autofree char *target = g_file_read_link(l, NULL);
+  ck_assert_ptr_nonnull(target);
+  ck_assert_str_eq(target, "a");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(h, &text, NULL, NULL));
+  ck_assert_str_eq(text, "data\n");
+}
+
+START_TEST(tar_extracts_symbolic_and_hard_links_into_a_write_grant) {
+  g_autofree char *tar = tree_with_links();
+  g_autofree char *out = make_dir("out");
+  const char *x[] = {"/bin/tar", "-C", out, "-xf", tar, NULL};
+  const char *opts[] = {"--allow-read", tar, "--allow-write", out, NULL};
+  expect(sbx_run(opts, x), 0, NULL, NULL);
+  expect_links(out);
+}
+END_TEST
+
+START_TEST(cp_a_copies_a_tree_with_links_into_a_write_grant) {
+  g_autofree char *tar = tree_with_links();
+  g_autofree char *src = path_in("src");
+  g_autofree char *out = make_dir("copy");
+  g_autofree char *dst = g_build_filename(out, "src", NULL);
+  const char *cp[] = {"/bin/cp", "-a", src, dst, NULL};
+  const char *opts[] = {"--allow-read", src, "--allow-write", out, NULL};
+  expect(sbx_run(opts, cp), 0, NULL, NULL);
+  expect_links(out);
+}
+END_TEST
+
+START_TEST(a_refused_link_names_its_target_and_the_hint_allows_it) {
+  g_autofree char *dir = make_dir("granted");
+  g_autofree char *other = make_dir("elsewhere");
+  g_autofree char *target = make_file("elsewhere/target", "through the link");
+  g_autofree char *link = path_in("granted/link");
+  ck_assert_int_eq(symlink(target, link), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", link, NULL};
+  /* Control: outside the sandbox the link reads its target. */
+  expect(run(cmd), 0, "data=through the link", NULL);
+  const char *ro[] = {"--allow-read", dir, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied open %s, a link to %s (allow with --allow-read %s)", link,
+      target, target);
+  expect(sbx_run(ro, cmd), 1, "errno=13", line);
+  const char *hinted[] = {"--allow-read", dir, "--allow-read", target, NULL};
+  result r = sbx_run(hinted, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.out, "data=through the link");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -707,6 +1105,16 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       progs,
       a_program_found_through_the_alternatives_system_runs_with_allow_exec);
+  tcase_add_test(progs, cp_mv_and_install_into_a_write_grant_work);
+  tcase_add_test(progs, an_o_path_open_is_decided_as_a_read);
+  tcase_add_test(progs, make_runs_a_recipe);
+  tcase_add_test(progs,
+                 tar_extracts_symbolic_and_hard_links_into_a_write_grant);
+  tcase_add_test(progs, cp_a_copies_a_tree_with_links_into_a_write_grant);
+  tcase_add_test(progs, search_permission_on_an_allowed_directory_is_not_exec);
+  tcase_add_test(progs, git_init_makes_a_repository_in_a_writable_directory);
+  tcase_add_test(
+      progs, identity_calls_that_change_nothing_are_allowed_and_others_refused);
   suite_add_tcase(s, progs);
 
   TCase *sec = tcase_create("security");
@@ -721,6 +1129,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       sec, an_abstract_unix_socket_outside_is_unreachable_with_or_without_net);
   tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
+  tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
+  tcase_add_test(sec, a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits);
   suite_add_tcase(s, sec);
 
   TCase *opts = tcase_create("options");
@@ -732,6 +1142,12 @@ static Suite *sbx_run_suite(void) {
       opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
+  tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
+  tcase_add_test(opts,
+                 a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
+  tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
+  tcase_add_test(opts, a_refused_link_names_its_target_and_the_hint_allows_it);
+  tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   suite_add_tcase(s, opts);
   return s;
 }
