@@ -30,8 +30,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "sandbox/api/channel.h"
 #include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
 #include "sandbox/api/sized.h"
@@ -181,6 +183,8 @@ static int run_worker(const sbx_zygote_worker *w) {
       .report_fd = w->report_fd,
       .user_data = host->user_data,
       .status = w->status ? &status : NULL,
+      .channel =
+          w->message_fd >= 0 ? sbx_api_channel_wrap(w->message_fd) : NULL,
   };
   return host->entry(&args);
 }
@@ -329,26 +333,50 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                 c.n_fds && !c.fds ? c.n_fds : c.payload_len);
     return FALSE;
   }
-  if (!enter_call(s, "sbx_sandbox_spawn", error))
-    return FALSE;
-  GError *local = NULL;
-  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
-  if (channel < 0) {
-    leave_call(s);
-    sbx_api_propagate(error, local, "spawn: ");
+  if (c.channel)
+    *c.channel = NULL;
+  int messages[2] = {-1, -1};
+  if (c.channel &&
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, messages) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "spawn: socketpair for the message channel: %s",
+                g_strerror(errno));
     return FALSE;
   }
-  sbx_zygote_spawn_request req = {
-      .process_type = c.process_type,
-      .payload = c.payload,
-      .payload_len = c.payload_len,
-      .fds = c.fds,
-      .n_fds = c.n_fds,
-      .broker_channel = channel,
-  };
-  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
-  close(channel); /* the worker holds the only other end */
+  if (!enter_call(s, "sbx_sandbox_spawn", error)) {
+    if (c.channel) {
+      close(messages[0]);
+      close(messages[1]);
+    }
+    return FALSE;
+  }
+  GError *local = NULL;
+  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
+  gboolean ok = channel >= 0;
+  if (ok) {
+    sbx_zygote_spawn_request req = {
+        .process_type = c.process_type,
+        .payload = c.payload,
+        .payload_len = c.payload_len,
+        .fds = c.fds,
+        .n_fds = c.n_fds,
+        .broker_channel = channel,
+        .with_messages = c.channel != NULL,
+        .message_channel = messages[1],
+    };
+    ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
+    close(channel); /* the worker holds the only other end */
+  } else {
+    g_prefix_error(&local, "spawn: ");
+  }
   leave_call(s);
+  if (c.channel) {
+    close(messages[1]); /* likewise */
+    if (ok)
+      *c.channel = sbx_api_channel_wrap(messages[0]);
+    else
+      close(messages[0]);
+  }
   if (!ok)
     sbx_api_propagate(error, local, "%s", "");
   return ok;

@@ -93,7 +93,8 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   else if (body->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
            body->payload_len != h->body_len - sizeof *body)
     refusal = "payload length mismatch";
-  else if (body->flags & ~(uint32_t)SBX_ZSPAWN_HAS_BROKER_CHANNEL)
+  else if (body->flags & ~(uint32_t)(SBX_ZSPAWN_HAS_BROKER_CHANNEL |
+                                     SBX_ZSPAWN_HAS_MESSAGE_CHANNEL))
     refusal = "unknown spawn flags";
   if (refusal) {
     close_fds(fds, n_fds);
@@ -102,7 +103,8 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   }
   sbx_worker_plan *plan = &z->plans[body->process_type];
   bool has_channel = body->flags & SBX_ZSPAWN_HAS_BROKER_CHANNEL;
-  if (n_fds != body->n_fds + (has_channel ? 1 : 0))
+  bool has_messages = body->flags & SBX_ZSPAWN_HAS_MESSAGE_CHANNEL;
+  if (n_fds != body->n_fds + (has_channel ? 1 : 0) + (has_messages ? 1 : 0))
     refusal = "descriptor count mismatch";
   else if (plan->layers.broker && !has_channel)
     refusal = "broker channel missing";
@@ -136,6 +138,7 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
       .fds = fds,
       .n_fds = body->n_fds,
       .broker_fd = has_channel ? fds[body->n_fds] : -1,
+      .message_fd = has_messages ? fds[n_fds - 1] : -1,
       .report_fd = pipefd[1],
       .devnull_fd = z->devnull,
       .payload = (const unsigned char *)(body + 1),
@@ -211,10 +214,10 @@ static void reap(sbx_zygote_server *z) {
 
 /* Returns false when the host has gone. */
 static bool handle_request(sbx_zygote_server *z) {
-  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  int fds[SBX_ZYGOTE_MAX_FDS + 2];
   size_t n_fds = 0;
   ssize_t n = sbx_zygote_recv(z->sock, z->buf, SBX_ZYGOTE_MAX_MESSAGE, fds,
-                              SBX_ZYGOTE_MAX_FDS + 1, &n_fds, NULL);
+                              SBX_ZYGOTE_MAX_FDS + 2, &n_fds, NULL);
   if (n == 0)
     return false;
   if (n == -EBADMSG) {

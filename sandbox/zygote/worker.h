@@ -42,6 +42,7 @@ typedef struct {
   int n_fds;        /* the host's descriptors are 0 .. n_fds-1 (at least 3) */
   int broker_fd;    /* the broker channel, or -1 */
   int report_fd;    /* the end-of-life report pipe */
+  int message_fd;   /* the host's message channel, or -1 */
   void *entry_data; /* sbx_zygote_type.entry_data */
   /* What is in place, when the type collects it; else NULL. */
   const sbx_process_status *status;
@@ -65,6 +66,7 @@ typedef struct {
   const int *fds; /* become 0..n_fds-1 in the worker */
   size_t n_fds;
   int broker_fd;  /* -1 when the type does not use the broker */
+  int message_fd; /* the host's message channel, or -1 */
   int report_fd;  /* write end of the report pipe */
   int devnull_fd; /* fills stdio slots the host did not give */
   const void *payload;

@@ -797,22 +797,26 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   sbx_zygote_spawn_body head = {
       .process_type = (uint32_t)type,
       .n_fds = (uint32_t)req->n_fds,
-      .flags = channel ? SBX_ZSPAWN_HAS_BROKER_CHANNEL : 0,
+      .flags = (channel ? SBX_ZSPAWN_HAS_BROKER_CHANNEL : 0) |
+               (req->with_messages ? SBX_ZSPAWN_HAS_MESSAGE_CHANNEL : 0),
       .payload_len = (uint32_t)req->payload_len,
   };
   memcpy(body, &head, sizeof head);
   if (req->payload_len)
     memcpy(body + sizeof head, req->payload, req->payload_len);
-  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  int fds[SBX_ZYGOTE_MAX_FDS + 2];
+  size_t n_sent = req->n_fds;
   if (req->n_fds)
     memcpy(fds, req->fds, req->n_fds * sizeof(int));
   if (channel)
-    fds[req->n_fds] = req->broker_channel;
+    fds[n_sent++] = req->broker_channel;
+  if (req->with_messages)
+    fds[n_sent++] = req->message_channel;
 
   awaited_reply reply;
   g_mutex_lock(&z->lock);
   gboolean ok = transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
-                         req->n_fds + (channel ? 1 : 0), &reply, error);
+                         n_sent, &reply, error);
   g_mutex_unlock(&z->lock);
   if (!ok)
     return FALSE;

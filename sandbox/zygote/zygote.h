@@ -133,6 +133,9 @@ typedef struct {
   size_t n_fds;        /* at most SBX_ZYGOTE_MAX_FDS */
   int broker_channel;  /* the worker's end; -1 for types without broker.
                           Not closed here. */
+  bool with_messages;  /* message_channel is the worker's end of its
+                          message channel (not closed here) */
+  int message_channel;
 } sbx_zygote_spawn_request;
 
 gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
