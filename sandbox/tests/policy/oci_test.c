@@ -170,7 +170,7 @@ START_TEST(oci_corpus_profiles_keep_their_verdicts_through_import_and_export) {
     sbx_policy *p = import_ok(json, name);
     t.policy = p;
     compile_ok(p, &t.prog);
-    char *exported = sbx_oci_export(p, &error);
+    char *exported = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
     ck_assert_msg(exported != NULL, "%s: %s", name,
                   error ? error->message : "?");
     sbx_oci_profile *again =
@@ -347,7 +347,7 @@ static uint32_t exported_eval(const char *policy_text, const char *syscall,
                               uint64_t a0, uint64_t a1) {
   sbx_policy *p = policy_test_parse_ok(policy_text);
   GError *error = NULL;
-  char *json_text = sbx_oci_export(p, &error);
+  char *json_text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
   ck_assert_msg(json_text != NULL, "%s", error ? error->message : "?");
   sbx_oci_profile *json =
       sbx_oci_profile_load_data(json_text, -1, "exported", &error);
@@ -547,7 +547,7 @@ static void check_runtime(const struct seccomp_data *d, void *user) {
  * call tried (this is what runc and crun build from it). */
 static void check_through_libseccomp(const sbx_policy *p, const char *name) {
   GError *error = NULL;
-  char *json_text = sbx_oci_export(p, &error);
+  char *json_text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
   ck_assert_msg(json_text != NULL, "%s: %s", name,
                 error ? error->message : "?");
   GHashTable *unknown = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -604,7 +604,16 @@ START_TEST(oci_export_of_every_builtin_policy_gives_the_same_verdicts) {
     GError *error = NULL;
     sbx_policy *p = sbx_builtin_policy(name, &error);
     ck_assert_msg(p != NULL, "%s", error ? error->message : "?");
-    char *text = sbx_oci_export(p, &error);
+    char *text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
+    if (p->default_action.kind == SBX_ACTION_USER_NOTIF) {
+      /* No container runtime answers user-notify. */
+      ck_assert_ptr_null(text);
+      ck_assert_msg(strstr(error->message, "@default user-notify") != NULL,
+                    "%s: %s", name, error->message);
+      g_clear_error(&error);
+      sbx_policy_free(p);
+      continue;
+    }
     ck_assert_msg(text != NULL, "%s: %s", name, error ? error->message : "?");
     sbx_oci_profile *json = sbx_oci_profile_load_data(text, -1, name, &error);
     ck_assert_msg(json != NULL, "%s: %s", name, error ? error->message : "?");
