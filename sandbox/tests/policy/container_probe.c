@@ -65,8 +65,8 @@ void probe_main(long *sp) {
   long args[6] = {0};
   for (long i = 2; i < argc && i < 8; i++)
     args[i - 2] = (long)parse_number(argv[i]);
-  long ret = raw_syscall((long)parse_number(argv[1]), args[0], args[1],
-                         args[2], args[3], args[4], args[5]);
+  long ret = raw_syscall((long)parse_number(argv[1]), args[0], args[1], args[2],
+                         args[3], args[4], args[5]);
   char buf[32] = "ret=";
   char digits[24];
   int n = 0, len = 4;
