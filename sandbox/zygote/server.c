@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sandbox/kernel/namespaces/credentials.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/base/strbuf.h"
 #include "sandbox/kernel/seccomp/capget.h"
@@ -117,10 +118,12 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   }
 
   sbx_zygote_slot *slot = NULL;
-  for (size_t i = 0; i < z->capacity && !slot; i++) {
+  for (size_t i = 0; i < z->high && !slot; i++) {
     if (z->slots[i].pid == 0)
       slot = &z->slots[i];
   }
+  if (!slot && z->high < z->capacity)
+    slot = &z->slots[z->high++];
   if (!slot) {
     close_fds(fds, n_fds);
     send_spawn_failed(z, h->request_id, EAGAIN, "worker table full");
@@ -179,7 +182,7 @@ static void reap(sbx_zygote_server *z) {
     if (pid <= 0)
       return;
     sbx_zygote_slot *slot = NULL;
-    for (size_t i = 0; i < z->capacity && !slot; i++) {
+    for (size_t i = 0; i < z->high && !slot; i++) {
       if (z->slots[i].pid == pid)
         slot = &z->slots[i];
     }
@@ -259,6 +262,9 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   int rc = keep_only_own_fds(z);
   if (rc < 0)
     init_failed(z, "descriptor hygiene", -rc);
+  /* A report pipe per live worker: the hard limit, not the soft one, is
+   * what bounds them (a worker's own limits come from its profile). */
+  sbx_rlimit_raise_nofile_raw();
 
   /* While the host's /proc is still there: the namespaces every worker
    * shares with the zygote, for reports where a new /proc is refused. */

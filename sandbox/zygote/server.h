@@ -45,6 +45,7 @@ typedef struct {
   size_t n_plans;
   sbx_zygote_slot *slots;
   size_t capacity;
+  size_t high; /* slots ever used: every live one is below */
   size_t live;
   uint64_t spawned, exited;
   unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes */

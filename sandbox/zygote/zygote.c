@@ -19,7 +19,11 @@
 #include "sandbox/zygote/report.h"
 #include "sandbox/zygote/server.h"
 
-#define DEFAULT_MAX_WORKERS 256
+/* Slots in the worker table: 8 bytes each, mapped without reserve and
+ * touched only as far as workers were alive at once, so the kernel's
+ * limits (processes, descriptors, memory), not the table, bound a
+ * sandbox. */
+#define DEFAULT_MAX_WORKERS 65536
 #define START_TIMEOUT_MS 20000
 
 /* The domain's name is its first argument, stringified: clang-format
@@ -83,8 +87,8 @@ static void free_server(sbx_zygote_server *s) {
  * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
 static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
   size_t len = capacity * sizeof(sbx_zygote_slot);
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: mapping a table of %zu workers: %s", capacity,

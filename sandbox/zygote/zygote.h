@@ -110,7 +110,7 @@ typedef struct {
    * without namespaces (missing.h), its workers' reports saying so. */
   const char *userns_required_by;
   bool host_root;     /* keep the host's file tree instead of an empty root */
-  size_t max_workers; /* alive at once; 0: 256 */
+  size_t max_workers; /* alive at once; 0: 65536 */
   /* The broker client, when a type uses the broker. Both hooks are
    * Async-signal-safe; register runs once in the zygote before any
    * worker, attach in each worker (worker.h). broker_client is

@@ -521,7 +521,13 @@ START_TEST(a_socket_path_flipped_during_connects_never_reaches_the_canary) {
   unix_listener(&canary, canary_path, true);
   /* Control: without the supervisor the flip is real. */
   const char *control[] = {"connect-race", ok_path, canary_path, "3000", NULL};
+  /* A race of the kernel's scheduling: on a loaded machine one round may
+   * miss it, so the control gets a few. */
   result r = probe_out(control);
+  for (int round = 1; r.status != 1 && round < 5; round++) {
+    result_clear(&r);
+    r = probe_out(control);
+  }
   ck_assert_msg(r.status == 1, "%s", r.out);
   assert_lacks(r.out, "canary=0\n");
   result_clear(&r);
