@@ -310,6 +310,59 @@ static void leave_call(sbx_sandbox *s) {
   g_mutex_unlock(&s->lock);
 }
 
+/* The worker's own rules (spawn.extra_rules) as an allowlist, each one
+ * checked against its type's grantable entries; NULL with *error naming
+ * the rule when one is wrong, and NULL without an error when there are
+ * none. Reads only what sbx_sandbox_start left, so any thread may call it. */
+static sbx_allowlist *read_grants(const sbx_sandbox *s,
+                                  const sbx_spawn_config *c, GError **error) {
+  if (!c->extra_rules || !c->extra_rules[0])
+    return NULL;
+  const sbx_allowlist *type_list = NULL;
+  for (size_t i = 0; i < s->n_types && !type_list; i++) {
+    if (!strcmp(s->types[i].name, c->process_type))
+      type_list = s->types[i].allowlist;
+  }
+  if (!type_list) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "spawn: no process type \"%s\" is registered", c->process_type);
+    return NULL;
+  }
+  sbx_allowlist *grants = sbx_allowlist_new(c->process_type);
+  for (size_t i = 0; c->extra_rules[i]; i++) {
+    const char *rule = c->extra_rules[i];
+    size_t before = sbx_allowlist_n_entries(grants);
+    GError *local = NULL;
+    if (!sbx_allowlist_add_rule(grants, rule, &local)) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "spawn: extra_rules[%zu] \"%s\": %s", i, rule,
+                  local->message);
+      g_error_free(local);
+      sbx_allowlist_free(grants);
+      return NULL;
+    }
+    for (size_t j = before; j < sbx_allowlist_n_entries(grants); j++) {
+      const sbx_allow_entry *e = sbx_allowlist_entry(grants, j);
+      const char *why =
+          (e->rights & SBX_PERM_GRANTABLE)
+              ? "a worker's own rule cannot be grantable"
+          : !sbx_allowlist_grant_ceiling(type_list, e)
+              ? "no grantable rule of the process type covers this path "
+                "with these kinds (add one such as \"grantable,create "
+                "/srv/out/\" to the type's rules)"
+              : NULL;
+      if (why) {
+        g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                    "spawn: extra_rules[%zu] \"%s\" (%s) for type \"%s\": %s",
+                    i, rule, e->path, c->process_type, why);
+        sbx_allowlist_free(grants);
+        return NULL;
+      }
+    }
+  }
+  return grants;
+}
+
 gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error) {
   if (pid)
@@ -351,7 +404,11 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
     return FALSE;
   }
   GError *local = NULL;
-  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
+  sbx_allowlist *grants = read_grants(s, &c, &local);
+  int channel = local ? -1
+                      : sbx_broker_connect_with_grants(
+                            s->broker, c.process_type, grants, &local);
+  sbx_allowlist_free(grants);
   gboolean ok = channel >= 0;
   if (ok) {
     sbx_zygote_spawn_request req = {
@@ -366,7 +423,7 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
     };
     ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
     close(channel); /* the worker holds the only other end */
-  } else {
+  } else if (local->domain != SBX_ERROR) { /* read_grants' says spawn: */
     g_prefix_error(&local, "spawn: ");
   }
   leave_call(s);

@@ -359,7 +359,8 @@ static gboolean control_failed(const sbx_broker *b, int err, GError **error) {
  * to an earlier request that timed out arrives first and is skipped. With
  * b->control_lock held. */
 static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
-                                    int fd, sbx_broker_control_reply *rep,
+                                    int fd, GBytes *payload,
+                                    sbx_broker_control_reply *rep,
                                     GError **error) {
   if (++b->last_id == 0)
     b->last_id = 1; /* 0 is the start-up message's */
@@ -367,9 +368,15 @@ static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
                                     .op = op,
                                     .arg = arg,
                                     .id = b->last_id};
-  struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
+  gsize payload_len = 0;
+  const void *payload_bytes =
+      payload ? g_bytes_get_data(payload, &payload_len) : NULL;
+  struct iovec iov[2] = {
+      {.iov_base = &req, .iov_len = sizeof(req)},
+      {.iov_base = (void *)payload_bytes, .iov_len = payload_len},
+  };
   sbx_broker_fd_cmsg cbuf;
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = payload_len ? 2 : 1};
   if (fd >= 0)
     sbx_broker_msg_attach_fd(&msg, &cbuf, fd);
   gint64 deadline = deadline_in(SBX_BROKER_REPLY_TIMEOUT_MS);
@@ -401,14 +408,34 @@ static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
 }
 
 static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
-                             sbx_broker_control_reply *rep, GError **error) {
+                             GBytes *payload, sbx_broker_control_reply *rep,
+                             GError **error) {
   g_mutex_lock(&b->control_lock);
-  gboolean ok = control_call_locked(b, op, arg, fd, rep, error);
+  gboolean ok = control_call_locked(b, op, arg, fd, payload, rep, error);
   g_mutex_unlock(&b->control_lock);
   return ok;
 }
 
 int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
+  return sbx_broker_connect_with_grants(b, type, NULL, error);
+}
+
+int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
+                                   const sbx_allowlist *grants,
+                                   GError **error) {
+  g_autoptr(GBytes) payload = NULL;
+  if (grants && sbx_allowlist_n_entries(grants) > 0) {
+    g_autoptr(GVariant) v = sbx_allowlist_to_variant(grants);
+    payload = g_variant_get_data_as_bytes(v);
+    if (g_bytes_get_size(payload) > SBX_BROKER_CONTROL_MAX_GRANTS) {
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                  "the rules of one worker of type '%s' take %zu bytes, more "
+                  "than the %d a broker channel carries",
+                  type, g_bytes_get_size(payload),
+                  SBX_BROKER_CONTROL_MAX_GRANTS);
+      return -1;
+    }
+  }
   size_t index = 0;
   while (b->types[index] && strcmp(b->types[index], type) != 0)
     index++;
@@ -421,8 +448,10 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
   if (!make_pair(sv, "a broker channel", error))
     return -1;
   sbx_broker_control_reply rep;
-  gboolean ok = control_call(b, SBX_BROKER_CONTROL_ADD_CHANNEL, (uint32_t)index,
-                             sv[1], &rep, error);
+  gboolean ok = control_call(b,
+                             payload ? SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS
+                                     : SBX_BROKER_CONTROL_ADD_CHANNEL,
+                             (uint32_t)index, sv[1], payload, &rep, error);
   close(sv[1]);
   if (!ok) {
     close(sv[0]);
@@ -431,7 +460,8 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
   if (rep.result != 0) {
     close(sv[0]);
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "the broker refused a channel for worker type '%s': %s", type,
+                "the broker refused a channel for worker type '%s'%s: %s", type,
+                payload ? " with rules of its own" : "",
                 g_strerror(-rep.result));
     return -1;
   }
@@ -445,7 +475,7 @@ pid_t sbx_broker_pid(const sbx_broker *b) {
 gboolean sbx_broker_get_stats(sbx_broker *b, sbx_broker_stats *out,
                               GError **error) {
   sbx_broker_control_reply rep;
-  if (!control_call(b, SBX_BROKER_CONTROL_STATUS, 0, -1, &rep, error))
+  if (!control_call(b, SBX_BROKER_CONTROL_STATUS, 0, -1, NULL, &rep, error))
     return FALSE;
   *out = rep.stats;
   return TRUE;

@@ -86,6 +86,16 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error);
  * channel are served one at a time, each within SBX_BROKER_REPLY_TIMEOUT_MS. */
 int sbx_broker_connect(sbx_broker *broker, const char *type, GError **error);
 
+/* The same for a worker that also has rules of its own (`grants`,
+ * borrowed; NULL or empty: as sbx_broker_connect). Its allowlist is its
+ * type's followed by them, on this channel only, until the channel and
+ * every thread channel attached through it close. Each grant must lie
+ * under a GRANTABLE entry of the type (sbx_allowlist_grant_ceiling): the
+ * broker's own Landlock ruleset covers nothing else. The broker checks
+ * that again and refuses the channel (EPERM) if not. */
+int sbx_broker_connect_with_grants(sbx_broker *broker, const char *type,
+                                   const sbx_allowlist *grants, GError **error);
+
 pid_t sbx_broker_pid(const sbx_broker *broker);
 
 /* The broker's counters (server.h), for tests and status reports. */

@@ -49,6 +49,8 @@
 typedef struct {
   int fd;
   size_t type;
+  /* The type's, or the worker's own (origin_state.own): borrowed. */
+  const sbx_resolver *resolver;
   bool closed;
   bool watched;    /* registered with the epoll set */
   bool thread;     /* kept by ATTACH: replies go back on it */
@@ -57,12 +59,22 @@ typedef struct {
 } channel;
 
 /* What the channels of one worker share: the budget of its denial lines
- * (audit.h). Kept while any of its channels is open. */
+ * (audit.h), and the allowlist of a worker with rules of its own. Kept
+ * while any of its channels is open. */
 typedef struct {
   uint64_t origin; /* the key */
   size_t n_channels;
   sbx_audit_budget budget;
+  sbx_allowlist *own_list; /* the type's entries, then the worker's */
+  sbx_resolver *own;       /* on own_list; NULL: the type's resolver */
 } origin_state;
+
+static void origin_free(gpointer p) {
+  origin_state *o = p;
+  sbx_resolver_free(o->own);
+  sbx_allowlist_free(o->own_list);
+  g_free(o);
+}
 
 /* No `suppressed` line is owed. */
 #define NOTHING_DUE INT64_MAX
@@ -115,7 +127,8 @@ static bool audit_on(const sbx_broker_server *s) {
 sbx_broker_server *sbx_broker_server_new(sbx_audit *audit) {
   sbx_broker_server *s = g_new0(sbx_broker_server, 1);
   s->audit = audit;
-  s->origins = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  s->origins =
+      g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, origin_free);
   s->next_summary_ms = NOTHING_DUE;
   s->resolvers = g_ptr_array_new_with_free_func(resolver_free_cb);
   s->channels = g_array_new(FALSE, TRUE, sizeof(channel));
@@ -142,7 +155,8 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
   return TRUE;
 }
 
-static void join_origin(sbx_broker_server *s, uint64_t origin, size_t type) {
+static origin_state *join_origin(sbx_broker_server *s, uint64_t origin,
+                                 size_t type) {
   origin_state *o = g_hash_table_lookup(s->origins, &origin);
   if (!o) {
     o = g_new0(origin_state, 1);
@@ -154,6 +168,7 @@ static void join_origin(sbx_broker_server *s, uint64_t origin, size_t type) {
     g_hash_table_insert(s->origins, &o->origin, o);
   }
   o->n_channels++;
+  return o;
 }
 
 /* The worker's last channel is gone: its count of suppressed denials is
@@ -169,20 +184,23 @@ static void leave_origin(sbx_broker_server *s, uint64_t origin) {
 
 static void append_channel(sbx_broker_server *s, int fd, size_t type,
                            bool thread, uint64_t origin) {
-  join_origin(s, origin, type);
-  channel ch = {.fd = fd,
-                .type = type,
-                .thread = thread,
-                .origin = origin,
-                .key = ++s->next_key};
+  const origin_state *o = join_origin(s, origin, type);
+  channel ch = {
+      .fd = fd,
+      .type = type,
+      .resolver = o->own ? o->own : g_ptr_array_index(s->resolvers, type),
+      .thread = thread,
+      .origin = origin,
+      .key = ++s->next_key};
   g_array_append_val(s->channels, ch);
   if (thread)
     s->n_threads++;
   s->dirty = true;
 }
 
-gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
-                                       size_t type_index, GError **error) {
+/* A worker channel's socket is usable: closes fd when it is not. */
+static gboolean check_channel(sbx_broker_server *s, int fd, size_t type_index,
+                              GError **error) {
   if (type_index >= s->resolvers->len) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
                 "broker channel for unknown worker type %zu (%u known)",
@@ -210,7 +228,54 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
     close(fd);
     return FALSE;
   }
+  return TRUE;
+}
+
+gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
+                                       size_t type_index, GError **error) {
+  if (!check_channel(s, fd, type_index, error))
+    return FALSE;
   append_channel(s, fd, type_index, false, ++s->next_origin);
+  s->stats.channels++;
+  return TRUE;
+}
+
+gboolean sbx_broker_server_add_channel_with_grants(sbx_broker_server *s, int fd,
+                                                   size_t type_index,
+                                                   sbx_allowlist *grants,
+                                                   GError **error) {
+  if (!check_channel(s, fd, type_index, error)) {
+    sbx_allowlist_free(grants);
+    return FALSE;
+  }
+  const sbx_allowlist *type_list =
+      sbx_resolver_allowlist(g_ptr_array_index(s->resolvers, type_index));
+  for (size_t i = 0; i < sbx_allowlist_n_entries(grants); i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(grants, i);
+    if ((e->rights & SBX_PERM_GRANTABLE) ||
+        !sbx_allowlist_grant_ceiling(type_list, e)) {
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                  "worker type '%s' has no grantable entry for %s",
+                  sbx_allowlist_name(type_list), e->written);
+      sbx_allowlist_free(grants);
+      close(fd);
+      return FALSE;
+    }
+  }
+  sbx_allowlist *merged = sbx_allowlist_merged(type_list, grants);
+  sbx_allowlist_free(grants);
+  sbx_resolver *own = sbx_resolver_new(merged, error);
+  if (!own) {
+    sbx_allowlist_free(merged);
+    close(fd);
+    return FALSE;
+  }
+  uint64_t origin = ++s->next_origin;
+  origin_state *o = join_origin(s, origin, type_index);
+  o->own_list = merged;
+  o->own = own;
+  append_channel(s, fd, type_index, false, origin);
+  o->n_channels--; /* joined twice: here and in append_channel */
   s->stats.channels++;
   return TRUE;
 }
@@ -545,7 +610,7 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   if (!ch->thread && reply_socket_reused(reply_fd))
     return refuse_message(s, ch, &a, "reply socket with an unread reply");
   sbx_broker_call call = {
-      .resolver = g_ptr_array_index(s->resolvers, ch->type),
+      .resolver = ch->resolver,
       .pid = a.have_cred ? a.cred.pid : 0,
       .request = &q,
       .fd = -1,
@@ -564,36 +629,77 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
   return out == REPLY_DELIVERED ? KEEP : CLOSE;
 }
 
+/* ADD_CHANNEL_GRANTS: the worker's rules follow the request. */
+static int add_granted_channel(sbx_broker_server *s, int fd, size_t type,
+                               const void *bytes, size_t len) {
+  g_autoptr(GBytes) data = g_bytes_new(bytes, len);
+  g_autoptr(GVariant) v = g_variant_ref_sink(
+      g_variant_new_from_bytes(G_VARIANT_TYPE("(suia(ssubb))"), data, FALSE));
+  GError *error = NULL;
+  sbx_allowlist *grants = g_variant_is_normal_form(v)
+                              ? sbx_allowlist_from_variant(v, &error)
+                              : NULL;
+  if (!grants) {
+    g_clear_error(&error);
+    close(fd);
+    return -EINVAL;
+  }
+  if (!sbx_broker_server_add_channel_with_grants(s, fd, type, grants, &error)) {
+    int rc = error->domain == SBX_BROKER_ERROR &&
+                     error->code == SBX_BROKER_ERROR_INVALID
+                 ? -EPERM
+                 : -EIO;
+    g_error_free(error);
+    return rc;
+  }
+  return 0;
+}
+
 /* Returns false when the control channel is finished. */
 static bool serve_control(sbx_broker_server *s, int control_fd) {
+  union {
+    sbx_broker_control_request req;
+    unsigned char bytes[sizeof(sbx_broker_control_request) +
+                        SBX_BROKER_CONTROL_MAX_GRANTS];
+  } *in = g_malloc(sizeof(*in));
   sbx_broker_control_request req;
   ancillary a;
   int msg_flags = 0;
-  ssize_t n = receive(control_fd, &req, sizeof(req), &a, &msg_flags);
-  if (n < 0)
+  ssize_t n = receive(control_fd, in->bytes, sizeof(in->bytes), &a, &msg_flags);
+  if (n < 0) {
+    g_free(in);
     return errno == EAGAIN || errno == EINTR;
+  }
   if (n == 0) {
+    g_free(in);
     close_all(&a);
     return false;
   }
+  memcpy(&req, in->bytes, MIN((size_t)n, sizeof(req)));
+  size_t extra = (size_t)n > sizeof(req) ? (size_t)n - sizeof(req) : 0;
   sbx_broker_control_reply rep;
   memset(&rep, 0, sizeof(rep));
   rep.magic = SBX_BROKER_CONTROL_MAGIC;
   rep.result = -EINVAL;
-  if ((size_t)n == sizeof(req))
+  bool grants = (size_t)n >= sizeof(req) &&
+                req.op == SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS;
+  if ((size_t)n >= sizeof(req))
     rep.id = req.id;
-  if ((size_t)n != sizeof(req) || req.magic != SBX_BROKER_CONTROL_MAGIC ||
-      (msg_flags & MSG_TRUNC)) {
+  if ((size_t)n < sizeof(req) || (extra && !grants) ||
+      req.magic != SBX_BROKER_CONTROL_MAGIC || (msg_flags & MSG_TRUNC)) {
     close_all(&a);
   } else if (msg_flags & MSG_CTRUNC) {
     close_all(&a);
     rep.result = out_of_descriptors(control_fd) ? -EMFILE : -EINVAL;
-  } else if (req.op == SBX_BROKER_CONTROL_ADD_CHANNEL) {
+  } else if (req.op == SBX_BROKER_CONTROL_ADD_CHANNEL || grants) {
     if (a.n_fds == 1 && a.n_rights_blocks == 1) {
       GError *error = NULL;
       int fd = a.fds[0];
       a.n_fds = 0;
-      if (sbx_broker_server_add_channel(s, fd, req.arg, &error)) {
+      if (grants) {
+        rep.result =
+            add_granted_channel(s, fd, req.arg, in->bytes + sizeof(req), extra);
+      } else if (sbx_broker_server_add_channel(s, fd, req.arg, &error)) {
         rep.result = 0;
       } else {
         g_error_free(error);
@@ -606,6 +712,7 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   } else {
     close_all(&a);
   }
+  g_free(in);
   rep.stats = s->stats;
   rep.stats.channels = 0;
   for (guint i = 0; i < s->channels->len; i++) {

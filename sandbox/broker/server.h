@@ -50,7 +50,13 @@
 typedef enum {
   SBX_BROKER_CONTROL_ADD_CHANNEL = 1, /* arg: type index; SCM_RIGHTS: fd */
   SBX_BROKER_CONTROL_STATUS,          /* reply carries the counters */
+  /* As ADD_CHANNEL, and the request is followed by the worker's own rules:
+   * an allowlist (sbx_allowlist_to_variant's bytes) of at most
+   * SBX_BROKER_CONTROL_MAX_GRANTS bytes. */
+  SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS,
 } sbx_broker_control_op;
+
+#define SBX_BROKER_CONTROL_MAX_GRANTS 32768
 
 typedef struct {
   uint32_t magic;
@@ -94,6 +100,17 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *server,
  * `type_index`. */
 gboolean sbx_broker_server_add_channel(sbx_broker_server *server, int fd,
                                        size_t type_index, GError **error);
+
+/* The same for a worker with rules of its own (`grants`, owned, freed on
+ * every path): its allowlist is its type's followed by them, for this
+ * channel and the thread channels attached through it, until the last of
+ * them closes. Every grant must lie under a GRANTABLE entry of the type
+ * (sbx_allowlist_grant_ceiling); fd is closed and nothing added if one
+ * does not. */
+gboolean sbx_broker_server_add_channel_with_grants(sbx_broker_server *server,
+                                                   int fd, size_t type_index,
+                                                   sbx_allowlist *grants,
+                                                   GError **error);
 
 /* Serves the control channel `control_fd` (owned) and every channel until
  * the control channel reaches end of file, then writes the audit lines

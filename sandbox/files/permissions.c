@@ -38,6 +38,7 @@ static const struct {
     {"read-write", SBX_PERM_READ_WRITE},
     {"create", SBX_PERM_READ_WRITE_CREATE},
     {"temporary", SBX_PERM_READ_WRITE_TEMPORARY},
+    {"grantable", SBX_PERM_GRANTABLE},
 };
 
 static void entry_clear(gpointer p) {
@@ -274,11 +275,17 @@ static gboolean parse_kinds(const char *word, unsigned *rights,
     if (!found) {
       g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
                   "unknown permission kind '%s' (expected stat, "
-                  "stat-intermediate, read, write, read-write, create or "
-                  "temporary)",
+                  "stat-intermediate, read, write, read-write, create, "
+                  "temporary or grantable)",
                   *p);
       return FALSE;
     }
+  }
+  if (*rights == SBX_PERM_GRANTABLE) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "'grantable' needs the kinds a worker may be granted there "
+                "('grantable,create PATH')");
+    return FALSE;
   }
   return TRUE;
 }
@@ -335,6 +342,27 @@ gboolean sbx_allowlist_parse(sbx_allowlist *list, const char *text,
     }
   }
   return TRUE;
+}
+
+static void append_copy(GArray *entries, const sbx_allow_entry *e) {
+  sbx_allow_entry c = *e;
+  c.path = g_strdup(e->path);
+  c.written = g_strdup(e->written);
+  g_array_append_val(entries, c);
+}
+
+sbx_allowlist *sbx_allowlist_merged(const sbx_allowlist *base,
+                                    const sbx_allowlist *extra) {
+  sbx_allowlist *list = sbx_allowlist_new(base->name);
+  list->umask = base->umask;
+  list->denied_errno = base->denied_errno;
+  for (guint i = 0; i < base->entries->len; i++)
+    append_copy(list->entries,
+                &g_array_index(base->entries, sbx_allow_entry, i));
+  for (guint i = 0; i < extra->entries->len; i++)
+    append_copy(list->entries,
+                &g_array_index(extra->entries, sbx_allow_entry, i));
+  return list;
 }
 
 #define ALLOWLIST_VARIANT_TYPE "(suia(ssubb))"
@@ -469,7 +497,7 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
   size_t best = n, best_len = 0;
   for (size_t i = 0; i < n; i++) {
     const sbx_allow_entry *e = &all[i];
-    if ((e->rights & need) != need)
+    if ((e->rights & need) != need || (e->rights & SBX_PERM_GRANTABLE))
       continue;
     bool covers;
     size_t specificity;
@@ -499,7 +527,8 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
   if (need == SBX_PERM_STAT) {
     for (size_t i = 0; i < n; i++) {
       const sbx_allow_entry *e = &all[i];
-      if (!(e->rights & SBX_PERM_INTERMEDIATE) || e->proc_self)
+      if (!(e->rights & SBX_PERM_INTERMEDIATE) || e->proc_self ||
+          (e->rights & SBX_PERM_GRANTABLE))
         continue;
       if (len < e->len && sbx_path_is_within(e->path, e->len, path, len)) {
         out->kind = SBX_MATCH_INTERMEDIATE;
@@ -511,4 +540,26 @@ bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
   out->kind = SBX_MATCH_NONE;
   out->entry = 0;
   return false;
+}
+
+const sbx_allow_entry *sbx_allowlist_grant_ceiling(const sbx_allowlist *list,
+                                                   const sbx_allow_entry *e) {
+  unsigned want = e->rights & ~(unsigned)SBX_PERM_GRANTABLE;
+  for (guint i = 0; i < list->entries->len; i++) {
+    const sbx_allow_entry *g =
+        &g_array_index(list->entries, sbx_allow_entry, i);
+    if (!(g->rights & SBX_PERM_GRANTABLE) || g->proc_self != e->proc_self ||
+        (want & ~g->rights) != 0)
+      continue;
+    bool covers;
+    if (!g->recursive)
+      covers = !e->recursive && e->len == g->len && !strcmp(e->path, g->path);
+    else if (g->proc_self && g->len == 0)
+      covers = true; /* /proc/self/ */
+    else
+      covers = sbx_path_is_within(e->path, e->len, g->path, g->len);
+    if (covers)
+      return g;
+  }
+  return NULL;
 }

@@ -29,6 +29,10 @@
  *   TEMPORARY     O_CREAT|O_EXCL only; the file is unlinked as it is
  *                 opened, so nothing stays behind                (+STAT)
  *   INTERMEDIATE  stat of every directory above the entry        (+STAT)
+ *   GRANTABLE     grants nothing itself: the entry is the ceiling for
+ *                 rules given to one worker at its spawn
+ *                 (sbx_allowlist_grant_ceiling); its other kinds are the
+ *                 most such a rule may have there
  * An entry is recursive when written with a trailing slash (`/usr/lib/`):
  * it then covers the directory and everything below it. Without the slash
  * it covers exactly that name.
@@ -50,7 +54,8 @@ enum {
   SBX_PERM_CREATE = 1u << 3,
   SBX_PERM_TEMPORARY = 1u << 4,
   SBX_PERM_INTERMEDIATE = 1u << 5,
-  SBX_PERM_ALL = (1u << 6) - 1,
+  SBX_PERM_GRANTABLE = 1u << 6,
+  SBX_PERM_ALL = (1u << 7) - 1,
 };
 
 /* Shorthands matching the kind names of the text form. */
@@ -97,7 +102,8 @@ gboolean sbx_allowlist_add(sbx_allowlist *list, const char *path,
 
 /* Adds one rule in text form: `KIND[,KIND...] PATH`, kinds being `stat`,
  * `stat-intermediate`, `read`, `write`, `read-write`, `create` (read-write
- * and create), `temporary` (read-write and temporary). */
+ * and create), `temporary` (read-write and temporary), and `grantable`
+ * with at least one other kind (`grantable,create /srv/out/`). */
 gboolean sbx_allowlist_add_rule(sbx_allowlist *list, const char *rule,
                                 GError **error);
 
@@ -106,6 +112,11 @@ gboolean sbx_allowlist_add_rule(sbx_allowlist *list, const char *rule,
  * list is unchanged. */
 gboolean sbx_allowlist_parse(sbx_allowlist *list, const char *text,
                              const char *source_name, GError **error);
+
+/* A new list with base's name, umask, denied errno and entries, followed
+ * by extra's entries (taken as they were canonicalised). */
+sbx_allowlist *sbx_allowlist_merged(const sbx_allowlist *base,
+                                    const sbx_allowlist *extra);
 
 /* The list as a GVariant (floating reference sunk: the caller owns it),
  * and back: for handing a list to a broker that was started by exec. The
@@ -149,9 +160,19 @@ typedef struct {
  * below the requesting worker's /proc/<pid> directory, `proc_prefix_len`
  * is the length of that "/proc/<pid>" prefix, and /proc/self entries are
  * matched against the rest; otherwise it is 0. INTERMEDIATE matches are
- * only returned when `need` is STAT alone. Allocates nothing. */
+ * only returned when `need` is STAT alone; GRANTABLE entries never match.
+ * Allocates nothing. */
 bool sbx_allowlist_match(const sbx_allowlist *list, const char *path,
                          size_t len, size_t proc_prefix_len, unsigned need,
                          sbx_match *out);
+
+/* The GRANTABLE entry of list under which entry e (of another list, not
+ * itself GRANTABLE) may be granted to one worker: one whose path covers
+ * e's (a recursive entry covers everything below it, an exact one only the
+ * same exact entry) and whose kinds include all of e's. NULL if none. The
+ * broker's Landlock ruleset covers GRANTABLE entries as if they granted,
+ * so a worker's own rules stay within what the kernel lets the broker do. */
+const sbx_allow_entry *sbx_allowlist_grant_ceiling(const sbx_allowlist *list,
+                                                   const sbx_allow_entry *e);
 
 #endif /* SBX_FILES_PERMISSIONS_H_ */

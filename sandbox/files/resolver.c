@@ -167,7 +167,7 @@ static int deny_unlisted(const sbx_resolver *r, sbx_decision *d,
                                : e->len > c->len &&
                                      strncmp(e->path, c->buf, c->len) == 0 &&
                                      e->path[c->len] == '/';
-      if (below && !e->proc_self) {
+      if (below && !e->proc_self && !(e->rights & SBX_PERM_GRANTABLE)) {
         put_text(d->allow, "stat-intermediate ", e->path);
         return rc;
       }
@@ -207,6 +207,8 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
   for (size_t i = 0; i < r->n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
     r->root_fds[i] = -1;
+    if (e->rights & SBX_PERM_GRANTABLE)
+      continue; /* grants nothing: never matched */
     if (e->proc_self) {
       want_proc = true;
       continue;

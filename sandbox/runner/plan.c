@@ -267,8 +267,8 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
   size_t n = sbx_allowlist_n_entries(p->allowlist);
   for (size_t i = 0; i < n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(p->allowlist, i);
-    if (e->proc_self)
-      continue;
+    if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
+      continue; /* GRANTABLE: a ceiling for a broker's per-worker rules */
     uint64_t rights = 0;
     if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
       rights = SANDBOXED_WRITE_RIGHTS;

@@ -359,6 +359,16 @@ typedef struct {
    * to the new worker (the worker finds its own in
    * sbx_worker_args.channel); close it with sbx_channel_close. */
   sbx_channel **channel;
+  /* Broker rules for this worker alone, in the text form of
+   * sbx_process_type.extra_rules ("create /srv/out/job42/"),
+   * NULL-terminated; may be NULL. Copied. The worker's allowlist is its
+   * type's followed by these, on its own broker channel, until it exits.
+   * Each must lie under a `grantable` rule of the type (a profile rule or
+   * an extra rule, e.g. "grantable,create /srv/out/") that has all of its
+   * kinds: the broker's kernel sandbox is fixed when it starts and covers
+   * nothing else. A rule that does not parse or is not grantable fails the
+   * spawn with SBX_ERROR_INVALID naming it, and nothing is spawned. */
+  const char *const *extra_rules;
 } sbx_spawn_config;
 
 #define SBX_SPAWN_CONFIG_INIT(...) \
