@@ -287,6 +287,70 @@ START_TEST(broker_killed_gives_a_clean_error) {
 }
 END_TEST
 
+/* Rules of one worker's own: on its channel only, within the type's
+ * grantable entries (checked by the broker too), gone with the channel. */
+START_TEST(broker_keeps_a_workers_own_rules_on_its_channel) {
+  fixture f;
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  g_autofree char *scope = g_strdup_printf("grantable,read %s/", f.t.root);
+  GError *error = NULL;
+  ck_assert_msg(sbx_allowlist_add_rule(f.list, scope, &error), "%s",
+                error ? error->message : "");
+  const sbx_allowlist *lists[] = {f.list};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  f.b = sbx_broker_start(&cfg, &error);
+  ck_assert_msg(f.b != NULL, "%s", error ? error->message : "");
+
+  sbx_allowlist *own = sbx_allowlist_new("worker");
+  g_autofree char *rule = g_strdup_printf("read %s", f.t.canary);
+  ck_assert(sbx_allowlist_add_rule(own, rule, NULL));
+  int granted_fd = sbx_broker_connect_with_grants(f.b, "worker", own, &error);
+  ck_assert_msg(granted_fd >= 0, "%s", error ? error->message : "");
+  sbx_allowlist_free(own);
+  sbx_broker_client granted, plain;
+  sbx_broker_client_init(&granted, granted_fd);
+  sbx_broker_client_init(&plain, connect_worker(&f));
+
+  int fd = sbx_broker_open(&granted, f.t.canary, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  g_autofree char *text = broker_test_read_fd(fd);
+  ck_assert_str_eq(text, "canary");
+  close(fd);
+  ck_assert_int_eq(sbx_broker_open(&plain, f.t.canary, O_RDONLY, 0), -EACCES);
+  /* The type's rules still hold for both. */
+  fd = sbx_broker_open(&granted, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  fd = sbx_broker_open(&plain, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  /* Read only: the grant is what was given, not the ceiling's kinds. */
+  ck_assert_int_eq(sbx_broker_open(&granted, f.t.canary, O_WRONLY, 0), -EACCES);
+
+  /* A grant wider than the grantable kinds: the broker refuses it even
+   * though the host side did not check. */
+  own = sbx_allowlist_new("worker");
+  g_autofree char *wide = g_strdup_printf("create %s/", f.t.root);
+  ck_assert(sbx_allowlist_add_rule(own, wide, NULL));
+  ck_assert_int_lt(sbx_broker_connect_with_grants(f.b, "worker", own, &error),
+                   0);
+  ck_assert_msg(error && strstr(error->message, "with rules of its own") &&
+                    strstr(error->message, g_strerror(EPERM)),
+                "%s", error ? error->message : "no error");
+  g_clear_error(&error);
+  sbx_allowlist_free(own);
+
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.channels, 2);
+  close(granted_fd);
+  close(plain.channel);
+  stop(&f);
+}
+END_TEST
+
 int main(void) {
   umask(022);
   Suite *s = suite_create("broker_integration");
@@ -297,6 +361,7 @@ int main(void) {
   tcase_add_test(tc, broker_closes_only_the_channel_of_a_hostile_client);
   tcase_add_test(tc, broker_peer_death_only_closes_that_channel);
   tcase_add_test(tc, broker_killed_gives_a_clean_error);
+  tcase_add_test(tc, broker_keeps_a_workers_own_rules_on_its_channel);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_ENV);

@@ -1004,6 +1004,62 @@ START_TEST(broker_resolver_reads_links_and_statx) {
 }
 END_TEST
 
+/* A grantable entry grants nothing itself, and is the ceiling for the
+ * rules one worker may get: same place or below, kinds it names. */
+START_TEST(broker_allowlist_grantable_entries_only_bound_grants) {
+  GError *error = NULL;
+  sbx_allowlist *type = sbx_allowlist_new("job");
+  ck_assert(!sbx_allowlist_add_rule(type, "grantable /srv/jobs/", &error));
+  ck_assert_msg(strstr(error->message, "'grantable' needs the kinds"), "%s",
+                error->message);
+  g_clear_error(&error);
+  ck_assert_msg(
+      sbx_allowlist_add_rule(type, "grantable,read /srv/jobs/", &error), "%s",
+      error ? error->message : "");
+  ck_assert_msg(
+      sbx_allowlist_add_rule(type, "grantable,create /srv/out/a", &error), "%s",
+      error ? error->message : "");
+  ck_assert(sbx_allowlist_entry(type, 0)->rights & SBX_PERM_GRANTABLE);
+  sbx_match m;
+  const char *inside = "/srv/jobs/42/in.png";
+  ck_assert(
+      !sbx_allowlist_match(type, inside, strlen(inside), 0, SBX_PERM_STAT, &m));
+  ck_assert(!sbx_allowlist_match(type, "/srv/out/a", 10, 0, SBX_PERM_READ, &m));
+
+  sbx_allowlist *own = sbx_allowlist_new("job");
+  const char *rules[] = {
+      "read /srv/jobs/42/",   "read /srv/jobs/",
+      "create /srv/jobs/42/", "read /srv/jobs-other/",
+      "read /srv/",           "create /srv/out/a",
+      "create /srv/out/a/",   "stat-intermediate /srv/jobs/4"};
+  const bool granted[] = {true, true, false, false, false, true, false, false};
+  for (size_t i = 0; i < G_N_ELEMENTS(rules); i++) {
+    size_t at = sbx_allowlist_n_entries(own);
+    ck_assert_msg(sbx_allowlist_add_rule(own, rules[i], &error), "%s",
+                  error ? error->message : "");
+    bool got = sbx_allowlist_grant_ceiling(type, sbx_allowlist_entry(own, at));
+    ck_assert_msg(got == granted[i], "%s: %s", rules[i],
+                  got ? "granted" : "refused");
+  }
+
+  /* The merged list: the type's entries, then the worker's, which match. */
+  sbx_allowlist *merged = sbx_allowlist_merged(type, own);
+  ck_assert_int_eq(
+      sbx_allowlist_n_entries(merged),
+      sbx_allowlist_n_entries(type) + sbx_allowlist_n_entries(own));
+  ck_assert_str_eq(sbx_allowlist_name(merged), "job");
+  ck_assert(sbx_allowlist_match(merged, inside, strlen(inside), 0,
+                                SBX_PERM_READ, &m));
+  ck_assert_int_eq(m.kind, SBX_MATCH_ENTRY);
+  ck_assert_int_ge(m.entry, sbx_allowlist_n_entries(type));
+  ck_assert(
+      !sbx_allowlist_match(type, inside, strlen(inside), 0, SBX_PERM_READ, &m));
+  sbx_allowlist_free(merged);
+  sbx_allowlist_free(own);
+  sbx_allowlist_free(type);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("broker_permissions");
   TCase *path = tcase_create("path");
@@ -1026,6 +1082,7 @@ static Suite *suite(void) {
   tcase_add_test(list, broker_allowlist_parse_is_all_or_nothing);
   tcase_add_test(list, broker_allowlist_keeps_proc_self_for_the_worker);
   tcase_add_test(list, broker_allowlist_matches_rights_and_boundaries);
+  tcase_add_test(list, broker_allowlist_grantable_entries_only_bound_grants);
   suite_add_tcase(s, list);
   TCase *res = tcase_create("resolver");
   tcase_add_test(res, broker_resolver_opens_an_allowed_file);
