@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,10 +68,27 @@ static void teardown(void) {
   g_unlink(audit_log);
 }
 
-/* The worker's payload: lines "r PATH" (read the file) or "w PATH"
- * (create and write it). Replies on fd 3 with one int per line: 0 or the
- * errno of that step. Given a fifth descriptor, it waits for a byte there
- * first. */
+static int read_file(const char *path) {
+  char buf[128];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  if (fd < 0)
+    err = errno;
+  else if (read(fd, buf, sizeof buf) < 0)
+    err = errno;
+  if (fd >= 0)
+    close(fd);
+  return err;
+}
+
+static void *read_in_thread(void *arg) {
+  return GINT_TO_POINTER(read_file(arg));
+}
+
+/* The worker's payload: lines "r PATH" (read the file), "t PATH" (read it
+ * on a new thread) or "w PATH" (create and write it). Replies on fd 3 with one
+ * int per line: 0 or the errno of that step. Given a fifth descriptor, it waits
+ * for a byte there first. */
 static int entry_steps(const sbx_worker_args *args) {
   char go;
   if (args->n_fds > 4 && read(4, &go, 1) != 1)
@@ -83,14 +101,13 @@ static int entry_steps(const sbx_worker_args *args) {
     const char *path = *l + 2;
     int err = 0;
     if (**l == 'r') {
-      char buf[128];
-      int fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        err = errno;
-      else if (read(fd, buf, sizeof buf) < 0)
-        err = errno;
-      if (fd >= 0)
-        close(fd);
+      err = read_file(path);
+    } else if (**l == 't') {
+      pthread_t thread;
+      void *result = NULL;
+      err = pthread_create(&thread, NULL, read_in_thread, (void *)path);
+      if (err == 0 && (err = pthread_join(thread, &result)) == 0)
+        err = GPOINTER_TO_INT(result);
     } else {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0)
@@ -407,6 +424,105 @@ START_TEST(denials_of_a_worker_with_grants_name_its_pid) {
 }
 END_TEST
 
+/* The grant holds on every thread of the worker, and only there. */
+START_TEST(a_grant_holds_on_the_workers_other_threads) {
+  sbx_sandbox *s = start_jobs();
+  g_autofree char *a_secret = path_in(job_a, SECRET_NAME);
+  g_autofree char *b_secret = path_in(job_b, SECRET_NAME);
+  g_autofree char *steps = g_strdup_printf("t %s\nt %s\n", a_secret, b_secret);
+  char rule[192];
+  const char *list[2];
+  int errs[2];
+  run_steps(s, create_rule(job_a, rule, sizeof rule, list), steps, errs, 2);
+  ck_assert_msg(errs[0] == 0, "reading its own secret on a thread: %s",
+                g_strerror(errs[0]));
+  ck_assert_int_eq(errs[1], EACCES);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
+#define SPAWN_THREADS 4
+#define SPAWNS_PER_THREAD 3
+
+typedef struct {
+  sbx_sandbox *s;
+  int index;
+  char dir[160];
+  char failure[256]; /* empty when every worker saw what it should */
+} spawner;
+
+/* Spawns workers one after another, each with a grant for this thread's
+ * directory, each reading its own secret and the next thread's. */
+static void *spawn_loop(void *arg) {
+  spawner *sp = arg;
+  char rule[192];
+  g_snprintf(rule, sizeof rule, "read %s/", sp->dir);
+  const char *rules[] = {rule, NULL};
+  g_autofree char *own = path_in(sp->dir, SECRET_NAME);
+  g_autofree char *next_dir =
+      g_strdup_printf("%s/thread-%d", jobs, (sp->index + 1) % SPAWN_THREADS);
+  g_autofree char *other = path_in(next_dir, SECRET_NAME);
+  g_autofree char *steps = g_strdup_printf("r %s\nr %s\n", own, other);
+  for (int i = 0; i < SPAWNS_PER_THREAD && !sp->failure[0]; i++) {
+    int out[2];
+    if (pipe(out) != 0) {
+      g_snprintf(sp->failure, sizeof sp->failure, "pipe: %s",
+                 g_strerror(errno));
+      break;
+    }
+    int fds[] = {0, 1, 2, out[1]};
+    sbx_spawn_config spawn =
+        SBX_SPAWN_CONFIG_INIT(.process_type = "job", .payload = steps,
+                              .payload_len = strlen(steps), .fds = fds,
+                              .n_fds = 4, .extra_rules = rules);
+    pid_t pid = -1;
+    GError *error = NULL;
+    gboolean ok = sbx_sandbox_spawn(sp->s, &spawn, &pid, &error);
+    close(out[1]);
+    int errs[2] = {-1, -1};
+    size_t got = 0;
+    while (ok && got < sizeof errs) {
+      ssize_t n = read(out[0], (char *)errs + got, sizeof errs - got);
+      if (n <= 0)
+        break;
+      got += (size_t)n;
+    }
+    close(out[0]);
+    sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
+    if (!ok || !sbx_sandbox_wait(sp->s, pid, 20000, &exit, &error)) {
+      g_snprintf(sp->failure, sizeof sp->failure, "thread %d: %s", sp->index,
+                 error->message);
+      g_error_free(error);
+    } else if (errs[0] != 0 || errs[1] != EACCES) {
+      g_snprintf(sp->failure, sizeof sp->failure,
+                 "thread %d, worker %d: own secret %s, the next thread's %s",
+                 sp->index, (int)pid, g_strerror(errs[0]), g_strerror(errs[1]));
+    }
+  }
+  return NULL;
+}
+
+START_TEST(workers_spawned_from_several_threads_keep_their_own_grants) {
+  sbx_sandbox *s = start_jobs();
+  spawner sp[SPAWN_THREADS];
+  for (int i = 0; i < SPAWN_THREADS; i++) {
+    sp[i] = (spawner){.s = s, .index = i};
+    g_snprintf(sp[i].dir, sizeof sp[i].dir, "%s/thread-%d", jobs, i);
+    ck_assert_int_eq(g_mkdir(sp[i].dir, 0755), 0);
+    api_write_file(sp[i].dir, SECRET_NAME, SECRET_TEXT);
+    assert_unsandboxed_reads(sp[i].dir);
+  }
+  pthread_t threads[SPAWN_THREADS];
+  for (int i = 0; i < SPAWN_THREADS; i++)
+    ck_assert_int_eq(pthread_create(&threads[i], NULL, spawn_loop, &sp[i]), 0);
+  for (int i = 0; i < SPAWN_THREADS; i++)
+    pthread_join(threads[i], NULL);
+  for (int i = 0; i < SPAWN_THREADS; i++)
+    ck_assert_msg(!sp[i].failure[0], "%s", sp[i].failure);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
 static Suite *grants_suite(void) {
   Suite *suite = suite_create("api_grants");
   TCase *tc = tcase_create("grants");
@@ -417,6 +533,9 @@ static Suite *grants_suite(void) {
   tcase_add_test(tc, a_bad_worker_rule_fails_the_spawn_naming_it);
   tcase_add_test(tc, a_rule_wider_than_the_grantable_kinds_is_refused);
   tcase_add_test(tc, denials_of_a_worker_with_grants_name_its_pid);
+  tcase_add_test(tc, a_grant_holds_on_the_workers_other_threads);
+  tcase_add_test(tc,
+                 workers_spawned_from_several_threads_keep_their_own_grants);
   suite_add_tcase(suite, tc);
   return suite;
 }
