@@ -348,6 +348,25 @@ START_TEST(sizes_below_the_first_version_or_over_the_maximum_are_refused) {
 }
 END_TEST
 
+/* sbx_spawn_config as a program built before extra_rules was added passes
+ * it: the library reads no further than its size, so what lies there is
+ * never taken for rules. */
+START_TEST(a_spawn_config_without_extra_rules_is_served) {
+  sbx_sandbox *running = start_one();
+  static const char *const bogus[] = {"not a rule", NULL};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .extra_rules = bogus);
+  GError *error = NULL;
+  pid_t pid;
+  /* Control: at the full size the field is read, and refused. */
+  ck_assert(!sbx_sandbox_spawn(running, &spawn, &pid, &error));
+  assert_invalid(error, "extra_rules[0] \"not a rule\"");
+  spawn.size = offsetof(sbx_spawn_config, n_fds) + sizeof(size_t);
+  assert_exit_code(running, spawn_ok(running, &spawn), 10);
+  sbx_sandbox_stop(running);
+}
+END_TEST
+
 /* A struct as a program built against a newer sbx.h passes it: this
  * library's fields, then one it does not know. */
 typedef struct {
@@ -568,6 +587,7 @@ static Suite *contract_suite(void) {
   tcase_add_test(sizes, a_struct_not_made_with_its_init_macro_is_refused);
   tcase_add_test(sizes,
                  sizes_below_the_first_version_or_over_the_maximum_are_refused);
+  tcase_add_test(sizes, a_spawn_config_without_extra_rules_is_served);
   tcase_add_test(sizes,
                  a_newer_struct_is_served_when_its_unknown_fields_are_zero);
   tcase_add_test(sizes,
