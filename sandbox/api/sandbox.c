@@ -313,7 +313,8 @@ static void leave_call(sbx_sandbox *s) {
 /* The worker's own rules (spawn.extra_rules) as an allowlist, each one
  * checked against its type's grantable entries; NULL with *error naming
  * the rule when one is wrong, and NULL without an error when there are
- * none. Reads only what sbx_sandbox_start left, so any thread may call it. */
+ * none. Reads only what sbx_sandbox_start left, so any thread may call it
+ * while its call is counted (enter_call). */
 static sbx_allowlist *read_grants(const sbx_sandbox *s,
                                   const sbx_spawn_config *c, GError **error) {
   if (!c->extra_rules || !c->extra_rules[0])

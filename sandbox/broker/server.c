@@ -155,8 +155,9 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
   return TRUE;
 }
 
-static origin_state *join_origin(sbx_broker_server *s, uint64_t origin,
-                                 size_t type) {
+/* The worker's state, made on its first channel; counts no channel. */
+static origin_state *origin_for(sbx_broker_server *s, uint64_t origin,
+                                size_t type) {
   origin_state *o = g_hash_table_lookup(s->origins, &origin);
   if (!o) {
     o = g_new0(origin_state, 1);
@@ -167,7 +168,6 @@ static origin_state *join_origin(sbx_broker_server *s, uint64_t origin,
                           audit_on(s) ? now_ms() : 0);
     g_hash_table_insert(s->origins, &o->origin, o);
   }
-  o->n_channels++;
   return o;
 }
 
@@ -184,7 +184,8 @@ static void leave_origin(sbx_broker_server *s, uint64_t origin) {
 
 static void append_channel(sbx_broker_server *s, int fd, size_t type,
                            bool thread, uint64_t origin) {
-  const origin_state *o = join_origin(s, origin, type);
+  origin_state *o = origin_for(s, origin, type);
+  o->n_channels++;
   channel ch = {
       .fd = fd,
       .type = type,
@@ -240,6 +241,22 @@ gboolean sbx_broker_server_add_channel(sbx_broker_server *s, int fd,
   return TRUE;
 }
 
+/* Every grant lies under a grantable entry of the type's list. */
+static gboolean grants_within(const sbx_allowlist *type_list,
+                              const sbx_allowlist *grants, GError **error) {
+  for (size_t i = 0; i < sbx_allowlist_n_entries(grants); i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(grants, i);
+    if ((e->rights & SBX_PERM_GRANTABLE) ||
+        !sbx_allowlist_grant_ceiling(type_list, e)) {
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                  "worker type '%s' has no grantable entry for %s",
+                  sbx_allowlist_name(type_list), e->written);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 gboolean sbx_broker_server_add_channel_with_grants(sbx_broker_server *s, int fd,
                                                    size_t type_index,
                                                    sbx_allowlist *grants,
@@ -250,17 +267,10 @@ gboolean sbx_broker_server_add_channel_with_grants(sbx_broker_server *s, int fd,
   }
   const sbx_allowlist *type_list =
       sbx_resolver_allowlist(g_ptr_array_index(s->resolvers, type_index));
-  for (size_t i = 0; i < sbx_allowlist_n_entries(grants); i++) {
-    const sbx_allow_entry *e = sbx_allowlist_entry(grants, i);
-    if ((e->rights & SBX_PERM_GRANTABLE) ||
-        !sbx_allowlist_grant_ceiling(type_list, e)) {
-      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
-                  "worker type '%s' has no grantable entry for %s",
-                  sbx_allowlist_name(type_list), e->written);
-      sbx_allowlist_free(grants);
-      close(fd);
-      return FALSE;
-    }
+  if (!grants_within(type_list, grants, error)) {
+    sbx_allowlist_free(grants);
+    close(fd);
+    return FALSE;
   }
   sbx_allowlist *merged = sbx_allowlist_merged(type_list, grants);
   sbx_allowlist_free(grants);
@@ -271,11 +281,10 @@ gboolean sbx_broker_server_add_channel_with_grants(sbx_broker_server *s, int fd,
     return FALSE;
   }
   uint64_t origin = ++s->next_origin;
-  origin_state *o = join_origin(s, origin, type_index);
+  origin_state *o = origin_for(s, origin, type_index);
   o->own_list = merged;
   o->own = own;
   append_channel(s, fd, type_index, false, origin);
-  o->n_channels--; /* joined twice: here and in append_channel */
   s->stats.channels++;
   return TRUE;
 }
@@ -639,18 +648,23 @@ static int add_granted_channel(sbx_broker_server *s, int fd, size_t type,
   sbx_allowlist *grants = g_variant_is_normal_form(v)
                               ? sbx_allowlist_from_variant(v, &error)
                               : NULL;
-  if (!grants) {
+  if (!grants || type >= s->resolvers->len) {
     g_clear_error(&error);
+    sbx_allowlist_free(grants);
     close(fd);
     return -EINVAL;
   }
-  if (!sbx_broker_server_add_channel_with_grants(s, fd, type, grants, &error)) {
-    int rc = error->domain == SBX_BROKER_ERROR &&
-                     error->code == SBX_BROKER_ERROR_INVALID
-                 ? -EPERM
-                 : -EIO;
+  /* Outside the type's grantable entries: not permitted. */
+  const sbx_resolver *r = g_ptr_array_index(s->resolvers, type);
+  if (!grants_within(sbx_resolver_allowlist(r), grants, &error)) {
     g_error_free(error);
-    return rc;
+    sbx_allowlist_free(grants);
+    close(fd);
+    return -EPERM;
+  }
+  if (!sbx_broker_server_add_channel_with_grants(s, fd, type, grants, &error)) {
+    g_error_free(error);
+    return -EINVAL;
   }
   return 0;
 }
