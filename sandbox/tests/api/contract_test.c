@@ -348,9 +348,9 @@ START_TEST(sizes_below_the_first_version_or_over_the_maximum_are_refused) {
 }
 END_TEST
 
-/* sbx_spawn_config as a program built before extra_rules was added passes
- * it: the library reads no further than its size, so what lies there is
- * never taken for rules. */
+/* sbx_spawn_config as a program built against its first version passes
+ * it: the library reads no further than its size, so what lies beyond
+ * (extra_rules here) is never taken for rules. */
 START_TEST(a_spawn_config_without_extra_rules_is_served) {
   sbx_sandbox *running = start_one();
   static const char *const bogus[] = {"not a rule", NULL};
