@@ -169,18 +169,29 @@ static job spawn_steps(sbx_sandbox *s, const char *const *rules,
   return j;
 }
 
-/* Reads the job's outcomes (errs[i] for step i) and waits for it. */
+/* Reads the job's outcomes (errs[i] for step i) and waits for it; a
+ * worker that ends before it answered is reported with how it ended. */
 static void finish_steps(sbx_sandbox *s, job j, int *errs, size_t n_errs) {
-  api_read_all(j.results, errs, n_errs * sizeof *errs);
+  size_t want = n_errs * sizeof *errs, got = 0;
+  while (got < want) {
+    ssize_t n = read(j.results, (char *)errs + got, want - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
   close(j.results);
   sbx_worker_exit exit = SBX_WORKER_EXIT_INIT();
   GError *error = NULL;
   if (!sbx_sandbox_wait(s, j.pid, 20000, &exit, &error))
     ck_abort_msg("sbx_sandbox_wait: %s", error->message);
   ck_assert_int_eq(exit.pid, j.pid);
-  ck_assert_msg(exit.reason == SBX_EXIT_NORMAL && exit.exit_code == 0,
-                "worker %d ended with reason %d code %d: %s", (int)j.pid,
-                exit.reason, exit.exit_code, exit.detail);
+  ck_assert_msg(
+      got == want && exit.reason == SBX_EXIT_NORMAL && exit.exit_code == 0,
+      "worker %d answered %zu of %zu bytes and ended with reason "
+      "%d code %d: %s",
+      (int)j.pid, got, want, exit.reason, exit.exit_code, exit.detail);
 }
 
 static pid_t run_steps(sbx_sandbox *s, const char *const *rules,
@@ -424,7 +435,10 @@ START_TEST(denials_of_a_worker_with_grants_name_its_pid) {
 }
 END_TEST
 
-/* The grant holds on every thread of the worker, and only there. */
+/* The grant holds on every thread of the worker, and only there. ASan's
+ * thread start asks for the thread's attributes, which the renderer policy
+ * refuses (sched_getaffinity): not built with ASan. */
+#if !defined(__SANITIZE_ADDRESS__)
 START_TEST(a_grant_holds_on_the_workers_other_threads) {
   sbx_sandbox *s = start_jobs();
   g_autofree char *a_secret = path_in(job_a, SECRET_NAME);
@@ -440,6 +454,7 @@ START_TEST(a_grant_holds_on_the_workers_other_threads) {
   sbx_sandbox_stop(s);
 }
 END_TEST
+#endif
 
 #define SPAWN_THREADS 4
 #define SPAWNS_PER_THREAD 3
@@ -533,7 +548,9 @@ static Suite *grants_suite(void) {
   tcase_add_test(tc, a_bad_worker_rule_fails_the_spawn_naming_it);
   tcase_add_test(tc, a_rule_wider_than_the_grantable_kinds_is_refused);
   tcase_add_test(tc, denials_of_a_worker_with_grants_name_its_pid);
+#if !defined(__SANITIZE_ADDRESS__)
   tcase_add_test(tc, a_grant_holds_on_the_workers_other_threads);
+#endif
   tcase_add_test(tc,
                  workers_spawned_from_several_threads_keep_their_own_grants);
   suite_add_tcase(suite, tc);

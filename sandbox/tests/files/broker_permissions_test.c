@@ -390,11 +390,13 @@ START_TEST(broker_resolver_denial_names_the_target_and_the_rule) {
 
   ck_assert_int_lt(sbx_resolver_open(r, getpid(), secret, O_RDWR, 0, &d), 0);
   ck_assert_str_eq(d.object, ""); /* asked for by its own name */
+  g_free(want);
   want = g_strdup_printf("read-write %s", secret);
   ck_assert_str_eq(d.allow, want);
 
   struct stat st;
   ck_assert_int_lt(sbx_resolver_stat(r, getpid(), root, true, &st, &d), 0);
+  g_free(want);
   want = g_strdup_printf("stat-intermediate %s", allowed);
   ck_assert_str_eq(d.allow, want);
 
