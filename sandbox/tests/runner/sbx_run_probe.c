@@ -63,7 +63,7 @@ static int usage(void) {
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
-      "       sbx_run_probe link-race INSIDE CANARY LINK N\n");
+      "       sbx_run_probe link-race INSIDE CANARY LINK N | job\n");
   return 2;
 }
 
@@ -798,8 +798,65 @@ static int link_commands(int argc, char **argv) {
   return usage();
 }
 
+/* ---- job control on a terminal ----------------------------------------- */
+
+static volatile sig_atomic_t job_tstp;
+
+static void on_tstp(int sig) {
+  (void)sig;
+  job_tstp = 1;
+}
+
+/* Says whether it is its terminal's foreground job, then reads lines:
+ * a SIGTSTP (Ctrl-Z) is reported, obeyed (the probe stops), and its
+ * continuation reported; a line is echoed as got=LINE and ends it. */
+static int cmd_job(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_tstp;
+  sigaction(SIGTSTP, &sa, NULL);
+  /* SIGTSTP is taken only inside ppoll, so none is missed before a
+   * wait. */
+  sigset_t tstp, waiting;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  sigprocmask(SIG_BLOCK, &tstp, &waiting);
+  sigdelset(&waiting, SIGTSTP);
+  printf("foreground=%s\nready\n", tcgetpgrp(0) == getpgrp() ? "yes" : "no");
+  fflush(stdout);
+  char line[256];
+  for (;;) {
+    struct pollfd p = {.fd = 0, .events = POLLIN};
+    int rc = ppoll(&p, 1, NULL, &waiting);
+    if (job_tstp) {
+      job_tstp = 0;
+      printf("stopping\n");
+      fflush(stdout);
+      signal(SIGTSTP, SIG_DFL);
+      sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+      raise(SIGTSTP);
+      sigprocmask(SIG_BLOCK, &tstp, NULL);
+      sigaction(SIGTSTP, &sa, NULL);
+      printf("continued\n");
+      fflush(stdout);
+      continue;
+    }
+    if (rc <= 0)
+      continue;
+    ssize_t n = read(0, line, sizeof(line) - 1);
+    if (n <= 0)
+      return 1;
+    line[n] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
+    printf("got=%s\n", line);
+    return 0;
+  }
+}
+
 static int program_commands(int argc, char **argv) {
   const char *cmd = argv[1];
+  if (strcmp(cmd, "job") == 0)
+    return cmd_job();
   if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
     return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
   if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
+#include <pty.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -1079,6 +1082,144 @@ START_TEST(a_refused_link_names_its_target_and_the_hint_allows_it) {
 }
 END_TEST
 
+/* ---- job control ----------------------------------------------------------
+ */
+
+/* Reads the terminal's master until needle has been seen (a Check
+ * timeout ends a test that waits forever). */
+static void read_until(int master, const char *needle, GString *seen) {
+  while (!strstr(seen->str, needle)) {
+    char buf[256];
+    ssize_t n = read(master, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    ck_assert_msg(n > 0, "terminal ended before '%s':\n%s", needle, seen->str);
+    g_string_append_len(seen, buf, n);
+  }
+}
+
+/* A shell's part, in the child that leads the terminal's session: runs
+ * argv as a foreground job in a process group of its own; when the job
+ * stops, takes the terminal back and stops itself (as an interactive
+ * shell reports the stop to its user); continued, gives the job the
+ * terminal again and continues it, as `fg` does; exits with the job's
+ * status. */
+static _Noreturn void shell_for_job(int tty, const char *const *argv) {
+  signal(SIGTTOU, SIG_IGN);
+  pid_t job = fork();
+  if (job == 0) {
+    setpgid(0, 0);
+    tcsetpgrp(tty, getpid());
+    signal(SIGTTOU, SIG_DFL);
+    dup2(tty, 0);
+    dup2(tty, 1);
+    dup2(tty, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(98);
+  }
+  setpgid(job, job);
+  tcsetpgrp(tty, job);
+  for (;;) {
+    int st;
+    if (waitpid(job, &st, WUNTRACED) != job)
+      _exit(97);
+    if (!WIFSTOPPED(st))
+      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    tcsetpgrp(tty, getpgrp());
+    raise(SIGSTOP);
+    tcsetpgrp(tty, job);
+    kill(-job, SIGCONT);
+  }
+}
+
+/* argv as a shell's foreground job on a new terminal: Ctrl-Z typed, the
+ * job continued as `fg` does, then a line typed. */
+static void ctrl_z_then_fg(const char *const *argv) {
+  int master, tty;
+  ck_assert_int_eq(openpty(&master, &tty, NULL, NULL, NULL), 0);
+  pid_t shell = fork();
+  ck_assert_int_ge(shell, 0);
+  if (shell == 0) {
+    close(master);
+    setsid();
+    ioctl(tty, TIOCSCTTY, 0);
+    shell_for_job(tty, argv);
+  }
+  close(tty);
+  g_autoptr(GString) seen = g_string_new(NULL);
+  read_until(master, "ready", seen);
+  /* The program is the foreground job of the terminal it sees. */
+  assert_contains(seen->str, "foreground=yes");
+  ck_assert_int_eq(write(master, "\x1a", 1), 1);
+  read_until(master, "stopping", seen);
+  int st;
+  ck_assert_int_eq(waitpid(shell, &st, WUNTRACED), shell);
+  ck_assert_msg(WIFSTOPPED(st), "the job did not stop: %x", st);
+  /* Stopped, the terminal is as the shell left it, and the shell's. */
+  struct termios tio;
+  ck_assert_int_eq(tcgetattr(master, &tio), 0);
+  ck_assert(tio.c_lflag & ICANON);
+  ck_assert_int_eq(tcgetpgrp(master), shell);
+  ck_assert_int_eq(kill(shell, SIGCONT), 0);
+  read_until(master, "continued", seen);
+  ck_assert_int_eq(write(master, "hello\n", 6), 6);
+  read_until(master, "got=hello", seen);
+  ck_assert_int_eq(waitpid(shell, &st, 0), shell);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %x:\n%s", st,
+                seen->str);
+  ck_assert_int_eq(tcgetattr(master, &tio), 0);
+  ck_assert(tio.c_lflag & ICANON);
+  close(master);
+}
+
+START_TEST(ctrl_z_stops_the_program_and_fg_continues_it) {
+  g_autofree char *probe = probe_path();
+  /* Control: the probe on its own terminal, outside the sandbox. */
+  const char *plain[] = {probe, "job", NULL};
+  ctrl_z_then_fg(plain);
+  g_autofree char *bin = sbx_run_path();
+  const char *sandboxed[] = {bin, "--", probe, "job", NULL};
+  ctrl_z_then_fg(sandboxed);
+}
+END_TEST
+
+START_TEST(sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it) {
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *probe = probe_path();
+  int in[2], out[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    execl(bin, bin, "--", probe, "job", (char *)NULL);
+    _exit(98);
+  }
+  close(in[0]);
+  close(out[1]);
+  g_autoptr(GString) seen = g_string_new(NULL);
+  read_until(out[0], "ready", seen);
+  /* No terminal: the stop comes as a signal, as from `kill -TSTP`. */
+  ck_assert_int_eq(kill(pid, SIGTSTP), 0);
+  read_until(out[0], "stopping", seen);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+  ck_assert(WIFSTOPPED(st));
+  ck_assert_int_eq(kill(pid, SIGCONT), 0);
+  read_until(out[0], "continued", seen);
+  ck_assert_int_eq(write(in[1], "x\n", 2), 2);
+  read_until(out[0], "got=x", seen);
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(in[1]);
+  close(out[0]);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1089,6 +1230,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(basic, sbx_run_forwards_sigterm_and_sigint_to_the_program);
   tcase_add_test(basic,
                  sbx_run_exits_127_for_a_missing_program_and_126_for_a_file);
+  tcase_add_test(basic, ctrl_z_stops_the_program_and_fg_continues_it);
+  tcase_add_test(
+      basic, sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it);
   suite_add_tcase(s, basic);
 
   TCase *progs = tcase_create("programs");
