@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -294,11 +295,14 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
               setup_hint(m));
 }
 
-/* As root the program runs as nobody (namespaces.h); the supervisor then
- * acts on the file system with that identity too, so files it creates
- * belong to the program and permission checks are the program's. */
+/* The supervisor acts on the file system as the program would: as root
+ * (whose program keeps uid 0, or runs as --user), with no supplementary
+ * groups, the program's file-system user and group, and no effective
+ * capability, so files it creates belong to the program and permission
+ * checks are the program's own, not root's overrides. Called once the
+ * namespaces exist: their maps needed the privilege. */
 static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
-  if (geteuid() != 0 || p->ns.uid == 0)
+  if (geteuid() != 0)
     return TRUE;
   if (setgroups(0, NULL) < 0) {
     int err = errno;
@@ -308,11 +312,18 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   }
   setfsgid(p->ns.gid);
   setfsuid(p->ns.uid);
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct caps[2];
+  bool no_caps = syscall(SYS_capget, &h, caps) == 0;
+  if (no_caps) {
+    caps[0].effective = caps[1].effective = 0;
+    no_caps = syscall(SYS_capset, &h, caps) == 0;
+  }
   if ((uid_t)setfsuid((uid_t)-1) != p->ns.uid ||
-      (gid_t)setfsgid((gid_t)-1) != p->ns.gid) {
+      (gid_t)setfsgid((gid_t)-1) != p->ns.gid || !no_caps) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                 "the supervisor could not take the program's identity "
-                "(%u:%u)",
+                "(%u:%u without capabilities)",
                 (unsigned)p->ns.uid, (unsigned)p->ns.gid);
     return FALSE;
   }

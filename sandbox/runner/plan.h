@@ -48,6 +48,7 @@ typedef struct {
   char **setenv; /* K=V */
   char **unsetenv;
   char *audit;
+  char *user;  /* --user NAME|UID, NULL: the caller's own identity */
   char **argv; /* PROGRAM ARGS... */
 } sbx_run_options;
 

@@ -73,6 +73,10 @@ int main(int argc, char **argv) {
        NULL},
       {"audit", 'a', 0, G_OPTION_ARG_FILENAME, &o.audit,
        "Append one JSON object per decision to FILE", "FILE"},
+      {"user", 0, 0, G_OPTION_ARG_STRING, &o.user,
+       "Run the program as NAME or UID (root only, for another user); "
+       "default: your own identity, with every capability dropped",
+       "NAME|UID"},
       {"clear-env", 0, 0, G_OPTION_ARG_NONE, &o.clear_env,
        "Start the program with an empty environment (then --setenv)", NULL},
       {"setenv", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &o.setenv,

@@ -348,9 +348,11 @@ static int cmd_fremovexattr(const char *path, const char *name) {
   return report_errno("fremovexattr", fremovexattr(fd, name));
 }
 
-static int cmd_fchown(const char *path) {
+/* fchown to the group GID (default: the probe's own). */
+static int cmd_fchown(const char *path, const char *gid) {
   int fd = open_target(path, O_RDONLY);
-  return report_errno("fchown", fchown(fd, (uid_t)-1, getegid()));
+  gid_t g = gid ? (gid_t)atol(gid) : getegid();
+  return report_errno("fchown", fchown(fd, (uid_t)-1, g));
 }
 
 /* Sets FS_NODUMP_FL (no privilege needed), with a clean command and with
@@ -882,8 +884,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_fsetxattr(argv[2], argv[3], argv[4]);
   if (strcmp(cmd, "fremovexattr") == 0 && argc == 4)
     return cmd_fremovexattr(argv[2], argv[3]);
-  if (strcmp(cmd, "fchown") == 0 && argc == 3)
-    return cmd_fchown(argv[2]);
+  if (strcmp(cmd, "fchown") == 0 && (argc == 3 || argc == 4))
+    return cmd_fchown(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "setflags") == 0 && argc == 3)
     return cmd_setflags(argv[2]);
   if (strcmp(cmd, "stat-cwd") == 0)

@@ -519,8 +519,54 @@ START_TEST(the_program_has_no_capabilities_and_no_new_privs) {
   assert_contains(r.out, "bounding=0\n");
   assert_contains(r.out, "ambient=0\n");
   assert_contains(r.out, "no_new_privs=1\n");
-  assert_lacks(r.out, "uid=0\n");
+  g_autofree char *uid = g_strdup_printf("uid=%u\n", (unsigned)geteuid());
+  assert_contains(r.out, uid);
   result_clear(&r);
+}
+END_TEST
+
+/* The caller's identity with no capability: root's overrides are gone,
+ * for the program and for the supervisor that opens files for it. */
+START_TEST(the_program_keeps_the_callers_identity_without_overrides) {
+  g_autofree char *f = make_file("private", "owner only");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", f, NULL};
+  const char *ro[] = {"--allow-read", f, NULL};
+  ck_assert_int_eq(chmod(f, 0), 0);
+  if (geteuid() == 0) {
+    /* Control: root outside reads a file no mode bit lets it read. */
+    expect(run(cmd), 0, "data=owner only", NULL);
+  }
+  /* Inside, the rules allow it and the file system refuses it. */
+  result r = sbx_run(ro, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  ck_assert_int_eq(chmod(f, 0400), 0);
+  expect(sbx_run(ro, cmd), 0, "data=owner only", NULL);
+}
+END_TEST
+
+START_TEST(user_chooses_another_identity_and_only_root_may) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "creds", NULL};
+  g_autofree char *self = g_strdup_printf("%u", (unsigned)geteuid());
+  g_autofree char *self_line = g_strdup_printf("uid=%s\n", self);
+  const char *as_self[] = {"--user", self, NULL};
+  expect(sbx_run(as_self, cmd), 0, self_line, NULL);
+  if (geteuid() == 0) {
+    const char *by_name[] = {"--user", "nobody", NULL};
+    expect(sbx_run(by_name, cmd), 0, "uid=65534\n", NULL);
+    const char *by_number[] = {"--user", "4321", NULL};
+    expect(sbx_run(by_number, cmd), 0, "uid=4321\n", NULL);
+  } else {
+    const char *root[] = {"--user", "0", NULL};
+    expect(sbx_run(root, cmd), 125, NULL,
+           "only root can run the program as another user");
+  }
+  const char *unknown[] = {"--user", "no-such-user-here", NULL};
+  expect(sbx_run(unknown, cmd), 125, NULL, "no such user");
 }
 END_TEST
 
@@ -1273,6 +1319,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       sec, an_abstract_unix_socket_outside_is_unreachable_with_or_without_net);
   tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
+  tcase_add_test(sec, the_program_keeps_the_callers_identity_without_overrides);
+  tcase_add_test(sec, user_chooses_another_identity_and_only_root_may);
   tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
   tcase_add_test(sec, a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits);
   suite_add_tcase(s, sec);
