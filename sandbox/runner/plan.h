@@ -48,8 +48,9 @@ typedef struct {
   char **setenv; /* K=V */
   char **unsetenv;
   char *audit;
-  char *user;  /* --user NAME|UID, NULL: the caller's own identity */
-  char **argv; /* PROGRAM ARGS... */
+  char *user;       /* --user NAME|UID, NULL: the caller's own identity */
+  gboolean explain; /* --explain: every refusal as it happens */
+  char **argv;      /* PROGRAM ARGS... */
 } sbx_run_options;
 
 void sbx_run_options_clear(sbx_run_options *o);

@@ -899,7 +899,8 @@ START_TEST(search_permission_on_an_allowed_directory_is_not_exec) {
   assert_contains(r.out, "dir-searchable");
   assert_lacks(r.out, "file-not-executable");
   result_clear(&r);
-  const char *ro[] = {"--allow-read", dir, NULL};
+  /* The script succeeds: --explain shows the refusal it survived. */
+  const char *ro[] = {"--explain", "--allow-read", dir, NULL};
   r = sbx_run(ro, sh);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.out, "dir-searchable");
@@ -1266,6 +1267,63 @@ START_TEST(sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it) {
 }
 END_TEST
 
+/* ---- what a run prints --------------------------------------------------- */
+
+START_TEST(a_successful_run_prints_only_the_programs_output) {
+  g_autofree char *audit = path_in("audit.jsonl");
+  /* The shell survives a refused open, and says so on its own. */
+  const char *sh[] = {"/bin/sh", "-c",
+                      "{ read x < /etc/shadow; } 2>/dev/null; echo survived",
+                      NULL};
+  result r = sbx_run(NULL, sh);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "survived\n");
+  ck_assert_str_eq(r.err, "");
+  result_clear(&r);
+  /* The refusal is still there for whoever asks. */
+  const char *explain[] = {"--explain", NULL};
+  expect(sbx_run(explain, sh), 0, "survived",
+         "sbx: denied open /etc/shadow (allow with --allow-read /etc/shadow)");
+  const char *v[] = {"-v", "--audit", audit, NULL};
+  expect(sbx_run(v, sh), 0, "survived", "sbx: denied open /etc/shadow");
+  g_autofree char *log = NULL;
+  ck_assert(g_file_get_contents(audit, &log, NULL, NULL));
+  assert_contains(log, "\"decision\":\"deny\"");
+  assert_contains(log, "\"path\":\"/etc/shadow\"");
+}
+END_TEST
+
+START_TEST(a_failing_run_ends_with_a_summary_of_what_to_allow) {
+  const char *sh[] = {"/bin/sh", "-c",
+                      "{ read x < /etc/shadow; } 2>/dev/null; exit 3", NULL};
+  result r = sbx_run(NULL, sh);
+  ck_assert_int_eq(r.status, 3);
+  assert_contains(r.err, "sbx: the program ended with status 3 after ");
+  assert_contains(r.err,
+                  "\nsbx: denied open /etc/shadow (allow with "
+                  "--allow-read /etc/shadow)\n");
+  const char *last = strstr(r.err, "sbx: to allow them: ");
+  ck_assert_ptr_nonnull(last);
+  assert_contains(last, " --allow-read /etc/shadow");
+  result_clear(&r);
+
+  /* Many refusals: the last few, and how to see the rest. */
+  GString *script = g_string_new(NULL);
+  for (int i = 0; i < 15; i++)
+    g_string_append_printf(script,
+                           "{ read x < /etc/sbx-probe-%d; } 2>/dev/null; ", i);
+  g_string_append(script, "exit 4");
+  const char *many[] = {"/bin/sh", "-c", script->str, NULL};
+  r = sbx_run(NULL, many);
+  g_string_free(script, TRUE);
+  ck_assert_int_eq(r.status, 4);
+  assert_contains(r.err, "earlier not shown; --explain shows each");
+  assert_contains(r.err, "sbx: denied open /etc/sbx-probe-14");
+  assert_lacks(r.err, "sbx: denied open /etc/sbx-probe-4 ");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1334,6 +1392,8 @@ static Suite *sbx_run_suite(void) {
       opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
+  tcase_add_test(opts, a_successful_run_prints_only_the_programs_output);
+  tcase_add_test(opts, a_failing_run_ends_with_a_summary_of_what_to_allow);
   tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
   tcase_add_test(opts,
                  a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
