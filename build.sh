@@ -24,12 +24,15 @@ ROOT=$PWD
 
 # Build: gn ninja gcc clang (fuzzers), libraries. Tests: setpriv
 # (util-linux), python3, and the programs sbx-run is tested on.
-# Benchmarks: bubblewrap (comparison only).
+# Benchmarks: bubblewrap (comparison only). Containers: runc, and
+# busybox-static for a container's root file system. Workers running real
+# libraries: pango, cairo, fontconfig and a font.
 PACKAGES=(
   generate-ninja ninja-build gcc pkg-config python3
   clang llvm-14 libclang-rt-14-dev clang-format
   libseccomp-dev libglib2.0-dev check libjson-glib-dev zlib1g-dev
-  util-linux sqlite3 tar gzip bubblewrap
+  libpango1.0-dev libcairo2-dev libfontconfig-dev fonts-dejavu-core
+  util-linux sqlite3 tar gzip bubblewrap runc busybox-static
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -3,7 +3,10 @@
 
 Suites are Check programs (CK_FORK=yes). Each is run once as the invoking
 user and, when that user is root and the suite is marked unprivileged, once
-more as nobody (65534) under setpriv: users of sbx are not root. Output is
+more as nobody (65534) under setpriv: users of sbx are not root. A suite
+marked without_userns is run again in each of those ways under
+tests/sbx-without --no-userns, which answers CLONE_NEWUSER the way a
+kernel that refuses user namespaces does. Output is
 streamed; the closing line is `N passed, N failed, N skipped`. A test
 that cannot run here prints a line starting `sbx-skip: ` (with its name
 and why) and passes; it counts as skipped, not passed.
@@ -75,6 +78,13 @@ def main(argv):
         runs = [([path], "as %s" % ("root" if root else "user"))]
         if root and test.get("unprivileged"):
             runs.append((UNPRIV + [path], "as nobody"))
+        if test.get("without_userns"):
+            without = [os.path.join(os.path.abspath(build_dir), "tests",
+                                    "sbx-without"), "--no-userns", "--"]
+            for cmd, label in list(runs):
+                i = len(UNPRIV) if cmd[0] == UNPRIV[0] else 0
+                runs.append((cmd[:i] + without + cmd[i:],
+                             label + ", without user namespaces"))
         for cmd, label in runs:
             p, f, k = run_suite(test, cmd, label, env)
             total_pass += p

@@ -1,8 +1,9 @@
 /* renderer-demo: a small multi-process "browser" on sbx.
  *
  * The host starts the sandbox (broker and zygote), spawns one renderer
- * worker per page, writes what each worker sends back (text and a PGM
- * image) to the output directory, then lets the hostile page's escape
+ * worker per page, writes what each worker sends back over its message
+ * channel (text and a PNG image drawn with pango and cairo) to the
+ * output directory, then lets the hostile page's escape
  * requests run, one worker each, next to an unsandboxed control of the
  * same operation. It prints a table and exits 0 only if every page was
  * rendered and every attack was blocked (docs/demo.md).
@@ -72,24 +73,67 @@ static void worker_run_clear(worker_run *w) {
   memset(w, 0, sizeof *w);
 }
 
-static char *read_blob(int fd, uint32_t len, bool *ok) {
+/* The next len bytes of the answer, NUL-terminated for the text parts. */
+static char *read_part(sbx_channel *ch, uint32_t len, bool *ok) {
   char *buf = g_malloc((gsize)len + 1);
-  if (demo_read_full(fd, buf, len, WORKER_TIMEOUT_MS) != (ssize_t)len)
+  size_t got = 0;
+  if (*ok && !sbx_channel_read(ch, buf, len, WORKER_TIMEOUT_MS, &got, NULL))
+    *ok = false;
+  if (got != len)
     *ok = false;
   buf[len] = '\0';
   return buf;
+}
+
+/* The worker's one message on its channel: the result, then the parts it
+ * announces. Nothing of it is trusted: the whole message must be exactly
+ * as long as the result says, and within the protocol's maxima. */
+static void read_answer(sbx_channel *ch, pid_t pid, worker_run *w) {
+  uint64_t total = 0;
+  GError *error = NULL;
+  if (!sbx_channel_recv_begin(ch, WORKER_TIMEOUT_MS, &total, NULL, 0, NULL,
+                              &error)) {
+    /* A worker that sent nothing: the exit status tells what happened. */
+    if (!g_error_matches(error, SBX_ERROR, SBX_ERROR_FAILED)) {
+      g_snprintf(w->problem, sizeof w->problem, "no answer: %s",
+                 error->message);
+      kill(pid, SIGKILL);
+    }
+    g_error_free(error);
+    return;
+  }
+  const char *why = NULL;
+  size_t got = 0;
+  if (total < sizeof w->res ||
+      !sbx_channel_read(ch, &w->res, sizeof w->res, WORKER_TIMEOUT_MS, &got,
+                        NULL) ||
+      got != sizeof w->res) {
+    g_snprintf(w->problem, sizeof w->problem, "bad answer: too short");
+    return;
+  }
+  if (!demo_result_check(&w->res, got, &why)) {
+    g_snprintf(w->problem, sizeof w->problem, "bad answer: %s", why);
+    return;
+  }
+  if (total != sizeof w->res + (uint64_t)w->res.text_len + w->res.image_len +
+                   w->res.status_len) {
+    g_snprintf(w->problem, sizeof w->problem,
+               "bad answer: its parts do not add up to its length");
+    return;
+  }
+  bool ok = true;
+  w->text = read_part(ch, w->res.text_len, &ok);
+  w->image = read_part(ch, w->res.image_len, &ok);
+  w->status = read_part(ch, w->res.status_len, &ok);
+  w->got = ok;
+  if (!ok)
+    g_snprintf(w->problem, sizeof w->problem, "answer cut short");
 }
 
 static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
                        const page_run *page, uint32_t escape, worker_run *w) {
   memset(w, 0, sizeof *w);
   w->exit = (sbx_worker_exit)SBX_WORKER_EXIT_INIT();
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    g_snprintf(w->problem, sizeof w->problem, "socketpair: %s",
-               g_strerror(errno));
-    return;
-  }
   gsize payload_len = sizeof *tmpl + page->len;
   char *payload = g_malloc(payload_len);
   demo_request req = *tmpl;
@@ -99,45 +143,26 @@ static void run_worker(sbx_sandbox *sb, const demo_request *tmpl,
   memcpy(payload, &req, sizeof req);
   memcpy(payload + sizeof req, page->data, page->len);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  int fds[] = {devnull, devnull, STDERR_FILENO, sv[1]};
+  int fds[] = {devnull, devnull, STDERR_FILENO};
+  sbx_channel *ch = NULL;
   sbx_spawn_config spawn =
       SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .payload = payload,
                             .payload_len = payload_len, .fds = fds,
-                            .n_fds = G_N_ELEMENTS(fds));
+                            .n_fds = G_N_ELEMENTS(fds), .channel = &ch);
   pid_t pid = -1;
   GError *error = NULL;
   gint64 start = g_get_monotonic_time();
   gboolean spawned = sbx_sandbox_spawn(sb, &spawn, &pid, &error);
-  close(sv[1]);
   if (devnull >= 0)
     close(devnull);
   g_free(payload);
   if (!spawned) {
     g_snprintf(w->problem, sizeof w->problem, "spawn: %s", error->message);
     g_error_free(error);
-    close(sv[0]);
     return;
   }
-  ssize_t n = demo_read_full(sv[0], &w->res, sizeof w->res, WORKER_TIMEOUT_MS);
-  const char *why = NULL;
-  if (n == 0) {
-    /* Nothing sent: the exit status tells what happened. */
-  } else if (n < 0) {
-    g_snprintf(w->problem, sizeof w->problem, "no answer: %s",
-               g_strerror(errno));
-    kill(pid, SIGKILL);
-  } else if (!demo_result_check(&w->res, (size_t)n, &why)) {
-    g_snprintf(w->problem, sizeof w->problem, "bad answer: %s", why);
-  } else {
-    bool ok = true;
-    w->text = read_blob(sv[0], w->res.text_len, &ok);
-    w->image = read_blob(sv[0], w->res.image_len, &ok);
-    w->status = read_blob(sv[0], w->res.status_len, &ok);
-    w->got = ok;
-    if (!ok)
-      g_snprintf(w->problem, sizeof w->problem, "answer cut short");
-  }
-  close(sv[0]);
+  read_answer(ch, pid, w);
+  sbx_channel_close(ch);
   if (!sbx_sandbox_wait(sb, pid, WORKER_TIMEOUT_MS, &w->exit, &error)) {
     kill(pid, SIGKILL);
     g_clear_error(&error);
@@ -218,7 +243,7 @@ static void render_page(sbx_sandbox *sb, const demo_request *tmpl,
                how);
   } else if (write_output(out_dir, page->name, "txt", w.text, w.res.text_len,
                           page->verdict, sizeof page->verdict) &&
-             write_output(out_dir, page->name, "pgm", w.image, w.res.image_len,
+             write_output(out_dir, page->name, "png", w.image, w.res.image_len,
                           page->verdict, sizeof page->verdict)) {
     page->rendered = true;
     if (!*status_out && w.res.status_len) {

@@ -19,7 +19,6 @@
 
 #define DEMO_REQUEST_MAGIC 0x53425852u /* "SBXR" */
 #define DEMO_RESULT_MAGIC 0x53425841u  /* "SBXA" */
-#define DEMO_RESULT_FD 3
 #define DEMO_MAX_ESCAPES 16
 #define DEMO_PATH_MAX 256
 #define DEMO_TEXT_MAX (1u << 20)
@@ -43,8 +42,9 @@ typedef struct {
   int32_t broker_pid, zygote_pid;   /* as the host sees them */
 } demo_request;
 
-/* The worker's answer: this header, then text_len bytes of text,
- * image_len of PGM and status_len of status report. */
+/* The worker's answer, one message on its channel: this header, then
+ * text_len bytes of text, image_len of PNG and status_len of status
+ * report. */
 typedef struct {
   uint32_t magic;
   int32_t rendered; /* 1: the page was rendered */

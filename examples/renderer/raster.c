@@ -1,44 +1,76 @@
-/* Draws a layout with font.h (see raster.h). */
+/* Draws a layout with pango and cairo (see raster.h). */
 #include "examples/renderer/raster.h"
 
 #include <string.h>
 
 #include <glib.h>
+#include <pango/pangocairo.h>
 
-#include "examples/renderer/font.h"
+#include "examples/renderer/markup.h"
 
-enum { PAPER = 255, INK = 0, CODE_GROUND = 224 };
+/* The font's size in pixels for a scale-1 line: its advance fills about
+ * a cell. */
+#define FONT_PX 14
 
-typedef struct {
-  uint8_t *px;
-  int w, h;
-} canvas;
-
-static void fill(canvas *cv, int x, int y, int w, int h, uint8_t v) {
-  for (int j = MAX(y, 0); j < MIN(y + h, cv->h); j++)
-    for (int i = MAX(x, 0); i < MIN(x + w, cv->w); i++)
-      cv->px[(size_t)j * (size_t)cv->w + (size_t)i] = v;
+/* One run of equal style as pango attributes over bytes [from, to). */
+static void add_style(PangoAttrList *attrs, unsigned style, guint from,
+                      guint to) {
+  PangoAttribute *a[3] = {NULL, NULL, NULL};
+  if (style & DEMO_STYLE_STRONG)
+    a[0] = pango_attr_weight_new(PANGO_WEIGHT_BOLD);
+  if (style & DEMO_STYLE_EM) {
+    a[1] = pango_attr_style_new(PANGO_STYLE_ITALIC);
+    a[2] = pango_attr_underline_new(PANGO_UNDERLINE_SINGLE);
+  }
+  for (int i = 0; i < 3; i++) {
+    if (!a[i])
+      continue;
+    a[i]->start_index = from;
+    a[i]->end_index = to;
+    pango_attr_list_insert(attrs, a[i]);
+  }
+  if (style & DEMO_STYLE_CODE) {
+    PangoAttribute *bg = pango_attr_background_new(0xe000, 0xe000, 0xe000);
+    bg->start_index = from;
+    bg->end_index = to;
+    pango_attr_list_insert(attrs, bg);
+  }
 }
 
-static void draw_char(canvas *cv, int x, int y, int scale, char c,
-                      unsigned style) {
-  if (style & DEMO_STYLE_CODE)
-    fill(cv, x, y, DEMO_CELL_W * scale, DEMO_CELL_H * scale, CODE_GROUND);
-  int strokes = style & DEMO_STYLE_STRONG ? 2 : 1;
-  for (int gy = 0; gy < DEMO_GLYPH_H; gy++) {
-    uint8_t row = demo_glyph_row(c, gy);
-    for (int gx = 0; gx < DEMO_GLYPH_W; gx++) {
-      if (!(row & (1u << (DEMO_GLYPH_W - 1 - gx))))
-        continue;
-      for (int s = 0; s < strokes; s++)
-        fill(cv, x + (gx + s) * scale, y + gy * scale, scale, scale, INK);
+static void draw_line(cairo_t *cr, PangoLayout *pl, PangoFontDescription *font,
+                      const demo_line *l, int y) {
+  /* The layout holds bytes; pango wants UTF-8, and anything else is
+   * shown as '?' (the layout is ASCII by construction). */
+  g_autofree char *text = g_strndup(l->text->str, l->text->len);
+  for (char *c = text; *c; c++)
+    if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+      *c = '?';
+  pango_font_description_set_absolute_size(font,
+                                           FONT_PX * l->scale * PANGO_SCALE);
+  pango_layout_set_font_description(pl, font);
+  pango_layout_set_text(pl, text, -1);
+  PangoAttrList *attrs = pango_attr_list_new();
+  guint start = 0;
+  for (guint i = 1; i <= l->text->len; i++) {
+    if (i == l->text->len || l->style->data[i] != l->style->data[start]) {
+      add_style(attrs, l->style->data[start], start, i);
+      start = i;
     }
   }
-  if (style & DEMO_STYLE_EM)
-    fill(cv, x, y + DEMO_GLYPH_H * scale, DEMO_CELL_W * scale, scale, INK);
+  pango_layout_set_attributes(pl, attrs);
+  pango_attr_list_unref(attrs);
+  cairo_move_to(cr, DEMO_MARGIN, y);
+  pango_cairo_show_layout(cr, pl);
 }
 
-uint8_t *demo_raster_pgm(const demo_layout *layout, size_t *len) {
+static cairo_status_t append(void *closure, const unsigned char *data,
+                             unsigned int len) {
+  g_byte_array_append(closure, data, len);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+uint8_t *demo_raster_png(const demo_layout *layout, size_t *len,
+                         GError **error) {
   int w = 2 * DEMO_MARGIN + layout->width * DEMO_CELL_W;
   int h = 2 * DEMO_MARGIN;
   guint n = 0;
@@ -48,24 +80,31 @@ uint8_t *demo_raster_pgm(const demo_layout *layout, size_t *len) {
       break;
     h += DEMO_CELL_H * l->scale;
   }
-  char header[64];
-  int hl = g_snprintf(header, sizeof header, "P5\n%d %d\n255\n", w, h);
-  size_t total = (size_t)hl + (size_t)w * (size_t)h;
-  uint8_t *out = g_malloc(total);
-  memcpy(out, header, (size_t)hl);
-  canvas cv = {out + hl, w, h};
-  memset(cv.px, PAPER, (size_t)w * (size_t)h);
+  cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+  cairo_t *cr = cairo_create(s);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  PangoLayout *pl = pango_cairo_create_layout(cr);
+  PangoFontDescription *font = pango_font_description_from_string("Monospace");
   int y = DEMO_MARGIN;
   for (guint i = 0; i < n; i++) {
     const demo_line *l = g_ptr_array_index(layout->lines, i);
-    for (gsize c = 0; c < l->text->len; c++) {
-      int x = DEMO_MARGIN + (int)c * DEMO_CELL_W * l->scale;
-      if (x + DEMO_CELL_W * l->scale > w)
-        break;
-      draw_char(&cv, x, y, l->scale, l->text->str[c], l->style->data[c]);
-    }
+    draw_line(cr, pl, font, l, y);
     y += DEMO_CELL_H * l->scale;
   }
-  *len = total;
-  return out;
+  pango_font_description_free(font);
+  g_object_unref(pl);
+  cairo_destroy(cr);
+  GByteArray *png = g_byte_array_new();
+  cairo_status_t st = cairo_surface_write_to_png_stream(s, append, png);
+  cairo_surface_destroy(s);
+  if (st != CAIRO_STATUS_SUCCESS) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cairo: %s",
+                cairo_status_to_string(st));
+    g_byte_array_unref(png);
+    return NULL;
+  }
+  *len = png->len;
+  return g_byte_array_free(png, FALSE);
 }

@@ -131,17 +131,22 @@ out:
   return ok;
 }
 
-static void send_result(demo_result *res, const char *text, const void *image,
-                        const char *status) {
+/* One message on the worker's channel: the result, then its text, image
+ * and status, written piece by piece. */
+static void send_result(sbx_channel *ch, demo_result *res, const char *text,
+                        const void *image, const char *status) {
   res->magic = DEMO_RESULT_MAGIC;
-  if (!demo_write_all(DEMO_RESULT_FD, res, sizeof *res))
+  uint64_t total =
+      sizeof *res + (uint64_t)res->text_len + res->image_len + res->status_len;
+  if (!sbx_channel_send_begin(ch, total, NULL, 0, -1, NULL) ||
+      !sbx_channel_write(ch, res, sizeof *res, -1, NULL))
     return;
-  if (res->text_len)
-    demo_write_all(DEMO_RESULT_FD, text, res->text_len);
-  if (res->image_len)
-    demo_write_all(DEMO_RESULT_FD, image, res->image_len);
+  if (res->text_len && !sbx_channel_write(ch, text, res->text_len, -1, NULL))
+    return;
+  if (res->image_len && !sbx_channel_write(ch, image, res->image_len, -1, NULL))
+    return;
   if (res->status_len)
-    demo_write_all(DEMO_RESULT_FD, status, res->status_len);
+    sbx_channel_write(ch, status, res->status_len, -1, NULL);
 }
 
 static int render(const demo_request *req, demo_document *doc,
@@ -164,11 +169,16 @@ static int render(const demo_request *req, demo_document *doc,
   }
   size_t text_len = 0, image_len = 0;
   char *text = demo_layout_to_text(layout, &text_len);
-  uint8_t *image = demo_raster_pgm(layout, &image_len);
+  uint8_t *image = demo_raster_png(layout, &image_len, &error);
   res->lines = layout->lines->len;
   demo_layout_free(layout);
   zlib_api z;
   int rc = 1;
+  if (!image) {
+    g_snprintf(res->error, sizeof res->error, "%s", error->message);
+    g_error_free(error);
+    goto out;
+  }
   if (!load_zlib(&z, res->error, sizeof res->error))
     goto out;
   res->text_crc = (uint32_t)z.crc32(0, (const Bytef *)text, (uInt)text_len);
@@ -189,7 +199,7 @@ static int render(const demo_request *req, demo_document *doc,
   res->text_len = (uint32_t)text_len;
   res->image_len = (uint32_t)image_len;
   res->status_len = (uint32_t)status_len;
-  send_result(res, text, image, status);
+  send_result(args->channel, res, text, image, status);
   rc = 0;
 out:
   g_free(text);
@@ -198,7 +208,7 @@ out:
 }
 
 static int escape(const demo_request *req, demo_document *doc,
-                  demo_result *res) {
+                  const sbx_worker_args *args, demo_result *res) {
   demo_block *b = demo_document_nth(doc, DEMO_BLOCK_ESCAPE, req->escape - 1);
   const demo_attack *a = b ? demo_attack_find(b->name) : NULL;
   if (!a) {
@@ -210,7 +220,7 @@ static int escape(const demo_request *req, demo_document *doc,
   res->attempted = 1;
   res->attack_ret = ret;
   res->attack_errno = ret < 0 ? errno : 0;
-  send_result(res, NULL, NULL, NULL);
+  send_result(args->channel, res, NULL, NULL, NULL);
   return 0;
 }
 
@@ -220,7 +230,7 @@ int demo_renderer_main(const sbx_worker_args *args) {
   demo_request req;
   if (args->payload_len < sizeof req) {
     g_snprintf(res.error, sizeof res.error, "payload too short");
-    send_result(&res, NULL, NULL, NULL);
+    send_result(args->channel, &res, NULL, NULL, NULL);
     return 2;
   }
   memcpy(&req, args->payload, sizeof req);
@@ -229,7 +239,7 @@ int demo_renderer_main(const sbx_worker_args *args) {
   if (req.magic != DEMO_REQUEST_MAGIC ||
       req.page_len != args->payload_len - sizeof req) {
     g_snprintf(res.error, sizeof res.error, "malformed payload");
-    send_result(&res, NULL, NULL, NULL);
+    send_result(args->channel, &res, NULL, NULL, NULL);
     return 2;
   }
   const char *page = (const char *)args->payload + sizeof req;
@@ -239,12 +249,13 @@ int demo_renderer_main(const sbx_worker_args *args) {
   if (!doc) {
     g_snprintf(res.error, sizeof res.error, "%s", error->message);
     g_error_free(error);
-    send_result(&res, NULL, NULL, NULL);
+    send_result(args->channel, &res, NULL, NULL, NULL);
     return 1;
   }
-  int rc = req.escape ? escape(&req, doc, &res) : render(&req, doc, args, &res);
+  int rc = req.escape ? escape(&req, doc, args, &res)
+                      : render(&req, doc, args, &res);
   if (rc != 0 && !res.attempted)
-    send_result(&res, NULL, NULL, NULL);
+    send_result(args->channel, &res, NULL, NULL, NULL);
   demo_document_free(doc);
   return rc;
 }

@@ -13,6 +13,11 @@
  * or rule does not load; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
+ * Threads: spawn, wait and stop may run on any threads at once; the
+ * zygote and the broker each serve concurrent callers (zygote.h,
+ * broker.h), and this file only counts the calls in progress so that
+ * sbx_sandbox_stop frees nothing a call still uses.
+ *
  * The zygote knows nothing of sbx.h: run_worker turns what it gives a
  * worker into sbx_worker_args and calls the host's entry function, and
  * its exit reports and errors are translated here.
@@ -25,8 +30,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "sandbox/api/channel.h"
 #include "sandbox/api/error.h"
 #include "sandbox/api/prepare.h"
 #include "sandbox/api/sized.h"
@@ -65,6 +72,12 @@ struct sbx_sandbox {
   /* The workers' broker client: the zygote's copy of this memory is what
    * layer 1's handlers read, so it lives here, before the zygote forks. */
   sbx_broker_client client;
+  /* Calls in progress on any thread, so that sbx_sandbox_stop frees the
+   * sandbox only once the last has returned. */
+  GMutex lock;
+  GCond idle;
+  unsigned calls;
+  bool stopping;
 };
 
 /* The host's process types in this library's layout: the array's stride
@@ -170,6 +183,8 @@ static int run_worker(const sbx_zygote_worker *w) {
       .report_fd = w->report_fd,
       .user_data = host->user_data,
       .status = w->status ? &status : NULL,
+      .channel =
+          w->message_fd >= 0 ? sbx_api_channel_wrap(w->message_fd) : NULL,
   };
   return host->entry(&args);
 }
@@ -182,6 +197,7 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
   const char **names = g_new0(const char *, s->n_types *SBX_LAYERS_MAX_FILTERS);
   unsigned namespaces = 0;
   bool empty_root = false;
+  const char *userns_required_by = NULL;
   for (size_t i = 0; i < s->n_types; i++) {
     const sbx_prepared_type *t = &s->types[i];
     const sbx_profile *p = t->profile;
@@ -199,18 +215,22 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
         .rlimits = p->rlimits,
         .n_rlimits = p->n_rlimits,
         .landlock = p->landlock,
-        .landlock_optional = p->landlock_optional,
+        .landlock_need = p->landlock_optional ? SBX_LANDLOCK_OPTIONAL
+                                              : SBX_LANDLOCK_REQUIRED,
         .landlock_min_abi = p->landlock_min_abi,
         .collect_status = p->status,
     };
     namespaces |= p->namespaces;
     empty_root = empty_root || p->empty_root;
+    if (!userns_required_by && (p->require & SBX_REQUIRE_USERNS))
+      userns_required_by = t->name;
   }
   sbx_zygote_config zc = {
       .types = zt,
       .n_types = s->n_types,
       .namespaces = namespaces ? namespaces : SBX_NS_USER,
       .host_root = !empty_root,
+      .userns_required_by = userns_required_by,
       .register_broker_traps_raw = sbx_layer1_register_traps_raw,
       .broker_attach_raw = sbx_layer1_attach_raw,
       .broker_client = &s->client,
@@ -241,6 +261,8 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   if (!types || !check_types(types, c.n_types, error))
     return FALSE;
   sbx_sandbox *s = g_new0(sbx_sandbox, 1);
+  g_mutex_init(&s->lock);
+  g_cond_init(&s->idle);
   s->types = g_new0(sbx_prepared_type, c.n_types);
   s->entries = g_new0(host_entry, c.n_types);
   for (size_t i = 0; i < c.n_types; i++) {
@@ -268,6 +290,26 @@ static gboolean null_argument(const char *call, const char *name,
   return FALSE;
 }
 
+/* A call on s begins: refused once sbx_sandbox_stop has begun. */
+static gboolean enter_call(sbx_sandbox *s, const char *call, GError **error) {
+  g_mutex_lock(&s->lock);
+  gboolean ok = !s->stopping;
+  if (ok)
+    s->calls++;
+  g_mutex_unlock(&s->lock);
+  if (!ok)
+    g_set_error(error, SBX_ERROR, SBX_ERROR_ZYGOTE_DIED,
+                "%s: the sandbox is being stopped", call);
+  return ok;
+}
+
+static void leave_call(sbx_sandbox *s) {
+  g_mutex_lock(&s->lock);
+  if (--s->calls == 0)
+    g_cond_broadcast(&s->idle);
+  g_mutex_unlock(&s->lock);
+}
+
 gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error) {
   if (pid)
@@ -291,22 +333,50 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                 c.n_fds && !c.fds ? c.n_fds : c.payload_len);
     return FALSE;
   }
-  GError *local = NULL;
-  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
-  if (channel < 0) {
-    sbx_api_propagate(error, local, "spawn: ");
+  if (c.channel)
+    *c.channel = NULL;
+  int messages[2] = {-1, -1};
+  if (c.channel &&
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, messages) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "spawn: socketpair for the message channel: %s",
+                g_strerror(errno));
     return FALSE;
   }
-  sbx_zygote_spawn_request req = {
-      .process_type = c.process_type,
-      .payload = c.payload,
-      .payload_len = c.payload_len,
-      .fds = c.fds,
-      .n_fds = c.n_fds,
-      .broker_channel = channel,
-  };
-  gboolean ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
-  close(channel); /* the worker holds the only other end */
+  if (!enter_call(s, "sbx_sandbox_spawn", error)) {
+    if (c.channel) {
+      close(messages[0]);
+      close(messages[1]);
+    }
+    return FALSE;
+  }
+  GError *local = NULL;
+  int channel = sbx_broker_connect(s->broker, c.process_type, &local);
+  gboolean ok = channel >= 0;
+  if (ok) {
+    sbx_zygote_spawn_request req = {
+        .process_type = c.process_type,
+        .payload = c.payload,
+        .payload_len = c.payload_len,
+        .fds = c.fds,
+        .n_fds = c.n_fds,
+        .broker_channel = channel,
+        .with_messages = c.channel != NULL,
+        .message_channel = messages[1],
+    };
+    ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
+    close(channel); /* the worker holds the only other end */
+  } else {
+    g_prefix_error(&local, "spawn: ");
+  }
+  leave_call(s);
+  if (c.channel) {
+    close(messages[1]); /* likewise */
+    if (ok)
+      *c.channel = sbx_api_channel_wrap(messages[0]);
+    else
+      close(messages[0]);
+  }
   if (!ok)
     sbx_api_propagate(error, local, "%s", "");
   return ok;
@@ -343,9 +413,13 @@ gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
   GError *local = NULL;
   if (!s) {
     null_argument("sbx_sandbox_wait", "sandbox", error);
-  } else if (!sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local)) {
-    sbx_api_propagate(error, local, "%s", "");
-  } else {
+  } else if (enter_call(s, "sbx_sandbox_wait", error)) {
+    ok = sbx_zygote_wait(s->zygote, pid, timeout_ms, &e, &local);
+    leave_call(s);
+    if (!ok)
+      sbx_api_propagate(error, local, "%s", "");
+  }
+  if (ok) {
     filled.pid = e.pid;
     filled.reason = public_reason(e.reason);
     filled.exit_code = e.exit_code;
@@ -353,7 +427,6 @@ gboolean sbx_sandbox_wait(sbx_sandbox *s, pid_t pid, int timeout_ms,
     filled.syscall_nr = e.syscall_nr;
     memcpy(filled.syscall_args, e.syscall_args, sizeof filled.syscall_args);
     memcpy(filled.detail, e.detail, sizeof filled.detail);
-    ok = TRUE;
   }
   sbx_api_write(&sbx_api_worker_exit, &filled, exit);
   return ok;
@@ -375,12 +448,23 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
   if (!s)
     return;
   /* The zygote first: its pid namespace takes every worker with it, so no
-   * worker outlives the broker it talks to. */
+   * worker outlives the broker it talks to. Killing it also makes the
+   * calls in progress on other threads return; s is freed after the last. */
+  g_mutex_lock(&s->lock);
+  s->stopping = true;
+  g_mutex_unlock(&s->lock);
+  sbx_zygote_kill(s->zygote);
+  g_mutex_lock(&s->lock);
+  while (s->calls > 0)
+    g_cond_wait(&s->idle, &s->lock);
+  g_mutex_unlock(&s->lock);
   sbx_zygote_stop(s->zygote);
   sbx_broker_stop(s->broker, NULL, NULL);
   for (size_t i = 0; i < s->n_types; i++)
     sbx_prepared_type_clear(&s->types[i]);
   g_free(s->types);
   g_free(s->entries);
+  g_cond_clear(&s->idle);
+  g_mutex_clear(&s->lock);
   g_free(s);
 }

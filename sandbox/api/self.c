@@ -47,6 +47,7 @@
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/kernel/seccomp/capget.h"
 #include "sandbox/layers/apply.h"
+#include "sandbox/layers/missing.h"
 #include "sbx/sbx.h"
 
 /* The namespaces that mean something for a process entering them itself. */
@@ -84,9 +85,10 @@ static gboolean plan_layers(self_plan *plan, bool status, GError **error) {
   ok = ok &&
        sbx_layer_plan_add_rlimits(layers, p->rlimits, p->n_rlimits, &local);
   if (ok && p->landlock)
-    ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
-                                     p->landlock_optional, p->landlock_min_abi,
-                                     &local);
+    ok = sbx_layer_plan_set_landlock(
+        layers, sbx_landlock_builder_new(),
+        p->landlock_optional ? SBX_LANDLOCK_OPTIONAL : SBX_LANDLOCK_REQUIRED,
+        p->landlock_min_abi, &local);
   if (!ok)
     sbx_api_propagate(error, local, "%s: ", p->source);
   return ok;
@@ -148,19 +150,33 @@ static gboolean start_broker(const sbx_self_config *config, self_plan *plan,
   return TRUE;
 }
 
-/* Step 3. */
-static gboolean enter_namespaces(const self_plan *plan, GError **error) {
+/* Step 3. Where the kernel refuses user namespaces and the profile does
+ * not require them, the process goes on without (missing.h decides and
+ * warns); its status report shows them off. */
+static gboolean enter_namespaces(self_plan *plan, GError **error) {
   if (!plan->namespaces)
     return TRUE;
   sbx_ns_config ns;
   sbx_ns_config_init(&ns);
   ns.namespaces = plan->namespaces | SBX_NS_USER;
   GError *local = NULL;
-  if (!sbx_ns_enter(&ns, &local)) {
-    sbx_api_propagate(error, local, "enter_self: namespaces: ");
-    return FALSE;
+  if (sbx_ns_enter(&ns, &local))
+    return TRUE;
+  if (g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
+    const sbx_profile *p = plan->type.profile;
+    GError *missing = NULL;
+    gboolean ok = sbx_layer_missing(
+        SBX_LAYER_USERNS, (p->require & SBX_REQUIRE_USERNS) != 0, false,
+        plan->type.name, local->message, &missing);
+    g_error_free(local);
+    if (ok) {
+      plan->namespaces = 0;
+      return TRUE;
+    }
+    local = missing;
   }
-  return TRUE;
+  sbx_api_propagate(error, local, "enter_self: namespaces: ");
+  return FALSE;
 }
 
 static gboolean make_empty_root(const self_plan *plan, GError **error) {

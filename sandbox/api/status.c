@@ -129,6 +129,31 @@ static void add_seccomp(sbx_strbuf *sb, const sbx_sandbox_status *st) {
   sbx_strbuf_add_char(sb, '\n');
 }
 
+/* What each Landlock ABI after the first added: an older kernel's
+ * ruleset cannot restrict these, and the report says so. */
+static const char *const landlock_added[] = {
+    [2] = "file reparenting",
+    [3] = "truncation",
+    [4] = "TCP bind and connect",
+    [5] = "device ioctls",
+    [6] = "abstract-socket and signal scopes",
+    [7] = "logging flags",
+};
+
+/* "; without: truncation, ..." for a kernel below the newest ABI sbx
+ * knows. Async-signal-safe. */
+static void add_landlock_lacks(sbx_strbuf *sb, int abi) {
+  int newest = (int)(sizeof landlock_added / sizeof landlock_added[0]) - 1;
+  if (abi >= newest)
+    return;
+  sbx_strbuf_add(sb, "; without: ");
+  for (int i = abi + 1; i <= newest; i++) {
+    if (i > abi + 1)
+      sbx_strbuf_add(sb, ", ");
+    sbx_strbuf_add(sb, landlock_added[i]);
+  }
+}
+
 /* Async-signal-safe. */
 size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
                                  size_t len) {
@@ -176,6 +201,7 @@ size_t sbx_sandbox_status_format(const sbx_sandbox_status *status, char *buf,
   if (st->landlock_abi > 0) {
     sbx_strbuf_add(&sb, " (abi ");
     sbx_strbuf_add_i64(&sb, st->landlock_abi);
+    add_landlock_lacks(&sb, st->landlock_abi);
     sbx_strbuf_add_char(&sb, ')');
   }
   sbx_strbuf_add_char(&sb, '\n');

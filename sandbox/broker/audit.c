@@ -152,6 +152,17 @@ size_t sbx_audit_format(const sbx_audit_record *rec, char *buf, size_t size) {
     put_escaped(&o, rec->reason, SBX_AUDIT_REASON_MAX);
     puts_(&o, "\"");
   }
+  /* Only on one-path lines, so that every field still fits. */
+  if (!rec->path2 && rec->target && *rec->target) {
+    puts_(&o, " target=\"");
+    put_escaped(&o, rec->target, SBX_AUDIT_HINT_MAX);
+    puts_(&o, "\"");
+  }
+  if (!rec->path2 && rec->allow && *rec->allow) {
+    puts_(&o, " allow=\"");
+    put_escaped(&o, rec->allow, SBX_AUDIT_HINT_MAX);
+    puts_(&o, "\"");
+  }
   return end_line(&o);
 }
 

@@ -16,7 +16,7 @@
  *
  *   sbx: VERDICT op=OP path="PATH" [path_len=N] [path2="PATH2"]
  *        [path2_len=N] flags=FLAGS type=TYPE pid=PID errno=ERRNO
- *        [reason="REASON"]
+ *        [reason="REASON"] [target="TARGET"] [allow="RULE"]
  *   sbx: suppressed denials=N type=TYPE pid=PID
  *   sbx: dropped lines=N
  *
@@ -40,9 +40,15 @@
  * `...`, and the line then carries `path_len=N` (`path2_len=N`), the
  * path's length in bytes; those fields appear exactly when a path was cut.
  * The type is cut the same way at SBX_AUDIT_NAME_MAX bytes, the reason at
- * SBX_AUDIT_REASON_MAX. No line exceeds SBX_AUDIT_LINE_MAX bytes, its
- * newline included (every field fits; the formatter also cuts at that
- * size, newline kept).
+ * SBX_AUDIT_REASON_MAX, target and allow at SBX_AUDIT_HINT_MAX. A denial
+ * of a path the allowlist does not name carries TARGET, the path it was
+ * decided on when a symbolic link on the way led there (the link's
+ * target, which is what a rule must name), and RULE, the one rule that
+ * would grant it (`read /usr/share/fontconfig/conf.avail/10-a.conf`;
+ * `stat-intermediate /srv/data` for a stat of a directory above an
+ * entry). Both only on lines without PATH2, so that every field fits. No line
+ * exceeds SBX_AUDIT_LINE_MAX bytes, its newline included (every field fits; the
+ * formatter also cuts at that size, newline kept).
  *
  * Rate limit (denials only; decisions never depend on it): each worker,
  * that is each worker channel together with the thread channels attached
@@ -73,6 +79,7 @@
 #define SBX_AUDIT_PATH_MAX 256  /* bytes of one path between its quotes */
 #define SBX_AUDIT_NAME_MAX 64   /* bytes of the type */
 #define SBX_AUDIT_REASON_MAX 96 /* bytes of the reason between its quotes */
+#define SBX_AUDIT_HINT_MAX 128  /* bytes of target and of allow */
 
 #define SBX_AUDIT_DENIAL_BURST 100      /* lines a worker may log at once */
 #define SBX_AUDIT_DENIALS_PER_SECOND 10 /* and then, sustained */
@@ -134,6 +141,8 @@ typedef struct {
   bool granted;
   int result; /* >= 0 or -errno */
   const char *reason;
+  const char *target; /* where a symbolic link led; may be NULL or "" */
+  const char *allow;  /* the rule that would grant it; may be NULL or "" */
 } sbx_audit_record;
 
 /* Formats one line into buf (NUL-terminated, ending in '\n'); returns its

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -32,6 +33,9 @@ struct sbx_broker {
   int control;      /* host end */
   char **types;     /* allowlist names, by index */
   uint32_t last_id; /* of the last control request */
+  /* One control request at a time, whichever host thread asks: a reply
+   * is read by the thread that sent its request. */
+  GMutex control_lock;
 };
 
 #ifndef MFD_EXEC
@@ -270,6 +274,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
   char *argv[] = {(char *)SBX_BROKER_PROGRAM_NAME, NULL};
   plan.argv = argv;
   plan.envp = broker_environment();
+  fflush(NULL); /* the child's copy of the host's stdio buffers stays empty */
   pid_t pid = plan.control >= 0 ? fork() : -1;
   if (pid == 0)
     run_child(&plan);
@@ -307,6 +312,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
       sbx_broker *b = g_new0(sbx_broker, 1);
       b->pid = pid;
       b->control = sv[0];
+      g_mutex_init(&b->control_lock);
       b->types = g_new0(char *, config->n_allowlists + 1);
       for (size_t i = 0; i < config->n_allowlists; i++)
         b->types[i] = g_strdup(sbx_allowlist_name(config->allowlists[i]));
@@ -350,9 +356,11 @@ static gboolean control_failed(const sbx_broker *b, int err, GError **error) {
 }
 
 /* One request and its reply, within SBX_BROKER_REPLY_TIMEOUT_MS. A reply
- * to an earlier request that timed out arrives first and is skipped. */
-static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
-                             sbx_broker_control_reply *rep, GError **error) {
+ * to an earlier request that timed out arrives first and is skipped. With
+ * b->control_lock held. */
+static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
+                                    int fd, sbx_broker_control_reply *rep,
+                                    GError **error) {
   if (++b->last_id == 0)
     b->last_id = 1; /* 0 is the start-up message's */
   sbx_broker_control_request req = {.magic = SBX_BROKER_CONTROL_MAGIC,
@@ -390,6 +398,14 @@ static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
     if (rep->id == req.id)
       return TRUE;
   }
+}
+
+static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
+                             sbx_broker_control_reply *rep, GError **error) {
+  g_mutex_lock(&b->control_lock);
+  gboolean ok = control_call_locked(b, op, arg, fd, rep, error);
+  g_mutex_unlock(&b->control_lock);
+  return ok;
 }
 
 int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
@@ -445,6 +461,7 @@ gboolean sbx_broker_stop(sbx_broker *b, int *status, GError **error) {
                                   SBX_BROKER_REAP_TIMEOUT_MS, &st);
   pid_t pid = b->pid;
   g_strfreev(b->types);
+  g_mutex_clear(&b->control_lock);
   g_free(b);
   if (rc < 0) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,

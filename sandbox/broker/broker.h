@@ -82,7 +82,8 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error);
 
 /* A new channel for one worker of `type` (an allowlist's name). Returns
  * the worker's end (SOCK_SEQPACKET, close-on-exec; the caller owns it), or
- * -1 with *error set. Not thread-safe: call from one host thread. */
+ * -1 with *error set. Safe from any host thread: requests on the control
+ * channel are served one at a time, each within SBX_BROKER_REPLY_TIMEOUT_MS. */
 int sbx_broker_connect(sbx_broker *broker, const char *type, GError **error);
 
 pid_t sbx_broker_pid(const sbx_broker *broker);

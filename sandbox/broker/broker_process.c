@@ -19,6 +19,7 @@
 #include "sandbox/broker/broker_sandbox.h"
 #include "sandbox/broker/protocol.h"
 #include "sandbox/broker/server.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
 
 /* The configuration the host wrote, with the objects it names. Lives as
  * long as the broker: the resolvers borrow the allowlists. */
@@ -119,6 +120,9 @@ _Noreturn void sbx_broker_process_main(void) {
   sbx_audit audit;
   sbx_audit_open(&audit, config->have_audit ? SBX_BROKER_AUDIT_FD : -1,
                  config->audit_grants, 0);
+  /* A channel per live worker: the hard limit bounds them (and the
+   * thread channels' share of it, server.c). */
+  sbx_rlimit_raise_nofile_raw();
   sbx_broker_server *server = sbx_broker_server_new(&audit);
   for (size_t i = 0; i < config->n_allowlists; i++)
     if (!sbx_broker_server_add_type(server, config->allowlists[i], &error))

@@ -88,7 +88,8 @@ static gboolean plan_landlock(sbx_layer_plan *plan,
   }
   /* Optional: on a kernel without Landlock the broker's own checks on
    * the opened object remain. */
-  return sbx_layer_plan_set_landlock(plan, b, true, 0, error);
+  return sbx_layer_plan_set_landlock(plan, b, SBX_LANDLOCK_OPTIONAL_QUIET, 0,
+                                     error);
 }
 
 gboolean sbx_broker_sandbox_compile(sbx_bpf_program *out, GError **error) {

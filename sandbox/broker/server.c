@@ -454,6 +454,8 @@ static reply_outcome answer(sbx_broker_server *s, const channel *ch,
       .granted = call->decision.granted,
       .result = result,
       .reason = call->decision.granted ? NULL : call->decision.reason,
+      .target = call->decision.granted ? NULL : call->decision.object,
+      .allow = call->decision.granted ? NULL : call->decision.allow,
   };
   audit(s, ch, &rec);
   reply_outcome out = reply(s, reply_fd, ch->thread, q, result, call->fd,

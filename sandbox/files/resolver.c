@@ -101,6 +101,7 @@ static int deny(const sbx_resolver *r, sbx_decision *d, const char *why) {
   if (d) {
     d->granted = false;
     d->reason = why;
+    d->object[0] = d->allow[0] = '\0';
   }
   return -sbx_allowlist_denied_errno(r->list);
 }
@@ -109,6 +110,7 @@ static int deny_with(sbx_decision *d, const char *why, int rc) {
   if (d) {
     d->granted = false;
     d->reason = why;
+    d->object[0] = d->allow[0] = '\0';
   }
   return rc;
 }
@@ -117,7 +119,63 @@ static void grant(sbx_decision *d) {
   if (d) {
     d->granted = true;
     d->reason = NULL;
+    d->object[0] = d->allow[0] = '\0';
   }
+}
+
+/* Bounded copy; always terminated. */
+static void put_text(char *dst, const char *a, const char *b) {
+  size_t n = 0;
+  for (; a && *a && n + 1 < SBX_DECISION_TEXT_MAX; a++)
+    dst[n++] = *a;
+  for (; b && *b && n + 1 < SBX_DECISION_TEXT_MAX; b++)
+    dst[n++] = *b;
+  dst[n] = '\0';
+}
+
+/* The rule kind (permissions.c's names) that grants need. */
+static const char *kind_for(unsigned need) {
+  if (need & (SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
+    return "create ";
+  if ((need & SBX_PERM_READ) && (need & SBX_PERM_WRITE))
+    return "read-write ";
+  if (need & SBX_PERM_WRITE)
+    return "write ";
+  if (need & SBX_PERM_READ)
+    return "read ";
+  return "stat ";
+}
+
+/* A path the allowlist refused: names the object it was decided on when a
+ * symbolic link led there from path, and the rule that would grant it. A
+ * stat of a directory above an entry is granted by stat-intermediate on
+ * that entry. Allocates nothing. */
+static int deny_unlisted(const sbx_resolver *r, sbx_decision *d,
+                         const char *why, const char *path, const cursor *c,
+                         const lookup *lk) {
+  int rc = deny(r, d, why);
+  if (!d)
+    return rc;
+  if (strcmp(path, c->buf) != 0)
+    put_text(d->object, c->buf, NULL);
+  unsigned need = lk->alts[0].need;
+  if (!(need & ~(unsigned)SBX_PERM_STAT)) {
+    size_t n = sbx_allowlist_n_entries(r->list);
+    for (size_t i = 0; i < n; i++) {
+      const sbx_allow_entry *e = sbx_allowlist_entry(r->list, i);
+      bool below = c->len == 1 ? e->len > 1
+                               : e->len > c->len &&
+                                     strncmp(e->path, c->buf, c->len) == 0 &&
+                                     e->path[c->len] == '/';
+      if (below && !e->proc_self) {
+        put_text(d->allow, "stat-intermediate ", e->path);
+        return rc;
+      }
+    }
+  }
+  if (strcmp(c->buf, "/") != 0)
+    put_text(d->allow, kind_for(need), c->buf);
+  return rc;
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -183,7 +241,16 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
       int err = errno;
       g_autofree char *what =
           g_strdup_printf("allowlist root %s (entry %s)", dir, e->written);
-      return fail_new(r, error, err, what, "");
+      /* openat2 refused: a kernel before 5.6, or a sandbox whose filter
+       * or supervisor refuses it (sbx-run answers its RESOLVE_ flags
+       * with ENOSYS). */
+      return fail_new(r, error, err, what,
+                      err == ENOSYS
+                          ? " (openat2 with RESOLVE_ flags is refused here: "
+                            "this runs inside sbx-run or another sandbox, and "
+                            "a sandbox cannot be started inside it; or the "
+                            "kernel is older than 5.6)"
+                          : "");
     }
     r->root_fds[i] = fd;
   }
@@ -590,9 +657,9 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
       int sub = substitute_symlink(r, c, AT_FDCWD, 1, lk->follow);
       if (sub > 0)
         continue;
-      return deny(
-          r, d,
-          sub == -ELOOP ? "too many symlinks to walk" : "not in the allowlist");
+      if (sub == -ELOOP)
+        return deny(r, d, "too many symlinks to walk");
+      return deny_unlisted(r, d, "not in the allowlist", path, c, lk);
     }
     rc = 0;
     why = NULL;
@@ -625,7 +692,7 @@ static int resolve(const sbx_resolver *r, pid_t pid, const char *path,
         }
         int sub = substitute_symlink(r, c, walk_fd, walk_start, follow_final);
         if (sub == -EACCES)
-          return deny(r, d, "not in the allowlist");
+          return deny_unlisted(r, d, "not in the allowlist", path, c, lk);
         if (sub < 0)
           return deny(r, d, "symlink could not be resolved");
         /* 0: the link moved away while we looked; decide again, but not

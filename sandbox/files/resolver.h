@@ -46,9 +46,19 @@
 
 typedef struct sbx_resolver sbx_resolver;
 
+/* Bytes kept of a denial's object and hint, NUL included. */
+#define SBX_DECISION_TEXT_MAX 192
+
 typedef struct {
   bool granted;
   const char *reason; /* static; set when !granted */
+  /* Set on some denials, "" otherwise, cut to fit. object: the path the
+   * decision was made on when it is not the one asked for (a symbolic
+   * link on the way led there). allow: the one rule that would have
+   * granted it ("read /usr/share/fontconfig/conf.avail/10-a.conf",
+   * "stat-intermediate /srv/data"), for the audit log. */
+  char object[SBX_DECISION_TEXT_MAX];
+  char allow[SBX_DECISION_TEXT_MAX];
 } sbx_decision;
 
 /* Opens one directory descriptor per allowlist root (O_PATH, close-on-exec;

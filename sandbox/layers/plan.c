@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sandbox/layers/apply.h"
+#include "sandbox/layers/missing.h"
 #include "sandbox/layers/self_pid.h"
 
 GQuark sbx_layers_error_quark(void) {
@@ -77,8 +78,9 @@ gboolean sbx_layer_plan_add_rlimits(sbx_layer_plan *plan,
 }
 
 gboolean sbx_layer_plan_set_landlock(sbx_layer_plan *plan,
-                                     sbx_landlock_builder *b, bool optional,
-                                     int min_abi, GError **error) {
+                                     sbx_landlock_builder *b,
+                                     sbx_landlock_need need, int min_abi,
+                                     GError **error) {
   if (min_abi > 0)
     sbx_landlock_require_abi(b, min_abi);
   GError *local = NULL;
@@ -93,18 +95,20 @@ gboolean sbx_layer_plan_set_landlock(sbx_layer_plan *plan,
   plan->landlock.abi = -1;
   bool missing = g_error_matches(local, SBX_LANDLOCK_ERROR,
                                  SBX_LANDLOCK_ERROR_UNSUPPORTED);
-  /* A minimum ABI is a demand: it outweighs optional. */
-  if (missing && optional && min_abi <= 0) {
+  if (missing) {
+    /* A minimum ABI is a demand: it outweighs optional. */
+    bool required = need == SBX_LANDLOCK_REQUIRED || min_abi > 0;
+    gboolean ok = sbx_layer_missing(SBX_LAYER_LANDLOCK, required,
+                                    need == SBX_LANDLOCK_OPTIONAL_QUIET,
+                                    plan->process_type, local->message, error);
     g_error_free(local);
-    return TRUE;
+    return ok;
   }
-  bool unsupported =
-      missing || g_error_matches(local, SBX_LANDLOCK_ERROR,
+  bool too_old = g_error_matches(local, SBX_LANDLOCK_ERROR,
                                  SBX_LANDLOCK_ERROR_KERNEL_TOO_OLD);
-  g_set_error(
-      error, SBX_LAYERS_ERROR,
-      unsupported ? SBX_LAYERS_ERROR_UNSUPPORTED : SBX_LAYERS_ERROR_FAILED,
-      "landlock: %s", local->message);
+  g_set_error(error, SBX_LAYERS_ERROR,
+              too_old ? SBX_LAYERS_ERROR_UNSUPPORTED : SBX_LAYERS_ERROR_FAILED,
+              "landlock: %s", local->message);
   g_error_free(local);
   return FALSE;
 }

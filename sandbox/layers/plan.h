@@ -11,8 +11,8 @@
  * What a plan holds: the process type's name (for reports), the flags,
  * resource limits, seccomp filters in load order with their names and
  * self-pid relocations (self_pid.h), the Landlock ruleset, built here
- * (ABI negotiation, and the one decision about a kernel without Landlock:
- * sbx_layer_plan_set_landlock), and whether the status report is
+ * (ABI negotiation; a kernel without Landlock is decided by missing.h),
+ * and whether the status report is
  * collected. What one process adds at apply time (its descriptors, its
  * parent) is in sbx_layer_process (apply.h).
  *
@@ -120,15 +120,25 @@ gboolean sbx_layer_plan_add_rlimits(sbx_layer_plan *plan,
                                     const sbx_rlimit *limits, size_t n,
                                     GError **error);
 
-/* Builds b's ruleset into the plan and frees b. The one decision about a
- * kernel without Landlock: with optional (and no minimum ABI) the plan
- * simply has no Landlock layer and the status report says so; otherwise
- * building fails with SBX_LAYERS_ERROR_UNSUPPORTED and the builder's
- * message, which tells a missing kernel feature from a wrong request.
- * min_abi > 0 requires at least that ABI. */
+/* How much a plan needs Landlock. */
+typedef enum {
+  SBX_LANDLOCK_REQUIRED, /* the profile requires it */
+  SBX_LANDLOCK_OPTIONAL, /* without it: one warning (missing.h) */
+  /* Without it, silently: the process's own report is made elsewhere
+   * (the broker, whose workers warn). */
+  SBX_LANDLOCK_OPTIONAL_QUIET,
+} sbx_landlock_need;
+
+/* Builds b's ruleset into the plan and frees b. A kernel without Landlock
+ * is decided by sbx_layer_missing (missing.h): when optional (and no
+ * minimum ABI) the plan has no Landlock layer and the status report says
+ * so; when required, SBX_LAYERS_ERROR_UNSUPPORTED with the cause. A
+ * wrong request is SBX_LAYERS_ERROR_FAILED with the builder's message.
+ * min_abi > 0 requires at least that ABI, whatever need says. */
 gboolean sbx_layer_plan_set_landlock(sbx_layer_plan *plan,
-                                     sbx_landlock_builder *b, bool optional,
-                                     int min_abi, GError **error);
+                                     sbx_landlock_builder *b,
+                                     sbx_landlock_need need, int min_abi,
+                                     GError **error);
 
 /* The number of threads of the calling process, as the kernel counts them
  * (/proc/self/stat); -1 when it cannot be read. A process that forks a

@@ -13,6 +13,7 @@
 #include "sandbox/policy/oci.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/audit.h>
 #include <stdio.h>
 #include <string.h>
@@ -1319,10 +1320,158 @@ static gboolean json_action(sbx_action a, const char *rule, GString *s,
   return TRUE;
 }
 
+/* ---- numbers that double-based JSON readers keep ----------------------- */
+
+/* Bits 53..63: a number with any of them set is above
+ * SBX_OCI_MAX_SAFE_NUMBER. */
+#define HIGH_BITS (~SBX_OCI_MAX_SAFE_NUMBER)
+#define N_HIGH_VALUES 2048 /* values of the 11 high bits */
+
+/* mask is bits k..52 for some k (0 when k == 53): the term (arg & (HIGH |
+ * mask)) == 0 is then arg <= 2^k - 1. */
+static gboolean is_top_run(uint64_t mask, unsigned *k) {
+  for (unsigned i = 0; i <= 53; i++) {
+    if (mask == (SBX_OCI_MAX_SAFE_NUMBER & ~((UINT64_C(1) << i) - 1))) {
+      *k = i;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Rewrites the masked equalities whose union is one argument's condition
+ * (terms) into comparisons with numbers of at most SBX_OCI_MAX_SAFE_NUMBER
+ * whose union is the same set, appending them to out:
+ *   - a term with a small mask is written as it is;
+ *   - "the high bits are 0 and bits k..52 are 0" is arg <= 2^k - 1;
+ *   - terms that test the high bits only are unioned over the 2048 values
+ *     of those bits: "some high bit is set" is arg > 2^53 - 1, "any" is no
+ *     comparison at all.
+ * What is left has no such equivalent (runc reads one comparison per
+ * argument in an entry, so "high bits 0" cannot be combined with a test of
+ * the low bits): appended to hard. */
+static void rewrite_terms(const GArray *terms, unsigned arg, GArray *out,
+                          GArray *hard) {
+  gboolean high_union[N_HIGH_VALUES] = {FALSE};
+  GArray *high_terms = g_array_new(FALSE, FALSE, sizeof(masked));
+  /* "Bit b is set" for every b from some k up is arg > 2^k - 1: one
+   * comparison instead of 64 - k (libseccomp's time grows steeply with the
+   * comparisons on one argument). */
+  uint64_t set_bits = 0;
+  for (guint k = 0; k < terms->len; k++) {
+    masked t = g_array_index(terms, masked, k);
+    if (t.mask != 0 && (t.mask & (t.mask - 1)) == 0 && t.value == t.mask)
+      set_bits |= t.mask;
+  }
+  unsigned from = 64;
+  while (from > 0 && (set_bits >> (from - 1)) & 1)
+    from--;
+  if (from == 64 || from > 53)
+    from = 64; /* nothing to fold, or 2^from - 1 is not a safe number */
+  else {
+    oci_arg a = {arg, OCI_GT, (UINT64_C(1) << from) - 1, 0};
+    if (from == 0)
+      a = (oci_arg){arg, OCI_MASKED_EQ, 0, 0}; /* always true */
+    g_array_append_val(out, a);
+  }
+  for (guint k = 0; k < terms->len; k++) {
+    masked t = g_array_index(terms, masked, k);
+    unsigned run;
+    if (from < 64 && t.mask == t.value && t.mask >= (UINT64_C(1) << from) &&
+        (t.mask & (t.mask - 1)) == 0)
+      continue; /* folded above */
+    if (t.mask <= SBX_OCI_MAX_SAFE_NUMBER) {
+      oci_arg a = {arg, OCI_MASKED_EQ, t.mask, t.value};
+      g_array_append_val(out, a);
+    } else if ((t.mask & HIGH_BITS) == HIGH_BITS &&
+               (t.value & HIGH_BITS) == 0 && t.value == 0 &&
+               is_top_run(t.mask & SBX_OCI_MAX_SAFE_NUMBER, &run)) {
+      oci_arg a = {arg, OCI_LE, (UINT64_C(1) << run) - 1, 0};
+      g_array_append_val(out, a);
+    } else if ((t.mask & SBX_OCI_MAX_SAFE_NUMBER) == 0) {
+      for (uint64_t h = 0; h < N_HIGH_VALUES; h++)
+        if (((h << 53) & t.mask) == t.value)
+          high_union[h] = TRUE;
+      g_array_append_val(high_terms, t);
+    } else {
+      g_array_append_val(hard, t);
+    }
+  }
+  if (high_terms->len > 0) {
+    gboolean all_nonzero = TRUE;
+    for (uint64_t h = 1; h < N_HIGH_VALUES; h++)
+      all_nonzero = all_nonzero && high_union[h];
+    if (all_nonzero && high_union[0]) {
+      oci_arg a = {arg, OCI_MASKED_EQ, 0, 0}; /* always true */
+      g_array_append_val(out, a);
+    } else if (all_nonzero) {
+      oci_arg a = {arg, OCI_GT, SBX_OCI_MAX_SAFE_NUMBER, 0};
+      g_array_append_val(out, a);
+    } else {
+      g_array_append_vals(hard, high_terms->data, high_terms->len);
+    }
+  }
+  g_array_unref(high_terms);
+}
+
+/* ---- export -------------------------------------------------------------- */
+
+/* Where an exported rule came from, for messages. */
+typedef struct {
+  const char *name;
+  const char *file;
+  unsigned line;
+  gboolean large_numbers;
+} rule_origin;
+
+/* The choices for one argument of one conjunction (each one comparison, or
+ * none), whose union is exactly where cmps (all on arg) hold. */
+static gboolean arg_choices(const GArray *on_arg, unsigned arg,
+                            const rule_origin *o, GArray *choices,
+                            GError **error) {
+  const sbx_cmp *c0 = &g_array_index(on_arg, sbx_cmp, 0);
+  if (on_arg->len == 1 && !c0->arg_is_32bit && c0->op <= SBX_CMP_GE &&
+      c0->value <= SBX_OCI_MAX_SAFE_NUMBER) {
+    static const oci_op kMap[] = {
+        [SBX_CMP_EQ] = OCI_EQ, [SBX_CMP_NE] = OCI_NE, [SBX_CMP_LT] = OCI_LT,
+        [SBX_CMP_LE] = OCI_LE, [SBX_CMP_GT] = OCI_GT, [SBX_CMP_GE] = OCI_GE,
+    };
+    oci_arg a = {.index = arg, .op = kMap[c0->op], .value = c0->value};
+    g_array_append_val(choices, a);
+    return TRUE;
+  }
+  GArray *terms =
+      conj_arg_terms((const sbx_cmp *)(void *)on_arg->data, on_arg->len, arg);
+  GArray *hard = g_array_new(FALSE, FALSE, sizeof(masked));
+  rewrite_terms(terms, arg, choices, hard);
+  gboolean ok = TRUE;
+  if (hard->len > 0 && o->large_numbers) {
+    for (guint i = 0; i < hard->len; i++) {
+      masked t = g_array_index(hard, masked, i);
+      oci_arg a = {arg, OCI_MASKED_EQ, t.mask, t.value};
+      g_array_append_val(choices, a);
+    }
+  } else if (hard->len > 0) {
+    masked t = g_array_index(hard, masked, 0);
+    g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                "%s:%u: %s: arg%u: the comparison needs the mask %#" PRIx64
+                " (above 2^53, which jq and JavaScript round) and has no "
+                "equivalent with smaller numbers (runc reads one "
+                "comparison per argument in an entry); export with "
+                "--large-numbers to write it exactly",
+                o->file ? o->file : "?", o->line, o->name, arg, t.mask);
+    ok = FALSE;
+  }
+  g_array_unref(hard);
+  g_array_unref(terms);
+  return ok;
+}
+
 /* The argument lists (each one entry's "args") whose union is exactly one
- * sbx conjunction; appends them to out. FALSE past MAX_EXPANSION. */
+ * sbx conjunction; appends them to out. */
 static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
-                                  GPtrArray *out) {
+                                  const rule_origin *o, GPtrArray *out,
+                                  GError **error) {
   GPtrArray *lists =
       g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
   g_ptr_array_add(lists, g_array_new(FALSE, FALSE, sizeof(oci_arg)));
@@ -1332,37 +1481,16 @@ static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
     for (size_t k = 0; k < n; k++)
       if (cmps[k].arg == arg)
         g_array_append_val(on_arg, cmps[k]);
-    /* The choices for this argument: each is one oci_arg (or none). */
-    GArray *choices = g_array_new(FALSE, FALSE, sizeof(oci_arg));
     if (on_arg->len == 0) {
       g_array_unref(on_arg);
-      g_array_unref(choices);
       continue;
     }
-    const sbx_cmp *c0 = &g_array_index(on_arg, sbx_cmp, 0);
-    if (on_arg->len == 1 && !c0->arg_is_32bit && c0->op <= SBX_CMP_GE) {
-      static const oci_op kMap[] = {
-          [SBX_CMP_EQ] = OCI_EQ, [SBX_CMP_NE] = OCI_NE, [SBX_CMP_LT] = OCI_LT,
-          [SBX_CMP_LE] = OCI_LE, [SBX_CMP_GT] = OCI_GT, [SBX_CMP_GE] = OCI_GE,
-      };
-      oci_arg a = {.index = arg, .op = kMap[c0->op], .value = c0->value};
-      g_array_append_val(choices, a);
-    } else {
-      GArray *terms = conj_arg_terms((const sbx_cmp *)(void *)on_arg->data,
-                                     on_arg->len, arg);
-      for (guint i = 0; i < terms->len; i++) {
-        masked t = g_array_index(terms, masked, i);
-        oci_arg a = {.index = arg,
-                     .op = OCI_MASKED_EQ,
-                     .value = t.mask,
-                     .value_two = t.value};
-        g_array_append_val(choices, a);
-      }
-      g_array_unref(terms);
-    }
+    /* The choices for this argument: each is one oci_arg (or none). */
+    GArray *choices = g_array_new(FALSE, FALSE, sizeof(oci_arg));
+    ok = arg_choices(on_arg, arg, o, choices, error);
     GPtrArray *next =
         g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    for (guint i = 0; i < lists->len; i++) {
+    for (guint i = 0; ok && i < lists->len; i++) {
       for (guint j = 0; j < choices->len; j++) {
         GArray *l = g_array_copy(g_ptr_array_index(lists, i));
         oci_arg a = g_array_index(choices, oci_arg, j);
@@ -1373,7 +1501,13 @@ static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
     }
     g_ptr_array_unref(lists);
     lists = next;
-    ok = lists->len <= MAX_EXPANSION;
+    if (ok && lists->len > MAX_EXPANSION) {
+      g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                  "%s:%u: %s: the rule needs more than %d entries as "
+                  "libseccomp comparisons",
+                  o->file ? o->file : "?", o->line, o->name, MAX_EXPANSION);
+      ok = FALSE;
+    }
     g_array_unref(on_arg);
     g_array_unref(choices);
   }
@@ -1384,7 +1518,7 @@ static gboolean conj_to_arg_lists(const sbx_cmp *cmps, size_t n,
 }
 
 static void write_entry(GString *s, const char *names, const char *action,
-                        const GArray *args) {
+                        const GArray *args, const char *comment) {
   g_string_append_printf(s, "    {\n      \"names\": [%s],\n      %s", names,
                          action);
   if (args != NULL && args->len > 0) {
@@ -1399,35 +1533,42 @@ static void write_entry(GString *s, const char *names, const char *action,
     }
     g_string_append(s, "\n      ]");
   }
+  if (comment != NULL)
+    g_string_append_printf(s, ",\n      \"comment\": \"%s\"", comment);
   g_string_append(s, "\n    }");
 }
 
+/* The profile being written. */
+typedef struct {
+  GString *s;
+  guint n_entries;
+} writer;
+
 /* Appends the entries that give `action` exactly when one of the
- * alternatives holds. */
-static gboolean export_alts(const sbx_rule *r, const sbx_conjunction *alts,
-                            size_t n_alts, sbx_action action, GString *s,
-                            guint *n_entries, GError **error) {
+ * alternatives (a disjunction of conjunctions) holds. */
+static gboolean export_dnf(const rule_origin *o, const GPtrArray *dnf,
+                           sbx_action action, const char *comment, writer *w,
+                           GError **error) {
   GString *act = g_string_new(NULL);
-  gboolean ok = json_action(action, r->name, act, "action", "errnoRet", error);
+  gboolean ok = json_action(action, o->name, act, "action", "errnoRet", error);
   GPtrArray *lists =
       g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  for (size_t k = 0; k < n_alts && ok; k++) {
-    if (alts[k].n_cmps == 0) {
-      g_ptr_array_add(lists, g_array_new(FALSE, FALSE, sizeof(oci_arg)));
-      continue;
-    }
-    ok = conj_to_arg_lists(alts[k].cmps, alts[k].n_cmps, lists) &&
-         lists->len <= MAX_EXPANSION;
-    if (!ok)
+  for (guint k = 0; k < dnf->len && ok; k++) {
+    const GArray *c = g_ptr_array_index(dnf, k);
+    ok = conj_to_arg_lists((const sbx_cmp *)(void *)c->data, c->len, o, lists,
+                           error);
+    if (ok && lists->len > MAX_EXPANSION) {
       g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
-                  "%s: the rule (%s:%u) needs more than %d entries as "
+                  "%s:%u: %s: the rule needs more than %d entries as "
                   "libseccomp comparisons",
-                  r->name, r->file ? r->file : "?", r->line, MAX_EXPANSION);
+                  o->file ? o->file : "?", o->line, o->name, MAX_EXPANSION);
+      ok = FALSE;
+    }
   }
-  char *names = g_strdup_printf("\"%s\"", r->name);
+  char *names = g_strdup_printf("\"%s\"", o->name);
   for (guint k = 0; ok && k < lists->len; k++) {
-    g_string_append(s, (*n_entries)++ ? ",\n" : "\n");
-    write_entry(s, names, act->str, g_ptr_array_index(lists, k));
+    g_string_append(w->s, w->n_entries++ ? ",\n" : "\n");
+    write_entry(w->s, names, act->str, g_ptr_array_index(lists, k), comment);
   }
   g_free(names);
   g_ptr_array_unref(lists);
@@ -1435,76 +1576,323 @@ static gboolean export_alts(const sbx_rule *r, const sbx_conjunction *alts,
   return ok;
 }
 
-char *sbx_oci_export(const sbx_policy *policy, GError **error) {
-  GString *s = g_string_new("{\n  ");
-  if (!json_action(policy->default_action, "@default", s, "defaultAction",
-                   "defaultErrnoRet", error)) {
-    g_string_free(s, TRUE);
+/* One verdict of one system call: `action` where `dnf` holds (an empty
+ * conjunction: always). The parts of one call never overlap. */
+typedef struct {
+  sbx_action action;
+  GPtrArray *dnf;
+  gboolean runtime; /* added for the container runtime */
+} part;
+
+static void part_clear(gpointer p) {
+  g_ptr_array_unref(((part *)p)->dnf);
+}
+
+static GPtrArray *dnf_of_alts(const sbx_conjunction *alts, size_t n) {
+  GPtrArray *d = dnf_new();
+  for (size_t k = 0; k < n; k++) {
+    GArray *c = conj_new();
+    g_array_append_vals(c, alts[k].cmps, alts[k].n_cmps);
+    g_ptr_array_add(d, c);
+  }
+  return d;
+}
+
+static GPtrArray *dnf_true(void) {
+  GPtrArray *d = dnf_new();
+  g_ptr_array_add(d, conj_new());
+  return d;
+}
+
+/* x and y: every pair of conjunctions joined; NULL past MAX_EXPANSION. */
+static GPtrArray *dnf_and(const GPtrArray *x, const GPtrArray *y) {
+  GPtrArray *d = dnf_new();
+  for (guint i = 0; i < x->len; i++) {
+    for (guint j = 0; j < y->len; j++) {
+      GArray *c = conj_copy(g_ptr_array_index(x, i));
+      const GArray *b = g_ptr_array_index(y, j);
+      g_array_append_vals(c, b->data, b->len);
+      g_ptr_array_add(d, c);
+    }
+  }
+  if (d->len > MAX_EXPANSION) {
+    g_ptr_array_unref(d);
     return NULL;
   }
-  g_string_append(s,
-                  ",\n  \"architectures\": [\"SCMP_ARCH_X86_64\"],\n"
-                  "  \"syscalls\": [");
-  guint n_entries = 0;
-  gboolean ok = TRUE;
-  /* Unconditional rules, one entry per action, in rule order. */
-  GPtrArray *seen = g_ptr_array_new();
-  for (size_t k = 0; k < policy->n_rules && ok; k++) {
+  return d;
+}
+
+/* The verdicts of the policy for one call, as non-overlapping parts. */
+static GArray *rule_parts(const sbx_policy *policy, const sbx_rule *r) {
+  GArray *parts = g_array_new(FALSE, FALSE, sizeof(part));
+  g_array_set_clear_func(parts, part_clear);
+  if (r == NULL) {
+    part p = {policy->default_action, dnf_true(), FALSE};
+    g_array_append_val(parts, p);
+  } else if (r->n_alts == 0) {
+    part p = {r->on_match, dnf_true(), FALSE};
+    g_array_append_val(parts, p);
+  } else {
+    part m = {r->on_match, dnf_of_alts(r->alts, r->n_alts), FALSE};
+    g_array_append_val(parts, m);
+    /* NULL past MAX_EXPANSION, reported when it is written. */
+    part x = {r->on_mismatch, dnf_negate(r->alts, r->n_alts), FALSE};
+    g_array_append_val(parts, x);
+  }
+  return parts;
+}
+
+/* parts with the runtime's rule rt for the same call put first: allow
+ * where rt holds, every other part where it does not. */
+static gboolean is_unconditional(const GArray *parts);
+
+static GArray *add_runtime_rule(GArray *parts, const sbx_rule *rt) {
+  if (is_unconditional(parts) &&
+      g_array_index(parts, part, 0).action.kind == SBX_ACTION_ALLOW)
+    return parts; /* the policy allows it already */
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(part));
+  g_array_set_clear_func(out, part_clear);
+  GPtrArray *holds =
+      rt->n_alts == 0 ? dnf_true() : dnf_of_alts(rt->alts, rt->n_alts);
+  part a = {{SBX_ACTION_ALLOW, 0}, holds, TRUE};
+  g_array_append_val(out, a);
+  if (rt->n_alts != 0) {
+    GPtrArray *not_rt = dnf_negate(rt->alts, rt->n_alts);
+    for (guint k = 0; k < parts->len; k++) {
+      part *p = &g_array_index(parts, part, k);
+      part q = {p->action, NULL, p->runtime};
+      if (not_rt != NULL && p->dnf != NULL)
+        q.dnf = dnf_and(p->dnf, not_rt);
+      g_array_append_val(out, q);
+    }
+    if (not_rt != NULL)
+      g_ptr_array_unref(not_rt);
+  }
+  g_array_unref(parts);
+  return out;
+}
+
+static gboolean is_unconditional(const GArray *parts) {
+  if (parts->len != 1)
+    return FALSE;
+  const part *p = &g_array_index(parts, part, 0);
+  return p->dnf != NULL && p->dnf->len == 1 &&
+         ((GArray *)g_ptr_array_index(p->dnf, 0))->len == 0;
+}
+
+/* user-notify needs a supervisor holding the listener; a container
+ * runtime has none (runc refuses SCMP_ACT_NOTIFY without a listener path,
+ * crun answers ENOSYS for every such call). */
+static gboolean refuse_user_notify(const sbx_policy *policy, GError **error) {
+  static const char kWhy[] =
+      "user-notify has no meaning in a container profile (no supervisor "
+      "answers it: runc refuses the profile, crun answers ENOSYS); give it "
+      "another action, such as return EPERM";
+  if (policy->default_action.kind == SBX_ACTION_USER_NOTIF) {
+    g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                "@default user-notify: %s", kWhy);
+    return FALSE;
+  }
+  for (size_t k = 0; k < policy->n_rules; k++) {
     const sbx_rule *r = &policy->rules[k];
-    if (r->n_alts != 0 || actions_equal(r->on_match, policy->default_action))
+    if (r->on_match.kind == SBX_ACTION_USER_NOTIF ||
+        (r->n_alts != 0 && r->on_mismatch.kind == SBX_ACTION_USER_NOTIF)) {
+      g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                  "%s:%u: %s: %s", r->file ? r->file : "?", r->line, r->name,
+                  kWhy);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+const char sbx_oci_container_runtime_calls[] =
+    "# Calls runc's and crun's init make after installing the filter and\n"
+    "# before executing the container's process (docs/policy-language.md,\n"
+    "# \"Container profiles\").\n"
+    "# runc closes its sync and log pipes and the exec fifo; crun its\n"
+    "# seccomp descriptors.\n"
+    "close: 1\n"
+    "# runc reopens the exec fifo as /proc/self/fd/N (O_WRONLY|O_CLOEXEC)\n"
+    "# and opens /proc/self/fd to close leaked descriptors.\n"
+    "openat: arg2 == O_WRONLY|O_CLOEXEC || arg2 == O_RDONLY|O_CLOEXEC\n"
+    "# runc writes one byte to the exec fifo.\n"
+    "write: 1\n"
+    "# Go registers each opened file with its poller (runc ignores the\n"
+    "# error /proc gives).\n"
+    "epoll_ctl: arg1 == EPOLL_CTL_ADD || arg1 == EPOLL_CTL_DEL\n"
+    "# runc checks that /proc/self/fd is procfs, then lists it.\n"
+    "fstatfs: 1\n"
+    "getdents64: 1\n"
+    "# runc records its pid for the start hooks.\n"
+    "getpid: 1\n"
+    "# The Go scheduler on runc's init thread: wake-ups, yields, and the\n"
+    "# return from its preemption signal.\n"
+    "futex: 1\n"
+    "sched_yield: 1\n"
+    "nanosleep: 1\n"
+    "rt_sigreturn: 1\n"
+    "# Both runtimes execute the container's process; runc 1.2 through a\n"
+    "# descriptor (execveat with AT_EMPTY_PATH).\n"
+    "execve: 1\n"
+    "execveat: arg4 == AT_EMPTY_PATH\n";
+
+static const char kRuntimeComment[] =
+    "container runtime start-up (sbx-policy export --for-container)";
+
+/* Writes the entries of one call; unconditional verdicts are collected in
+ * groups (one entry per action) instead. */
+static gboolean export_call(const sbx_policy *policy, int nr, GArray *parts,
+                            const rule_origin *o, GString *groups[2], writer *w,
+                            GError **error) {
+  if (is_unconditional(parts)) {
+    const part *p = &g_array_index(parts, part, 0);
+    if (!actions_equal(p->action, policy->default_action)) {
+      GString *g = groups[p->runtime ? 1 : 0];
+      g_string_append_printf(g, "%s%d:%s", g->len ? "," : "", nr, o->name);
+    }
+    return TRUE;
+  }
+  for (guint k = 0; k < parts->len; k++) {
+    const part *p = &g_array_index(parts, part, k);
+    if (actions_equal(p->action, policy->default_action))
       continue;
+    if (p->dnf == NULL) {
+      g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                  "%s:%u: %s: the complement of the rule has more than %d "
+                  "alternatives",
+                  o->file ? o->file : "?", o->line, o->name, MAX_EXPANSION);
+      return FALSE;
+    }
+    if (!export_dnf(o, p->dnf, p->action, p->runtime ? kRuntimeComment : NULL,
+                    w, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* The unconditional verdicts "nr:name,..." of one kind (the policy's or
+ * the runtime's), one entry per action. */
+static gboolean write_groups(const sbx_policy *policy, const GString *group,
+                             GHashTable *actions, const char *comment,
+                             writer *w, GError **error) {
+  char **items = g_strsplit(group->str, ",", -1);
+  GPtrArray *seen = g_ptr_array_new();
+  gboolean ok = TRUE;
+  for (char **i = items; ok && *i && **i; i++) {
+    const sbx_action *a = g_hash_table_lookup(actions, *i);
     gboolean done = FALSE;
-    for (guint i = 0; i < seen->len && !done; i++)
-      done = actions_equal(*(const sbx_action *)g_ptr_array_index(seen, i),
-                           r->on_match);
+    for (guint j = 0; j < seen->len && !done; j++)
+      done = actions_equal(*(const sbx_action *)g_ptr_array_index(seen, j), *a);
     if (done)
       continue;
-    g_ptr_array_add(seen, (gpointer)&r->on_match);
+    g_ptr_array_add(seen, (gpointer)a);
     GString *names = g_string_new(NULL);
-    for (size_t j = k; j < policy->n_rules; j++) {
-      const sbx_rule *o = &policy->rules[j];
-      if (o->n_alts == 0 && actions_equal(o->on_match, r->on_match))
+    for (char **j = i; *j && **j; j++)
+      if (actions_equal(*(const sbx_action *)g_hash_table_lookup(actions, *j),
+                        *a))
         g_string_append_printf(names, "%s\"%s\"", names->len ? ", " : "",
-                               o->name);
-    }
+                               strchr(*j, ':') + 1);
     GString *act = g_string_new(NULL);
-    ok = json_action(r->on_match, r->name, act, "action", "errnoRet", error);
+    ok = json_action(*a, strchr(*i, ':') + 1, act, "action", "errnoRet", error);
     if (ok) {
-      g_string_append(s, n_entries++ ? ",\n" : "\n");
-      write_entry(s, names->str, act->str, NULL);
+      g_string_append(w->s, w->n_entries++ ? ",\n" : "\n");
+      write_entry(w->s, names->str, act->str, NULL, comment);
     }
     g_string_free(act, TRUE);
     g_string_free(names, TRUE);
   }
   g_ptr_array_unref(seen);
-  for (size_t k = 0; k < policy->n_rules && ok; k++) {
-    const sbx_rule *r = &policy->rules[k];
-    if (r->n_alts == 0)
-      continue;
-    if (!actions_equal(r->on_match, policy->default_action))
-      ok =
-          export_alts(r, r->alts, r->n_alts, r->on_match, s, &n_entries, error);
-    if (ok && !actions_equal(r->on_mismatch, policy->default_action)) {
-      GPtrArray *neg = dnf_negate(r->alts, r->n_alts);
-      if (neg == NULL) {
-        g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
-                    "%s: the complement of the rule (%s:%u) has more than %d "
-                    "alternatives",
-                    r->name, r->file ? r->file : "?", r->line, MAX_EXPANSION);
-        ok = FALSE;
-      } else {
-        sbx_conjunction *view = dnf_view(neg);
-        ok = export_alts(r, view, neg->len, r->on_mismatch, s, &n_entries,
-                         error);
-        g_free(view);
-        g_ptr_array_unref(neg);
-      }
-    }
-  }
-  if (!ok) {
-    g_string_free(s, TRUE);
+  g_strfreev(items);
+  return ok;
+}
+
+static const sbx_rule *find_rule(const sbx_policy *p, int nr) {
+  for (size_t k = 0; k < p->n_rules; k++)
+    if (p->rules[k].nr == nr)
+      return &p->rules[k];
+  return NULL;
+}
+
+char *sbx_oci_export(const sbx_policy *policy, unsigned flags, GError **error) {
+  if (policy == NULL) {
+    g_set_error(error, SBX_OCI_ERROR, SBX_OCI_ERROR_UNSUPPORTED,
+                "no policy to export");
     return NULL;
   }
-  g_string_append(s, n_entries ? "\n  ]\n}\n" : "]\n}\n");
-  return g_string_free(s, FALSE);
+  if (!refuse_user_notify(policy, error))
+    return NULL;
+  sbx_policy *runtime = NULL;
+  if (flags & SBX_OCI_EXPORT_FOR_CONTAINER) {
+    runtime = sbx_policy_parse_string(sbx_oci_container_runtime_calls,
+                                      "container-runtime", NULL, error);
+    if (runtime == NULL)
+      return NULL;
+  }
+  writer w = {g_string_new("{\n  "), 0};
+  if (!json_action(policy->default_action, "@default", w.s, "defaultAction",
+                   "defaultErrnoRet", error)) {
+    g_string_free(w.s, TRUE);
+    sbx_policy_free(runtime);
+    return NULL;
+  }
+  g_string_append(w.s,
+                  ",\n  \"architectures\": [\"SCMP_ARCH_X86_64\"],\n"
+                  "  \"syscalls\": [");
+  /* Conditional entries go to cond, after the unconditional groups. */
+  writer cond = {g_string_new(NULL), 0};
+  GString *own = g_string_new(NULL), *rt_group = g_string_new(NULL);
+  GHashTable *actions =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  gboolean ok = TRUE;
+  /* The policy's calls in rule order, then calls only the runtime adds. */
+  size_t n_rt = runtime ? runtime->n_rules : 0;
+  for (size_t k = 0; k < policy->n_rules + n_rt && ok; k++) {
+    const sbx_rule *r =
+        k < policy->n_rules
+            ? &policy->rules[k]
+            : find_rule(policy, runtime->rules[k - policy->n_rules].nr);
+    const sbx_rule *rt =
+        runtime
+            ? find_rule(runtime, k < policy->n_rules
+                                     ? r->nr
+                                     : runtime->rules[k - policy->n_rules].nr)
+            : NULL;
+    if (k >= policy->n_rules && r != NULL)
+      continue; /* written with the policy's rule */
+    const sbx_rule *named = r ? r : rt;
+    GArray *parts = rule_parts(policy, r);
+    if (rt != NULL)
+      parts = add_runtime_rule(parts, rt);
+    rule_origin o = {named->name, named->file, named->line,
+                     (flags & SBX_OCI_EXPORT_LARGE_NUMBERS) != 0};
+    GString *groups[2] = {own, rt_group};
+    ok = export_call(policy, named->nr, parts, &o, groups, &cond, error);
+    if (ok && is_unconditional(parts)) {
+      const part *p = &g_array_index(parts, part, 0);
+      g_hash_table_insert(actions,
+                          g_strdup_printf("%d:%s", named->nr, named->name),
+                          g_memdup2(&p->action, sizeof(sbx_action)));
+    }
+    g_array_unref(parts);
+  }
+  if (ok)
+    ok = write_groups(policy, own, actions, NULL, &w, error) &&
+         write_groups(policy, rt_group, actions, kRuntimeComment, &w, error);
+  if (ok && cond.n_entries > 0) {
+    g_string_append(w.s, w.n_entries ? "," : "");
+    g_string_append(w.s, cond.s->str);
+    w.n_entries += cond.n_entries;
+  }
+  g_hash_table_unref(actions);
+  g_string_free(own, TRUE);
+  g_string_free(rt_group, TRUE);
+  g_string_free(cond.s, TRUE);
+  sbx_policy_free(runtime);
+  if (!ok) {
+    g_string_free(w.s, TRUE);
+    return NULL;
+  }
+  g_string_append(w.s, w.n_entries ? "\n  ]\n}\n" : "]\n}\n");
+  return g_string_free(w.s, FALSE);
 }

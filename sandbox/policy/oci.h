@@ -63,9 +63,35 @@ uint32_t sbx_oci_profile_eval(const sbx_oci_profile *profile,
  * is returned, so it always loads. */
 char *sbx_oci_import(const sbx_oci_profile *profile, GError **error);
 
+/* Options of sbx_oci_export, or-ed. */
+typedef enum {
+  /* Add the calls a container runtime's init makes between installing
+   * the filter and executing the container's process
+   * (sbx_oci_container_runtime_calls), allowed where the policy refuses
+   * them. Without it the profile is the policy alone. */
+  SBX_OCI_EXPORT_FOR_CONTAINER = 1 << 0,
+  /* Where a comparison has no exact equivalent with numbers of at most
+   * SBX_OCI_MAX_SAFE_NUMBER, write the exact 64-bit constant instead of
+   * refusing. runc and crun read such numbers exactly; jq, JavaScript and
+   * other tools that read JSON numbers as doubles change them. */
+  SBX_OCI_EXPORT_LARGE_NUMBERS = 1 << 1,
+} sbx_oci_export_flags;
+
+/* The largest integer every double-based JSON reader keeps (2^53 - 1). */
+#define SBX_OCI_MAX_SAFE_NUMBER ((UINT64_C(1) << 53) - 1)
+
 /* A policy as a profile (g_free it): architectures [SCMP_ARCH_X86_64],
  * every comparison written so that libseccomp's 64-bit comparisons give
- * exactly sbx's verdict, int-sized arguments included. */
-char *sbx_oci_export(const sbx_policy *policy, GError **error);
+ * exactly sbx's verdict, int-sized arguments included, with numbers of at
+ * most SBX_OCI_MAX_SAFE_NUMBER (a comparison that needs a larger one is
+ * rewritten into an equivalent one, or refused naming the rule unless
+ * flags has SBX_OCI_EXPORT_LARGE_NUMBERS). Refuses user-notify anywhere in
+ * the policy, naming the rule: a container runtime has no supervisor to
+ * answer it. */
+char *sbx_oci_export(const sbx_policy *policy, unsigned flags, GError **error);
+
+/* The calls SBX_OCI_EXPORT_FOR_CONTAINER adds, as sbx policy text (one
+ * rule a line, each with the reason it is needed). */
+extern const char sbx_oci_container_runtime_calls[];
 
 #endif /* SBX_POLICY_OCI_H_ */

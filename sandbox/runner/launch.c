@@ -28,6 +28,8 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/layers/apply.h"
+#include "sandbox/layers/missing.h"
+#include "sandbox/policy/builtin/profile.h"
 #include "sandbox/runner/terminal.h"
 #include "sandbox/supervisor/supervisor.h"
 
@@ -315,7 +317,7 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct caps[2];
   bool no_caps = syscall(SYS_capget, &h, caps) == 0;
-  if (no_caps) {
+  if (no_caps && (caps[0].effective || caps[1].effective)) {
     caps[0].effective = caps[1].effective = 0;
     no_caps = syscall(SYS_capset, &h, caps) == 0;
   }
@@ -328,6 +330,30 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
     return FALSE;
   }
   return TRUE;
+}
+
+/* init in its namespaces; where the kernel refuses them and the plan does
+ * not require them, init without (missing.h decides and warns): the
+ * seccomp baseline, the supervisor and Landlock still apply, and the
+ * supervisor refuses new sockets without --net whatever the namespace.
+ * Returns like fork(). */
+static pid_t clone_init(sbx_run_plan *plan, GError **error) {
+  GError *local = NULL;
+  pid_t pid = sbx_ns_clone(&plan->ns, &local);
+  if (pid >= 0)
+    return pid;
+  if (!g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, local);
+    return -1;
+  }
+  gboolean ok =
+      sbx_layer_missing(SBX_LAYER_USERNS, plan->require & SBX_REQUIRE_USERNS,
+                        false, "sbx-run", local->message, error);
+  g_error_free(local);
+  if (!ok)
+    return -1;
+  plan->ns.namespaces = 0;
+  return sbx_ns_clone(&plan->ns, error);
 }
 
 static int exit_code(int status) {
@@ -385,7 +411,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                   .parent_pidfd = self_pidfd,
                   .tty = term ? sbx_run_terminal_slave(term) : -1,
                   .tty_replaces = term ? sbx_run_terminal_replaces(term) : 0};
-  pid = sbx_ns_clone(&plan->ns, error);
+  pid = clone_init(plan, error);
   if (pid == 0)
     run_init(&a);
   if (pid < 0)

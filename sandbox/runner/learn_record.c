@@ -276,6 +276,7 @@ int sbx_learn_run(char **argv, sbx_learn_record *r, GError **error) {
   ignore.sa_handler = SIG_IGN;
   for (size_t i = 0; i < G_N_ELEMENTS(terminal_signals); i++)
     sigaction(terminal_signals[i], &ignore, &saved[i]);
+  fflush(NULL); /* the child's copy of our stdio buffers stays empty */
   pid_t pid = fork();
   if (pid == 0)
     run_child(sv[1], chan_fd, &prog, program, argv, saved);

@@ -598,6 +598,11 @@ static char *profile_text(const sbx_learn_output *o, GPtrArray *rules,
   g_key_file_set_string(kf, "profile", "description", desc);
   g_autofree char *policy = g_strconcat(base, ".policy", NULL);
   g_key_file_set_string(kf, "profile", "seccomp", policy);
+  /* As sbx-run without --require: where a kernel lacks user namespaces
+   * or Landlock, the profile runs without them and says so. */
+  static const char *const required[] = {"seccomp", "broker"};
+  g_key_file_set_string_list(kf, "profile", "require", required,
+                             G_N_ELEMENTS(required));
   g_key_file_set_string_list(kf, "broker", "rules",
                              (const char *const *)rules->pdata, rules->len);
   static const char *const all[] = {"user", "pid",   "net",   "ipc",

@@ -35,6 +35,7 @@ void sbx_run_options_clear(sbx_run_options *o) {
   g_clear_pointer(&o->allow_write, g_strfreev);
   g_clear_pointer(&o->policies, g_strfreev);
   g_clear_pointer(&o->profile, g_free);
+  g_clear_pointer(&o->require, g_strfreev);
   g_clear_pointer(&o->setenv, g_strfreev);
   g_clear_pointer(&o->unsetenv, g_strfreev);
   g_clear_pointer(&o->audit, g_free);
@@ -293,11 +294,13 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       return FALSE;
     }
   }
-  /* Optional: the supervisor still decides every file access; the
-   * report in docs/sbx-run.md says what is lost (exec is then
-   * unchecked). */
+  /* Optional unless required: the supervisor still decides every file
+   * access; docs/sbx-run.md says what is lost (exec is then unchecked). */
   GError *local = NULL;
-  if (!sbx_layer_plan_set_landlock(&p->init, b, true, min_abi, &local)) {
+  sbx_landlock_need need = (p->require & SBX_REQUIRE_LANDLOCK)
+                               ? SBX_LANDLOCK_REQUIRED
+                               : SBX_LANDLOCK_OPTIONAL;
+  if (!sbx_layer_plan_set_landlock(&p->init, b, need, min_abi, &local)) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP, "%s",
                 local->message);
     g_error_free(local);
@@ -365,6 +368,31 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
 }
 
 /* ---- the profile -------------------------------------------------------- */
+
+/* --require, repeatable, each a comma-separated list. */
+static gboolean parse_require(char **given, unsigned *out, GError **error) {
+  g_autofree char *joined = g_strjoinv(",", given);
+  g_auto(GStrv) names = g_strsplit(joined, ",", -1);
+  for (char **n = names; !*names || *n; n++) {
+    if (*n)
+      g_strstrip(*n);
+    if (!*n || !**n) {
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                  "--require: an empty layer name");
+      return FALSE;
+    }
+  }
+  GError *local = NULL;
+  unsigned bits = 0;
+  if (!sbx_profile_parse_require((const char *const *)names, &bits, &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "--require: %s",
+                local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  *out |= bits;
+  return TRUE;
+}
 
 /* A name with a '/' is a file; so is NAME.profile when no built-in has
  * that name and the current directory holds it (what sbx-learn writes). */
@@ -434,6 +462,7 @@ static gboolean apply_profile(sbx_run_plan *p, const sbx_profile *prof,
       p->net = true;
   }
   *min_abi = prof->landlock_min_abi;
+  p->require |= prof->require;
   GError *local = NULL;
   if (!sbx_layer_plan_add_rlimits(&p->init, prof->rlimits, prof->n_rlimits,
                                   &local)) {
@@ -578,6 +607,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   g_autoptr(GPtrArray) interps = NULL;
   int min_abi = 0;
 
+  if (o->require && !parse_require(o->require, &p->require, error))
+    goto fail;
   p->envp = build_env(o, error);
   if (!p->envp)
     goto fail;

@@ -50,7 +50,11 @@ typedef struct {
   char *audit;
   char *user;       /* --user NAME|UID, NULL: the caller's own identity */
   gboolean explain; /* --explain: every refusal as it happens */
-  char **argv;      /* PROGRAM ARGS... */
+  /* --require LAYER[,LAYER]: layers that must be in place (profile.h's
+   * names); the rest are left out with a warning where the kernel lacks
+   * them. */
+  char **require;
+  char **argv; /* PROGRAM ARGS... */
 } sbx_run_options;
 
 void sbx_run_options_clear(sbx_run_options *o);
@@ -65,6 +69,7 @@ typedef struct {
    * profile's, which init itself must not run under. */
   sbx_layer_plan program_filters;
   sbx_ns_config ns;
+  unsigned require; /* SBX_REQUIRE_*: --require and the profile's */
   bool net;
   bool allow_exec;
   char *program; /* the path execve() receives */

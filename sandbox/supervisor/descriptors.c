@@ -23,7 +23,9 @@
  */
 #include "sandbox/supervisor/call.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -223,13 +225,43 @@ void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
 
 /* ---- size and allocation ------------------------------------------------ */
 
+/* The soft RLIMIT_FSIZE of pid from /proc/PID/limits, which anyone may
+ * read: prlimit(2) on another process needs its uids or
+ * CAP_SYS_RESOURCE over its user namespace, which a supervisor without a
+ * user namespace of the program's (or root without that capability, as in
+ * many containers) does not have. 0 or -errno. */
+static int read_fsize_limit(pid_t pid, struct rlimit *rl) {
+  char path[64], buf[4096];
+  snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return -errno;
+  int rc = -ENOENT;
+  while (fgets(buf, sizeof buf, f)) {
+    if (strncmp(buf, "Max file size", 13) != 0)
+      continue;
+    char soft[32];
+    if (sscanf(buf + 13, " %31s", soft) != 1)
+      break;
+    rl->rlim_cur = strcmp(soft, "unlimited") == 0
+                       ? RLIM_INFINITY
+                       : (rlim_t)strtoull(soft, NULL, 10);
+    rc = 0;
+    break;
+  }
+  fclose(f);
+  return rc;
+}
+
 bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size) {
   if (new_size <= old_size)
     return false;
   pid_t pid = sbx_target_tgid(&c->t);
   struct rlimit rl;
-  if (pid <= 0 || prlimit(pid, RLIMIT_FSIZE, NULL, &rl) < 0) {
-    int err = pid <= 0 ? ESRCH : errno;
+  int err = pid <= 0 ? ESRCH : 0;
+  if (!err && prlimit(pid, RLIMIT_FSIZE, NULL, &rl) < 0)
+    err = errno == EPERM ? -read_fsize_limit(pid, &rl) : errno;
+  if (err) {
     if (!drop_if_gone(c))
       answer_failed(c, err);
     return true;

@@ -10,13 +10,13 @@
 
 /* Room for the most descriptors either side accepts, plus credentials. */
 #define CONTROL_LEN                                     \
-  (CMSG_SPACE(sizeof(int) * (SBX_ZYGOTE_MAX_FDS + 1)) + \
+  (CMSG_SPACE(sizeof(int) * (SBX_ZYGOTE_MAX_FDS + 2)) + \
    CMSG_SPACE(sizeof(struct ucred)))
 
 int sbx_zygote_send(int sock, uint32_t type, uint32_t request_id,
                     const void *body, size_t body_len, const int *fds,
                     size_t n_fds, pid_t cred_pid) {
-  if (n_fds > SBX_ZYGOTE_MAX_FDS + 1 || body_len > SBX_ZYGOTE_MAX_MESSAGE)
+  if (n_fds > SBX_ZYGOTE_MAX_FDS + 2 || body_len > SBX_ZYGOTE_MAX_MESSAGE)
     return -EINVAL;
   sbx_zygote_header header = {
       .magic = SBX_ZYGOTE_MAGIC,
@@ -104,7 +104,7 @@ ssize_t sbx_zygote_recv(int sock, void *buf, size_t buf_len, int *fds,
     return -errno;
 
   /* Collect every descriptor first, so that a refusal closes them all. */
-  int got[SBX_ZYGOTE_MAX_FDS + 1];
+  int got[SBX_ZYGOTE_MAX_FDS + 2];
   size_t n_got = 0;
   gboolean too_many = FALSE, bad_control = FALSE;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
@@ -113,7 +113,7 @@ ssize_t sbx_zygote_recv(int sock, void *buf, size_t buf_len, int *fds,
       for (size_t i = 0; i < count; i++) {
         int fd;
         memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        if (n_got < SBX_ZYGOTE_MAX_FDS + 1 && n_got < max_fds) {
+        if (n_got < SBX_ZYGOTE_MAX_FDS + 2 && n_got < max_fds) {
           got[n_got++] = fd;
         } else {
           close(fd);

@@ -70,6 +70,8 @@ typedef struct {
 
 enum {
   SBX_ZSPAWN_HAS_BROKER_CHANNEL = 1u << 0,
+  /* The host's message channel to the worker: the last descriptor. */
+  SBX_ZSPAWN_HAS_MESSAGE_CHANNEL = 1u << 1,
 };
 
 typedef struct {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sandbox/kernel/namespaces/credentials.h"
+#include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/base/strbuf.h"
 #include "sandbox/kernel/seccomp/capget.h"
@@ -93,7 +94,8 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   else if (body->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
            body->payload_len != h->body_len - sizeof *body)
     refusal = "payload length mismatch";
-  else if (body->flags & ~(uint32_t)SBX_ZSPAWN_HAS_BROKER_CHANNEL)
+  else if (body->flags & ~(uint32_t)(SBX_ZSPAWN_HAS_BROKER_CHANNEL |
+                                     SBX_ZSPAWN_HAS_MESSAGE_CHANNEL))
     refusal = "unknown spawn flags";
   if (refusal) {
     close_fds(fds, n_fds);
@@ -102,7 +104,8 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   }
   sbx_worker_plan *plan = &z->plans[body->process_type];
   bool has_channel = body->flags & SBX_ZSPAWN_HAS_BROKER_CHANNEL;
-  if (n_fds != body->n_fds + (has_channel ? 1 : 0))
+  bool has_messages = body->flags & SBX_ZSPAWN_HAS_MESSAGE_CHANNEL;
+  if (n_fds != body->n_fds + (has_channel ? 1 : 0) + (has_messages ? 1 : 0))
     refusal = "descriptor count mismatch";
   else if (plan->layers.broker && !has_channel)
     refusal = "broker channel missing";
@@ -115,10 +118,12 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   }
 
   sbx_zygote_slot *slot = NULL;
-  for (size_t i = 0; i < z->capacity && !slot; i++) {
+  for (size_t i = 0; i < z->high && !slot; i++) {
     if (z->slots[i].pid == 0)
       slot = &z->slots[i];
   }
+  if (!slot && z->high < z->capacity)
+    slot = &z->slots[z->high++];
   if (!slot) {
     close_fds(fds, n_fds);
     send_spawn_failed(z, h->request_id, EAGAIN, "worker table full");
@@ -136,12 +141,14 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
       .fds = fds,
       .n_fds = body->n_fds,
       .broker_fd = has_channel ? fds[body->n_fds] : -1,
+      .message_fd = has_messages ? fds[n_fds - 1] : -1,
       .report_fd = pipefd[1],
       .devnull_fd = z->devnull,
       .payload = (const unsigned char *)(body + 1),
       .payload_len = body->payload_len,
       .expected_ppid = getpid(),
       .ns_reference = z->ns_reference.valid ? &z->ns_reference : NULL,
+      .early = &z->early,
       .report_fd_slot = &z->report_fd_slot,
       .broker_client = z->broker_client,
       .sigmask = z->host_sigmask,
@@ -165,7 +172,7 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   z->spawned++;
   sbx_zygote_spawned reply = {.zygote_pid = pid};
   sbx_zygote_send(z->sock, SBX_ZMSG_SPAWNED, h->request_id, &reply,
-                  sizeof reply, NULL, 0, pid);
+                  sizeof reply, NULL, 0, z->own_pid_ns ? pid : 0);
 }
 
 static void reap(sbx_zygote_server *z) {
@@ -175,7 +182,7 @@ static void reap(sbx_zygote_server *z) {
     if (pid <= 0)
       return;
     sbx_zygote_slot *slot = NULL;
-    for (size_t i = 0; i < z->capacity && !slot; i++) {
+    for (size_t i = 0; i < z->high && !slot; i++) {
       if (z->slots[i].pid == pid)
         slot = &z->slots[i];
     }
@@ -210,10 +217,10 @@ static void reap(sbx_zygote_server *z) {
 
 /* Returns false when the host has gone. */
 static bool handle_request(sbx_zygote_server *z) {
-  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  int fds[SBX_ZYGOTE_MAX_FDS + 2];
   size_t n_fds = 0;
   ssize_t n = sbx_zygote_recv(z->sock, z->buf, SBX_ZYGOTE_MAX_MESSAGE, fds,
-                              SBX_ZYGOTE_MAX_FDS + 1, &n_fds, NULL);
+                              SBX_ZYGOTE_MAX_FDS + 2, &n_fds, NULL);
   if (n == 0)
     return false;
   if (n == -EBADMSG) {
@@ -255,7 +262,14 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   int rc = keep_only_own_fds(z);
   if (rc < 0)
     init_failed(z, "descriptor hygiene", -rc);
+  /* A report pipe per live worker: the hard limit, not the soft one, is
+   * what bounds them (a worker's own limits come from its profile). */
+  sbx_rlimit_raise_nofile_raw();
 
+  /* While the host's /proc is still there: the namespaces every worker
+   * shares with the zygote, for reports where a new /proc is refused. */
+  sbx_status_collect(z->ns_reference.valid ? &z->ns_reference : NULL,
+                     &z->early);
   if (z->empty_root) {
     sbx_root_config root = {.mount_proc = true};
     rc = sbx_root_make_empty_raw(&root, &z->root_result);
@@ -269,6 +283,11 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
    * empty one is inherited by every worker, whose own drop then costs one
    * read of its status instead of a call per capability. */
   rc = sbx_creds_drop_bounding_set_raw();
+  /* Without a user namespace an unprivileged zygote cannot empty it
+   * (no CAP_SETPCAP); holding no capability, it loses nothing, and each
+   * worker's own step decides the same way (apply.h, step 5). */
+  if (rc == -EPERM && sbx_creds_holds_capabilities_raw() == 0)
+    rc = 0;
   if (rc < 0)
     init_failed(z, "dropping the bounding set", -rc);
 

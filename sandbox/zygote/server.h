@@ -45,12 +45,19 @@ typedef struct {
   size_t n_plans;
   sbx_zygote_slot *slots;
   size_t capacity;
+  size_t high; /* slots ever used: every live one is below */
   size_t live;
   uint64_t spawned, exited;
   unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes */
   sbx_ns_reference ns_reference;
-  bool empty_root;             /* pivot into an empty root with a new /proc */
+  bool empty_root; /* pivot into an empty root with a new /proc */
+  /* The zygote is pid 1 of a pid namespace of its own. Without one (no
+   * user namespaces here, missing.h) a worker's pid is the same for the
+   * host, and the kernel would refuse to translate it (SCM_CREDENTIALS
+   * naming another process needs CAP_SYS_ADMIN). */
+  bool own_pid_ns;
   sbx_root_result root_result; /* what that gave */
+  sbx_layer_status early;      /* read before that (worker.h) */
   sigset_t host_sigmask;
   /* The policy-kill handler reads the report fd here (report.h). */
   int report_fd_slot;

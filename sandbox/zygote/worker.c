@@ -19,7 +19,8 @@ _Noreturn static void fail(int report_fd, sbx_layer_step step, int detail,
 
 /* The descriptors a worker keeps: the host's at 0..n-1 (each missing
  * stdio slot a /dev/null of its own: one source may not feed two
- * targets), then the broker channel and the report pipe. Returns the
+ * targets), then the broker channel, the message channel and the report
+ * pipe. Returns the
  * number of entries or -errno. Async-signal-safe. */
 static int descriptors(const sbx_worker_plan *plan,
                        const sbx_worker_spawn *spawn, sbx_fd_keep *keep,
@@ -39,6 +40,9 @@ static int descriptors(const sbx_worker_plan *plan,
   if (plan->layers.broker)
     keep[n++] = (sbx_fd_keep){
         .fd = spawn->broker_fd, .target = next++, .cloexec = true};
+  if (spawn->message_fd >= 0)
+    keep[n++] = (sbx_fd_keep){
+        .fd = spawn->message_fd, .target = next++, .cloexec = true};
   keep[n++] =
       (sbx_fd_keep){.fd = spawn->report_fd, .target = next, .cloexec = true};
   *n_user = (int)user;
@@ -49,13 +53,15 @@ static int descriptors(const sbx_worker_plan *plan,
 _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
                                   const sbx_worker_spawn *spawn) {
   sigprocmask(SIG_SETMASK, &spawn->sigmask, NULL);
-  sbx_fd_keep keep[SBX_ZYGOTE_MAX_FDS + 4];
+  sbx_fd_keep keep[SBX_ZYGOTE_MAX_FDS + 5];
   int n_user = 0;
   int n_keep = descriptors(plan, spawn, keep, &n_user);
   if (n_keep < 0)
     fail(spawn->report_fd, SBX_LAYER_STEP_DESCRIPTORS, 0, -n_keep);
-  sbx_fd_keep *report = &keep[n_keep - 1];
-  sbx_fd_keep *broker = plan->layers.broker ? &keep[n_keep - 2] : NULL;
+  size_t at = (size_t)n_user;
+  sbx_fd_keep *broker = plan->layers.broker ? &keep[at++] : NULL;
+  sbx_fd_keep *messages = spawn->message_fd >= 0 ? &keep[at++] : NULL;
+  sbx_fd_keep *report = &keep[at];
 
   /* The numbers are fixed before the engine moves anything there, so the
    * client and the policy-kill handler can be told now: neither is used
@@ -76,6 +82,7 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
       .expected_ppid = spawn->expected_ppid,
       .parent_pidfd = -1,
       .ns_reference = spawn->ns_reference,
+      .early = spawn->early,
       .status = &status,
   };
   sbx_layer_result result;
@@ -89,6 +96,7 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
       .n_fds = n_user,
       .broker_fd = broker ? broker->fd : -1,
       .report_fd = report->fd,
+      .message_fd = messages ? messages->fd : -1,
       .entry_data = plan->entry_data,
       .status = plan->layers.collect_status ? &status : NULL,
   };

@@ -42,6 +42,7 @@ typedef struct {
   int n_fds;        /* the host's descriptors are 0 .. n_fds-1 (at least 3) */
   int broker_fd;    /* the broker channel, or -1 */
   int report_fd;    /* the end-of-life report pipe */
+  int message_fd;   /* the host's message channel, or -1 */
   void *entry_data; /* sbx_zygote_type.entry_data */
   /* What is in place, when the type collects it; else NULL. */
   const sbx_process_status *status;
@@ -65,12 +66,17 @@ typedef struct {
   const int *fds; /* become 0..n_fds-1 in the worker */
   size_t n_fds;
   int broker_fd;  /* -1 when the type does not use the broker */
+  int message_fd; /* the host's message channel, or -1 */
   int report_fd;  /* write end of the report pipe */
   int devnull_fd; /* fills stdio slots the host did not give */
   const void *payload;
   size_t payload_len;
   pid_t expected_ppid;
   const sbx_ns_reference *ns_reference; /* for the status; may be NULL */
+  /* The zygote's own reading, taken before it emptied its root: where
+   * a new /proc could not be mounted (inside a container whose /proc has
+   * masked paths) the worker's namespaces are the zygote's. May be NULL. */
+  const sbx_layer_status *early;
   /* Where the policy-kill handler reads the report fd (report.h): the
    * zygote's slot, which this worker overwrites in its own copy. */
   int *report_fd_slot;

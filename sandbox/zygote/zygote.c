@@ -15,10 +15,15 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/kernel/namespaces/reap.h"
 #include "sandbox/kernel/namespaces/status.h"
+#include "sandbox/layers/missing.h"
 #include "sandbox/zygote/report.h"
 #include "sandbox/zygote/server.h"
 
-#define DEFAULT_MAX_WORKERS 256
+/* Slots in the worker table: 8 bytes each, mapped without reserve and
+ * touched only as far as workers were alive at once, so the kernel's
+ * limits (processes, descriptors, memory), not the table, bound a
+ * sandbox. */
+#define DEFAULT_MAX_WORKERS 65536
 #define START_TIMEOUT_MS 20000
 
 /* The domain's name is its first argument, stringified: clang-format
@@ -45,8 +50,20 @@ struct sbx_zygote {
   GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
   GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
   uint32_t next_request;
+  bool own_pid_ns; /* server.h */
   bool dead;
   int zygote_status;
+  /* Any host thread may use the zygote. lock guards every field above but
+   * sock and pid, which stay as sbx_zygote_start set them until
+   * sbx_zygote_stop (the socket stays open until then too, so no thread
+   * ever polls a number that was closed and reused). One thread at a time
+   * reads the socket on behalf of all (reading); the others sleep on news,
+   * which is broadcast after every read and when the reader steps down. */
+  GMutex lock;
+  GCond news;
+  bool reading;
+  GPtrArray *awaited; /* awaited_reply *: requests whose reply is due */
+  gint gone;          /* end of file seen; atomic, for sbx_zygote_fd */
 };
 
 /* ---- Starting ----------------------------------------------------------- */
@@ -70,8 +87,8 @@ static void free_server(sbx_zygote_server *s) {
  * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
 static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
   size_t len = capacity * sizeof(sbx_zygote_slot);
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "zygote: mapping a table of %zu workers: %s", capacity,
@@ -151,7 +168,7 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
       ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
   if (ok && t->landlock)
     ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
-                                     t->landlock_optional, t->landlock_min_abi,
+                                     t->landlock_need, t->landlock_min_abi,
                                      error);
   if (!ok)
     g_prefix_error(error, "zygote: process type \"%s\": ", t->name);
@@ -245,6 +262,35 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   return TRUE;
 }
 
+/* The zygote in its namespaces; where the kernel refuses them and no type
+ * requires them, without (missing.h decides and warns): the workers keep
+ * their seccomp layers, the broker and Landlock, and their status reports
+ * show the namespaces off. Returns like fork(). */
+static pid_t clone_zygote(const sbx_zygote_config *config, sbx_ns_config *ns,
+                          sbx_zygote_server *s, GError **error) {
+  GError *local = NULL;
+  pid_t pid = sbx_ns_clone(ns, &local);
+  if (pid >= 0)
+    return pid;
+  if (!g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, local);
+    return -1;
+  }
+  const char *who = config->userns_required_by;
+  if (!who)
+    who = config->n_types ? config->types[0].name : "the zygote";
+  gboolean ok =
+      sbx_layer_missing(SBX_LAYER_USERNS, config->userns_required_by != NULL,
+                        false, who, local->message, error);
+  g_error_free(local);
+  if (!ok)
+    return -1;
+  ns->namespaces = 0;
+  s->empty_root = false;
+  s->own_pid_ns = false;
+  return sbx_ns_clone(ns, error);
+}
+
 gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
                           GError **error) {
   *out = NULL;
@@ -272,6 +318,9 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   z->abandoned_workers = g_array_new(FALSE, FALSE, sizeof(pid_t));
   z->next_request = 1;
+  g_mutex_init(&z->lock);
+  g_cond_init(&z->news);
+  z->awaited = g_ptr_array_new();
 
   sbx_zygote_server *s = g_new0(sbx_zygote_server, 1);
   s->devnull = -1;
@@ -332,7 +381,8 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     ns.namespaces = config->namespaces | SBX_NS_USER;
   if (!(ns.namespaces & SBX_NS_MOUNT))
     s->empty_root = false;
-  pid_t pid = sbx_ns_clone(&ns, error);
+  s->own_pid_ns = (ns.namespaces & SBX_NS_PID) != 0;
+  pid_t pid = clone_zygote(config, &ns, s, error);
   if (pid == 0)
     sbx_zygote_server_main(s); /* the zygote; never returns */
   close(s->sock);
@@ -342,6 +392,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     goto fail;
   }
   z->pid = pid;
+  z->own_pid_ns = s->own_pid_ns;
   free_server(s); /* the zygote has its own copy */
   s = NULL;
   if (!wait_ready(z, error)) {
@@ -417,8 +468,12 @@ static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
   }
 }
 
-/* The zygote is gone: it took its workers with it. */
+/* The zygote is gone: it took its workers with it. Its socket stays open
+ * (at end of file) until sbx_zygote_stop. With z->lock held. */
 static void zygote_gone(sbx_zygote *z) {
+  if (g_atomic_int_get(&z->gone))
+    return;
+  g_atomic_int_set(&z->gone, 1);
   g_autofree char *how = reap_zygote(z);
   for (guint i = 0; i < z->workers->len; i++) {
     sbx_zygote_exit e;
@@ -434,10 +489,6 @@ static void zygote_gone(sbx_zygote *z) {
   g_array_set_size(z->workers, 0);
   g_array_set_size(z->abandoned_requests, 0);
   g_array_set_size(z->abandoned_workers, 0);
-  if (z->sock >= 0) {
-    close(z->sock);
-    z->sock = -1;
-  }
 }
 
 typedef struct {
@@ -482,10 +533,37 @@ static void kill_abandoned(sbx_zygote *z, const sbx_zygote_header *h,
   g_array_append_val(z->abandoned_workers, ok.zygote_pid);
 }
 
-/* Reads one message if there is one; queues exits, and fills *awaited
- * when it is the reply. FALSE with an error only for a failure to read. */
-static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
-                         GError **error) {
+static awaited_reply *find_awaited(sbx_zygote *z, uint32_t request_id) {
+  for (guint i = 0; request_id && i < z->awaited->len; i++) {
+    awaited_reply *a = g_ptr_array_index(z->awaited, i);
+    if (a->request_id == request_id)
+      return a;
+  }
+  return NULL;
+}
+
+/* Hands a reply to the thread that awaits it. A new worker joins the
+ * table here, by whichever thread reads the reply: its exit report may be
+ * in the very next message, before the spawning thread runs again. */
+static void deliver(sbx_zygote *z, awaited_reply *a, const sbx_zygote_header *h,
+                    const char *body, pid_t cred) {
+  a->type = h->type;
+  memcpy(a->body, body, h->body_len);
+  a->cred_pid = cred;
+  a->done = true;
+  if (h->type == SBX_ZMSG_SPAWNED &&
+      h->body_len == sizeof(sbx_zygote_spawned) && cred > 0) {
+    sbx_zygote_spawned ok;
+    memcpy(&ok, body, sizeof ok);
+    worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = cred};
+    g_array_append_val(z->workers, w);
+  }
+}
+
+/* Reads one message if there is one (1; 0 when there was none or the
+ * zygote is gone): queues exits, hands replies to the threads awaiting
+ * them. -1 with an error only for a failure to read. With z->lock held. */
+static int read_one(sbx_zygote *z, GError **error) {
   union {
     char bytes[1024];
     sbx_zygote_header h;
@@ -493,15 +571,23 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
   ssize_t n;
   pid_t cred = 0;
   if (!recv_message(z, buf.bytes, sizeof buf.bytes, &n, &cred, error))
-    return FALSE;
+    return -1;
   if (n < 0)
-    return TRUE;
+    return 0;
   if (n == 0) {
     zygote_gone(z);
-    return TRUE;
+    return 0;
   }
   const sbx_zygote_header *h = &buf.h;
   const char *body = buf.bytes + sizeof *h;
+  /* Without a pid namespace of its own the zygote names a new worker by
+   * its pid, which is the host's too (server.h). */
+  if (!z->own_pid_ns && h->type == SBX_ZMSG_SPAWNED &&
+      h->body_len == sizeof(sbx_zygote_spawned)) {
+    sbx_zygote_spawned named;
+    memcpy(&named, body, sizeof named);
+    cred = named.zygote_pid;
+  }
   if (h->type == SBX_ZMSG_EXITED && h->body_len == sizeof(sbx_zygote_exited)) {
     sbx_zygote_exited ex;
     memcpy(&ex, body, sizeof ex);
@@ -513,21 +599,17 @@ static gboolean read_one(sbx_zygote *z, awaited_reply *awaited,
     } else {
       take_abandoned_worker(z->abandoned_workers, ex.zygote_pid);
     }
-    return TRUE;
+    return 1;
   }
-  if (awaited && awaited->request_id && h->request_id == awaited->request_id &&
-      h->body_len <= sizeof awaited->body) {
-    awaited->type = h->type;
-    memcpy(awaited->body, body, h->body_len);
-    awaited->cred_pid = cred;
-    awaited->done = true;
-  } else if (h->request_id &&
-             take_request(z->abandoned_requests, h->request_id)) {
+  awaited_reply *a = find_awaited(z, h->request_id);
+  if (a && !a->done && h->body_len <= sizeof a->body)
+    deliver(z, a, h, body, cred);
+  else if (h->request_id && take_request(z->abandoned_requests, h->request_id))
     kill_abandoned(z, h, body, cred);
-  }
-  return TRUE;
+  return 1;
 }
 
+/* With z->lock held. */
 static gboolean zygote_dead_error(sbx_zygote *z, GError **error) {
   g_autofree char *how = reap_zygote(z);
   g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_DIED,
@@ -539,17 +621,54 @@ static gint64 now_ms(void) {
   return g_get_monotonic_time() / 1000;
 }
 
-/* Waits until the socket has one of events or deadline_ms passes: 1
- * ready, 0 timed out, -errno. */
+/* Waits until the socket has one of events or deadline_ms (-1: none)
+ * passes: 1 ready, 0 timed out, -errno. */
 static int wait_socket(const sbx_zygote *z, short events, gint64 deadline_ms) {
   for (;;) {
-    gint64 left = deadline_ms - now_ms();
+    int wait_ms = -1;
+    if (deadline_ms >= 0) {
+      gint64 left = deadline_ms - now_ms();
+      wait_ms = left > 0 ? (int)MIN(left, G_MAXINT) : 0;
+    }
     struct pollfd pfd = {.fd = z->sock, .events = events};
-    int r = poll(&pfd, 1, left > 0 ? (int)MIN(left, G_MAXINT) : 0);
+    int r = poll(&pfd, 1, wait_ms);
     if (r < 0 && errno == EINTR)
       continue;
     return r < 0 ? -errno : r;
   }
+}
+
+/* With z->lock held: lets time pass until something may have changed or
+ * deadline_ms (-1: none) passes; the caller checks what it waits for
+ * again either way. If no thread reads the socket, this one does (without
+ * the lock while it polls) and reads every message that came; otherwise
+ * it sleeps until the reader has read or stepped down. So no thread takes
+ * another's reply for good, a long wait on one thread stalls no other
+ * thread's spawn, and every deadline is kept. FALSE with an error only
+ * for a failure to poll or read. */
+static gboolean await_news(sbx_zygote *z, gint64 deadline_ms, GError **error) {
+  if (z->reading) {
+    if (deadline_ms < 0)
+      g_cond_wait(&z->news, &z->lock);
+    else
+      g_cond_wait_until(&z->news, &z->lock, deadline_ms * 1000);
+    return TRUE;
+  }
+  z->reading = true;
+  g_mutex_unlock(&z->lock);
+  int r = wait_socket(z, POLLIN, deadline_ms);
+  g_mutex_lock(&z->lock);
+  z->reading = false;
+  int got = r > 0 ? 1 : 0;
+  while (got > 0)
+    got = read_one(z, error);
+  g_cond_broadcast(&z->news);
+  if (r < 0) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                "zygote: poll on its socket: %s", g_strerror(-r));
+    return FALSE;
+  }
+  return got == 0;
 }
 
 static gboolean transact_failed(sbx_zygote *z, const char *what, int err,
@@ -565,46 +684,58 @@ static gboolean transact_failed(sbx_zygote *z, const char *what, int err,
   return FALSE;
 }
 
-/* Sends a request and reads until its reply, within
- * SBX_ZYGOTE_REPLY_TIMEOUT_MS; exit reports read meanwhile are queued. */
+/* Sends one request, without the lock: a SOCK_SEQPACKET message is
+ * atomic, so requests of several threads never interleave. 0 or -errno
+ * (-ETIMEDOUT when the socket stayed full until deadline_ms). */
+static int send_request(sbx_zygote *z, uint32_t type, uint32_t request_id,
+                        const void *body, size_t body_len, const int *fds,
+                        size_t n_fds, gint64 deadline_ms) {
+  for (;;) {
+    int rc = sbx_zygote_send(z->sock, type, request_id, body, body_len, fds,
+                             n_fds, 0);
+    if (rc != -EAGAIN)
+      return rc;
+    int r = wait_socket(z, POLLOUT, deadline_ms);
+    if (r <= 0)
+      return r == 0 ? -ETIMEDOUT : r;
+  }
+}
+
+/* Sends a request and waits for its reply, within
+ * SBX_ZYGOTE_REPLY_TIMEOUT_MS; safe from any thread. The reply is matched
+ * by its request id, whichever thread reads it. With z->lock held. */
 static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
                          const void *body, size_t body_len, const int *fds,
                          size_t n_fds, awaited_reply *reply, GError **error) {
-  if (z->sock < 0)
+  if (z->gone)
     return zygote_dead_error(z, error);
   memset(reply, 0, sizeof *reply);
   reply->request_id = z->next_request++;
   if (z->next_request == 0)
     z->next_request = 1;
+  g_ptr_array_add(z->awaited, reply);
   gint64 deadline = now_ms() + SBX_ZYGOTE_REPLY_TIMEOUT_MS;
-  for (;;) {
-    int rc = sbx_zygote_send(z->sock, type, reply->request_id, body, body_len,
-                             fds, n_fds, 0);
-    if (rc == 0)
-      break;
-    if (rc == -EPIPE || rc == -ECONNRESET) {
-      zygote_gone(z);
-      return zygote_dead_error(z, error);
-    }
-    if (rc != -EAGAIN)
-      return transact_failed(z, what, -rc, error);
-    int r = wait_socket(z, POLLOUT, deadline);
-    if (r <= 0)
-      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
-  }
-  while (!reply->done) {
-    int r = wait_socket(z, POLLIN, deadline);
-    if (r <= 0) {
-      if (r == 0 && type == SBX_ZMSG_SPAWN)
-        g_array_append_val(z->abandoned_requests, reply->request_id);
-      return transact_failed(z, what, r == 0 ? ETIMEDOUT : -r, error);
-    }
-    if (!read_one(z, reply, error))
-      return FALSE;
-    if (z->sock < 0)
-      return zygote_dead_error(z, error);
-  }
-  return TRUE;
+  g_mutex_unlock(&z->lock);
+  int rc = send_request(z, type, reply->request_id, body, body_len, fds, n_fds,
+                        deadline);
+  g_mutex_lock(&z->lock);
+  gboolean ok = rc == 0;
+  if (rc == -EPIPE || rc == -ECONNRESET)
+    zygote_gone(z);
+  else if (rc < 0)
+    transact_failed(z, what, -rc, error);
+  while (ok && !reply->done && !z->gone && now_ms() < deadline)
+    ok = await_news(z, deadline, error);
+  g_ptr_array_remove_fast(z->awaited, reply);
+  if (reply->done)
+    return TRUE;
+  if (z->gone)
+    return zygote_dead_error(z, error);
+  if (!ok)
+    return FALSE;
+  if (type == SBX_ZMSG_SPAWN)
+    g_array_append_val(z->abandoned_requests, reply->request_id);
+  return transact_failed(z, what, ETIMEDOUT, error);
 }
 
 static gssize find_type(const sbx_zygote *z, const char *name) {
@@ -625,16 +756,27 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
                 req->process_type ? req->process_type : "(null)");
     return FALSE;
   }
-  if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD ||
-      (req->payload_len && !req->payload)) {
+  if (req->payload_len && !req->payload) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                "spawn: the payload must be at most %d bytes",
-                SBX_ZYGOTE_MAX_PAYLOAD);
+                "spawn: payload_len is %zu but payload is NULL",
+                req->payload_len);
     return FALSE;
   }
-  if (req->n_fds > SBX_ZYGOTE_MAX_FDS || (req->n_fds && !req->fds)) {
+  if (req->payload_len > SBX_ZYGOTE_MAX_PAYLOAD) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                "spawn: at most %d descriptors", SBX_ZYGOTE_MAX_FDS);
+                "spawn: the payload is %zu bytes; it must be at most %d",
+                req->payload_len, SBX_ZYGOTE_MAX_PAYLOAD);
+    return FALSE;
+  }
+  if (req->n_fds && !req->fds) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "spawn: n_fds is %zu but fds is NULL", req->n_fds);
+    return FALSE;
+  }
+  if (req->n_fds > SBX_ZYGOTE_MAX_FDS) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "spawn: %zu descriptors given; at most %d", req->n_fds,
+                SBX_ZYGOTE_MAX_FDS);
     return FALSE;
   }
   bool channel = req->broker_channel >= 0;
@@ -659,21 +801,28 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   sbx_zygote_spawn_body head = {
       .process_type = (uint32_t)type,
       .n_fds = (uint32_t)req->n_fds,
-      .flags = channel ? SBX_ZSPAWN_HAS_BROKER_CHANNEL : 0,
+      .flags = (channel ? SBX_ZSPAWN_HAS_BROKER_CHANNEL : 0) |
+               (req->with_messages ? SBX_ZSPAWN_HAS_MESSAGE_CHANNEL : 0),
       .payload_len = (uint32_t)req->payload_len,
   };
   memcpy(body, &head, sizeof head);
   if (req->payload_len)
     memcpy(body + sizeof head, req->payload, req->payload_len);
-  int fds[SBX_ZYGOTE_MAX_FDS + 1];
+  int fds[SBX_ZYGOTE_MAX_FDS + 2];
+  size_t n_sent = req->n_fds;
   if (req->n_fds)
     memcpy(fds, req->fds, req->n_fds * sizeof(int));
   if (channel)
-    fds[req->n_fds] = req->broker_channel;
+    fds[n_sent++] = req->broker_channel;
+  if (req->with_messages)
+    fds[n_sent++] = req->message_channel;
 
   awaited_reply reply;
-  if (!transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
-                req->n_fds + (channel ? 1 : 0), &reply, error))
+  g_mutex_lock(&z->lock);
+  gboolean ok = transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
+                         n_sent, &reply, error);
+  g_mutex_unlock(&z->lock);
+  if (!ok)
     return FALSE;
   if (reply.type == SBX_ZMSG_SPAWN_FAILED) {
     sbx_zygote_spawn_failed f;
@@ -683,15 +832,12 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
                 "spawn: %s: %s", f.what, g_strerror(f.error));
     return FALSE;
   }
-  sbx_zygote_spawned ok;
-  memcpy(&ok, reply.body, sizeof ok);
+  /* A reply that names the worker put it in the table (deliver). */
   if (reply.type != SBX_ZMSG_SPAWNED || reply.cred_pid <= 0) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
                 "spawn: the zygote's reply did not name the worker");
     return FALSE;
   }
-  worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = reply.cred_pid};
-  g_array_append_val(z->workers, w);
   *pid = reply.cred_pid;
   return TRUE;
 }
@@ -716,55 +862,62 @@ static bool is_live(const sbx_zygote *z, pid_t pid) {
   return false;
 }
 
+/* With z->lock held: the wait's result once it has one, else -1. */
+static int wait_result(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit,
+                       GError **error) {
+  if (take_pending(z, pid, exit))
+    return TRUE;
+  if (z->gone)
+    return zygote_dead_error(z, error);
+  if (pid != -1 && !is_live(z, pid)) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "wait: %d is not a worker of this zygote (or was already "
+                "waited for)",
+                (int)pid);
+    return FALSE;
+  }
+  if (pid == -1 && z->workers->len == 0) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "wait: no worker is running");
+    return FALSE;
+  }
+  return -1;
+}
+
 gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
                          sbx_zygote_exit *exit, GError **error) {
   memset(exit, 0, sizeof *exit);
   gint64 deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-  for (;;) {
-    if (take_pending(z, pid, exit))
-      return TRUE;
-    if (z->sock < 0)
-      return zygote_dead_error(z, error);
-    if (pid != -1 && !is_live(z, pid)) {
-      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                  "wait: %d is not a worker of this zygote (or was already "
-                  "waited for)",
-                  (int)pid);
-      return FALSE;
-    }
-    if (pid == -1 && z->workers->len == 0) {
-      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                  "wait: no worker is running");
-      return FALSE;
-    }
-    int wait_ms = -1;
-    if (deadline >= 0) {
-      gint64 left = deadline - now_ms();
-      wait_ms = left > 0 ? (int)left : 0;
-    }
-    struct pollfd pfd = {.fd = z->sock, .events = POLLIN};
-    int r = poll(&pfd, 1, wait_ms);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0) {
-      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
-                  "wait: poll: %s", g_strerror(errno));
-      return FALSE;
-    }
-    if (r == 0) {
+  g_mutex_lock(&z->lock);
+  int result;
+  /* At least one look at the socket, even for a timeout of 0. */
+  bool looked = false;
+  while ((result = wait_result(z, pid, exit, error)) < 0) {
+    if (looked && deadline >= 0 && now_ms() >= deadline) {
       g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_TIMED_OUT,
                   "wait: no worker ended within %d ms", timeout_ms);
-      return FALSE;
+      result = FALSE;
+      break;
     }
-    if (!read_one(z, NULL, error))
-      return FALSE;
+    if (!await_news(z, deadline, error)) {
+      g_prefix_error(error, "wait: ");
+      result = FALSE;
+      break;
+    }
+    looked = true;
   }
+  g_mutex_unlock(&z->lock);
+  return result;
 }
 
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
                           GError **error) {
   awaited_reply reply;
-  if (!transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error))
+  g_mutex_lock(&z->lock);
+  gboolean ok =
+      transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error);
+  g_mutex_unlock(&z->lock);
+  if (!ok)
     return FALSE;
   if (reply.type != SBX_ZMSG_STATUS_REPLY) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
@@ -776,11 +929,23 @@ gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
 }
 
 int sbx_zygote_fd(const sbx_zygote *z) {
-  return z->sock;
+  return g_atomic_int_get(&z->gone) ? -1 : z->sock;
 }
 
 pid_t sbx_zygote_pid(const sbx_zygote *z) {
   return z->pid;
+}
+
+void sbx_zygote_kill(sbx_zygote *z) {
+  if (!z)
+    return;
+  g_mutex_lock(&z->lock);
+  if (z->pid > 0 && !z->dead)
+    kill(z->pid, SIGKILL);
+  g_mutex_unlock(&z->lock);
+  /* End of file for the thread that polls the socket, at once. */
+  if (z->sock >= 0)
+    shutdown(z->sock, SHUT_RDWR);
 }
 
 void sbx_zygote_stop(sbx_zygote *z) {
@@ -800,5 +965,8 @@ void sbx_zygote_stop(sbx_zygote *z) {
   g_array_unref(z->pending);
   g_array_unref(z->abandoned_requests);
   g_array_unref(z->abandoned_workers);
+  g_ptr_array_unref(z->awaited);
+  g_cond_clear(&z->news);
+  g_mutex_clear(&z->lock);
   g_free(z);
 }

@@ -35,6 +35,14 @@
  * either. sbx_zygote_stop kills the zygote and waits at most
  * SBX_ZYGOTE_REAP_TIMEOUT_MS for the kernel to let it be reaped.
  *
+ * Threads: spawn, wait, query and kill are safe from any thread of the
+ * host, at the same time. A reply is matched to its request by id, so no
+ * thread takes another's; one thread at a time reads the socket for all
+ * while the others sleep until it has read, so a wait that lasts blocks
+ * no other thread's spawn, and every call keeps its own deadline.
+ * sbx_zygote_stop frees the zygote: no other call may be running or
+ * follow (sbx_zygote_kill first makes the calls in progress return).
+ *
  * Ownership: the config and everything it points to are borrowed for the
  * call and copied (programs included). The sbx_zygote belongs to the
  * caller until sbx_zygote_stop.
@@ -55,6 +63,7 @@
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/layers/plan.h"
 #include "sandbox/zygote/protocol.h"
 #include "sandbox/zygote/worker.h"
 
@@ -86,18 +95,22 @@ typedef struct {
   bool uses_broker; /* every spawn of this type carries a broker channel */
   const sbx_rlimit *rlimits;
   size_t n_rlimits;
-  bool landlock;          /* a ruleset handling every right, with no rule */
-  bool landlock_optional; /* run without it on kernels that lack Landlock */
-  int landlock_min_abi;   /* 0: any ABI; else at least this one */
-  bool collect_status;    /* sbx_zygote_worker.status is filled */
+  bool landlock; /* a ruleset handling every right, with no rule */
+  sbx_landlock_need landlock_need; /* REQUIRED (the default) or optional */
+  int landlock_min_abi;            /* 0: any ABI; else at least this one */
+  bool collect_status;             /* sbx_zygote_worker.status is filled */
 } sbx_zygote_type;
 
 typedef struct {
   const sbx_zygote_type *types;
   size_t n_types;
   unsigned namespaces; /* SBX_NS_* for the zygote and its workers; 0: all */
-  bool host_root;      /* keep the host's file tree instead of an empty root */
-  size_t max_workers;  /* alive at once; 0: 256 */
+  /* The type whose profile requires user namespaces, for the message when
+   * the kernel refuses them; NULL: none does, and the zygote then runs
+   * without namespaces (missing.h), its workers' reports saying so. */
+  const char *userns_required_by;
+  bool host_root;     /* keep the host's file tree instead of an empty root */
+  size_t max_workers; /* alive at once; 0: 65536 */
   /* The broker client, when a type uses the broker. Both hooks are
    * Async-signal-safe; register runs once in the zygote before any
    * worker, attach in each worker (worker.h). broker_client is
@@ -120,6 +133,9 @@ typedef struct {
   size_t n_fds;        /* at most SBX_ZYGOTE_MAX_FDS */
   int broker_channel;  /* the worker's end; -1 for types without broker.
                           Not closed here. */
+  bool with_messages;  /* message_channel is the worker's end of its
+                          message channel (not closed here) */
+  int message_channel;
 } sbx_zygote_spawn_request;
 
 gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
@@ -162,6 +178,11 @@ gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
  * once the zygote is gone. */
 int sbx_zygote_fd(const sbx_zygote *z);
 pid_t sbx_zygote_pid(const sbx_zygote *z);
+
+/* Kills the zygote and wakes every thread in a call on it: a wait in
+ * progress reports its workers as killed with the zygote, a spawn fails.
+ * Safe from any thread, at any time before sbx_zygote_stop. */
+void sbx_zygote_kill(sbx_zygote *z);
 
 /* Kills the zygote (its workers die with it), reaps it within
  * SBX_ZYGOTE_REAP_TIMEOUT_MS and frees z. NULL is ignored. */

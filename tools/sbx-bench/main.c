@@ -42,6 +42,7 @@ typedef enum {
   RATIO_OVER_FLOOR,  /* ratio = value / floor measured in the same run */
   RATIO_OVER_TARGET, /* no floor: ratio = value / target, passes at <= 1 */
   RATIO_OVER_LOG2,   /* floor = log2(rule count); no numeric target */
+  RATIO_AT_LEAST,    /* no floor: ratio = value / target, passes at >= 1 */
 } ratio_kind;
 
 typedef struct {
@@ -78,6 +79,8 @@ static const metric kMetrics[] = {
      sbx_bench_bpf_max_insns, describe_longest_path},
     {"worker_private_kib", "KiB", NULL, RATIO_OVER_TARGET, 256,
      sbx_bench_worker_private_kib, NULL},
+    {"max_workers", "workers", NULL, RATIO_AT_LEAST, 4096,
+     sbx_bench_max_workers, NULL},
 };
 
 /* Where the renderer program's longest path goes, for the reader. */
@@ -188,6 +191,7 @@ typedef struct {
 static double ratio_of(const metric *m, double value, double floor) {
   switch (m->kind) {
     case RATIO_OVER_TARGET:
+    case RATIO_AT_LEAST:
       return value / m->target;
     case RATIO_OVER_FLOOR:
     case RATIO_OVER_LOG2:
@@ -207,7 +211,8 @@ static void measure(const metric *m, int repeat, outcome *o) {
   for (int i = 0; i < repeat && o->status == RUN_OK; i++) {
     run_result r;
     run_in_child(m, &r);
-    if (r.status == RUN_OK && m->kind != RATIO_OVER_TARGET && !(r.floor > 0)) {
+    if (r.status == RUN_OK && m->kind != RATIO_OVER_TARGET &&
+        m->kind != RATIO_AT_LEAST && !(r.floor > 0)) {
       r.status = RUN_ERROR;
       g_snprintf(r.message, sizeof r.message,
                  "the floor came out as %g, so there is no ratio", r.floor);
@@ -246,6 +251,8 @@ static gboolean passes(const outcome *o) {
       return o->ratio <= o->m->target;
     case RATIO_OVER_TARGET:
       return o->ratio <= 1.0;
+    case RATIO_AT_LEAST:
+      return o->ratio >= 1.0;
     case RATIO_OVER_LOG2:
     default:
       return TRUE;
@@ -258,6 +265,8 @@ static char *target_text(const metric *m) {
       return g_strdup_printf("ratio <= %g", m->target);
     case RATIO_OVER_TARGET:
       return g_strdup_printf("<= %g %s", m->target, m->unit);
+    case RATIO_AT_LEAST:
+      return g_strdup_printf(">= %g %s", m->target, m->unit);
     case RATIO_OVER_LOG2:
     default:
       return g_strdup("binary search");
@@ -298,7 +307,8 @@ static void print_json(const outcome *o, size_t n) {
       json_builder_add_null_value(b);
     json_builder_set_member_name(b, "ratio_of");
     json_builder_add_string_value(
-        b, m->kind == RATIO_OVER_TARGET ? "target" : "floor");
+        b, m->kind == RATIO_OVER_TARGET || m->kind == RATIO_AT_LEAST ? "target"
+                                                                     : "floor");
     json_builder_set_member_name(b, "target");
     if (m->kind == RATIO_OVER_LOG2)
       json_builder_add_null_value(b);

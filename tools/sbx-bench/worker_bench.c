@@ -408,3 +408,70 @@ gboolean sbx_bench_worker_private_kib(double *value, double *floor,
   *floor = 0;
   return TRUE;
 }
+
+gboolean sbx_bench_max_workers(double *value, double *floor, GError **error) {
+  bench_host b;
+  if (!bench_host_start(&b, error))
+    return FALSE;
+  /* One report pipe and one release pipe for all: each worker writes a
+   * byte when it runs, and every one ends when the release pipe closes. */
+  int report[2], release[2];
+  if (pipe2(report, O_CLOEXEC) < 0 || pipe2(release, O_CLOEXEC) < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "bench: pipe2: %s",
+                g_strerror(errno));
+    bench_host_stop(&b);
+    return FALSE;
+  }
+  fcntl(report[1], F_SETPIPE_SZ, 1 << 20);
+  unsigned char m = MODE_IDLE;
+  int fds[] = {b.devnull, b.devnull, b.devnull, report[1], release[0]};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = PROFILE, .payload = &m,
+                            .payload_len = 1, .fds = fds,
+                            .n_fds = RELEASE_FD + 1);
+  int alive = 0;
+  g_autofree char *refusal = NULL;
+  while (alive < SBX_BENCH_MAX_WORKERS_CAP) {
+    pid_t pid;
+    GError *local = NULL;
+    if (!sbx_sandbox_spawn(b.sandbox, &spawn, &pid, &local)) {
+      refusal = g_strdup(local->message);
+      g_error_free(local);
+      break;
+    }
+    alive++;
+  }
+  /* Every one of them really ran: a byte each. */
+  int ran = 0;
+  char buf[4096];
+  while (ran < alive) {
+    ssize_t n = read(report[0], buf, MIN(sizeof buf, (size_t)(alive - ran)));
+    if (n <= 0)
+      break;
+    ran += (int)n;
+  }
+  close(release[1]);
+  close(release[0]);
+  close(report[1]);
+  close(report[0]);
+  gboolean ok = ran == alive;
+  for (int i = 0; ok && i < alive; i++) {
+    sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
+    ok = sbx_sandbox_wait(b.sandbox, -1, WAIT_MS, &e, error);
+  }
+  bench_host_stop(&b);
+  if (ran != alive) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "bench: %d workers spawned, %d reached their entry", alive,
+                ran);
+    return FALSE;
+  }
+  if (!ok)
+    return FALSE;
+  if (refusal && alive < SBX_BENCH_MAX_WORKERS_CAP)
+    g_printerr("sbx-bench: max_workers: spawn %d refused: %s\n", alive + 1,
+               refusal);
+  *value = alive;
+  *floor = 0;
+  return TRUE;
+}

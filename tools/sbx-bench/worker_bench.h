@@ -49,4 +49,10 @@ gboolean sbx_bench_spawn_vs_bwrap(double *value, double *floor, GError **error);
 gboolean sbx_bench_worker_private_kib(double *value, double *floor,
                                       GError **error);
 
+/* max_workers: renderer workers alive at once before the first refused
+ * spawn, each waiting to be released; the probe stops at
+ * SBX_BENCH_MAX_WORKERS_CAP. There is no floor: *floor is 0. */
+#define SBX_BENCH_MAX_WORKERS_CAP 8192
+gboolean sbx_bench_max_workers(double *value, double *floor, GError **error);
+
 #endif /* SBX_TOOLS_SBX_BENCH_WORKER_BENCH_H_ */

@@ -49,7 +49,13 @@ static const char kUsage[] =
     "  dump POLICY|PROGRAM          disassemble\n"
     "  check POLICY...              lint; warnings on stderr\n"
     "  import --format oci PROFILE [-o OUT]  OCI seccomp JSON to policy text\n"
-    "  export --format oci POLICY [-o OUT]   policy to OCI seccomp JSON\n"
+    "  export --format oci [--for-container] [--large-numbers] POLICY [-o "
+    "OUT]\n"
+    "                               policy to OCI seccomp JSON; "
+    "--for-container\n"
+    "                               adds the calls runc and crun make before "
+    "the\n"
+    "                               container's process runs\n"
     "  builtins                     list the built-in policies\n";
 
 static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
@@ -163,6 +169,8 @@ typedef struct {
   char *arch;
   char *format;
   gboolean werror;
+  gboolean for_container;
+  gboolean large_numbers;
 } options;
 
 enum {
@@ -170,6 +178,8 @@ enum {
   OPT_ARCH = 1 << 1,
   OPT_FORMAT = 1 << 2,
   OPT_WERROR = 1 << 3,
+  OPT_FOR_CONTAINER = 1 << 4,
+  OPT_LARGE_NUMBERS = 1 << 5,
 };
 
 /* ---- compile ------------------------------------------------------------- */
@@ -458,8 +468,13 @@ static int cmd_export(char **args, int n, const options *o) {
   GError *error = NULL;
   char *text = NULL;
   sbx_policy *policy = load_policy(args[0], &error);
-  if (policy != NULL)
-    text = sbx_oci_export(policy, &error);
+  unsigned flags = (o->for_container ? SBX_OCI_EXPORT_FOR_CONTAINER : 0) |
+                   (o->large_numbers ? SBX_OCI_EXPORT_LARGE_NUMBERS : 0);
+  if (policy != NULL) {
+    text = sbx_oci_export(policy, flags, &error);
+    if (text == NULL)
+      g_prefix_error(&error, "%s: ", args[0]);
+  }
   sbx_policy_free(policy);
   return finish_conversion(text, error, o);
 }
@@ -486,7 +501,9 @@ static const struct {
     {"check", "POLICY...", OPT_WERROR, 1, G_MAXINT, cmd_check},
     {"import", "--format oci PROFILE [-o OUT]", OPT_FORMAT | OPT_OUTPUT, 1, 1,
      cmd_import},
-    {"export", "--format oci POLICY [-o OUT]", OPT_FORMAT | OPT_OUTPUT, 1, 1,
+    {"export",
+     "--format oci [--for-container] [--large-numbers] POLICY [-o OUT]",
+     OPT_FORMAT | OPT_OUTPUT | OPT_FOR_CONTAINER | OPT_LARGE_NUMBERS, 1, 1,
      cmd_export},
     {"builtins", "", 0, 0, 0, cmd_builtins},
 };
@@ -513,6 +530,14 @@ int main(int argc, char **argv) {
          "Profile format (only 'oci': Docker, runc, crun, podman)", "FORMAT"},
         {"werror", 0, 0, G_OPTION_ARG_NONE, &o.werror,
          "Exit with status 1 when there are warnings", NULL},
+        {"for-container", 0, 0, G_OPTION_ARG_NONE, &o.for_container,
+         "Add the calls runc's and crun's init make before the container's "
+         "process runs",
+         NULL},
+        {"large-numbers", 0, 0, G_OPTION_ARG_NONE, &o.large_numbers,
+         "Write constants above 2^53 where no equivalent with smaller ones "
+         "exists (jq and JavaScript change them)",
+         NULL},
     };
     GOptionEntry entries[G_N_ELEMENTS(all) + 1];
     size_t n_entries = 0;

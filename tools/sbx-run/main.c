@@ -73,6 +73,11 @@ int main(int argc, char **argv) {
        "Let the program execute other programs: those readable under the "
        "allowlist and in /usr/bin and /bin",
        NULL},
+      {"require", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.require,
+       "Refuse to run unless these layers are in place (userns, landlock, "
+       "seccomp, broker; comma-separated, repeatable); others the kernel "
+       "lacks are left out with a warning",
+       "LAYER[,LAYER]"},
       {"audit", 'a', 0, G_OPTION_ARG_FILENAME, &o.audit,
        "Append one JSON object per decision to FILE", "FILE"},
       {"explain", 'v', 0, G_OPTION_ARG_NONE, &o.explain,

@@ -18,7 +18,7 @@
  *      thread): loads every profile, compiles every policy, starts the
  *      broker and the zygote. Nothing untrusted has run yet.
  *   3. sbx_sandbox_spawn() - one worker per call; returns its pid as the
- *      host sees it. Any number, any types, any time (from one thread).
+ *      host sees it. Any number, any types, any time, from any thread.
  *   4. sbx_sandbox_wait() - how each worker ended: its exit code, a
  *      signal, the system call and arguments a policy killed it for, the
  *      sandbox layer that could not be installed, or that the zygote died.
@@ -30,6 +30,16 @@
  *      installs the profile's layers on the calling process (seccomp with
  *      TSYNC, so threads that already exist are covered too). There is no
  *      way back; sbx_sandbox_status tells what is in place.
+ *
+ * Threads: once started, a sandbox may be used from any thread of the
+ * host, by several at once. sbx_sandbox_spawn, sbx_sandbox_wait and
+ * sbx_sandbox_stop may run concurrently: each reply goes to the call that
+ * asked for it, a wait that lasts (even without a timeout) holds up no
+ * other thread's spawn, and every wait's timeout fires whatever the other
+ * threads wait for. sbx_sandbox_stop makes the calls in progress on other
+ * threads return (a wait reports its workers as killed with the zygote),
+ * then frees the sandbox: no call may start once it has begun. Only
+ * sbx_sandbox_start needs a single-threaded host.
  *
  * Bounds: no call waits for ever on a helper process that stopped
  * answering. The broker and the zygote each get SBX_REPLY_TIMEOUT_MS to
@@ -174,6 +184,82 @@ typedef struct {
 SBX_EXPORT size_t sbx_sandbox_status_format(const sbx_sandbox_status *status,
                                             char *buf, size_t len);
 
+/* ---- Message channels ------------------------------------------------- */
+
+/* A channel between a host and one worker (sbx_spawn_config.channel): a
+ * stream of framed messages, each of any length and with up to
+ * SBX_CHANNEL_MAX_FDS descriptors attached, in both directions. A message
+ * travels in packets of at most SBX_CHANNEL_PACKET bytes, so a receiver
+ * that reads it piece by piece (sbx_channel_recv_begin, sbx_channel_read)
+ * never holds more than one packet of it; the sender may write it piece by
+ * piece too (sbx_channel_send_begin, sbx_channel_write).
+ *
+ * The host never trusts what a worker sends: a malformed message (wrong
+ * header, lengths that do not add up, more descriptors than announced or
+ * than the receiver takes) fails with SBX_ERROR_INVALID, every descriptor
+ * it carried is closed, and the channel is broken: every later call fails
+ * with SBX_ERROR_FAILED. The other side closing its end (it exited, or
+ * died) fails with SBX_ERROR_FAILED saying so; nothing waits for ever.
+ *
+ * Timeouts: -1 waits as long as it takes, 0 does not wait (a non-blocking
+ * call), N waits at most N milliseconds in all; nothing within it fails
+ * with SBX_ERROR_TIMED_OUT and changes nothing, except that a send that
+ * times out after its first packet breaks the channel (part of a message
+ * left). One thread at a time per channel. */
+typedef struct sbx_channel sbx_channel;
+
+#define SBX_CHANNEL_MAX_FDS 16
+#define SBX_CHANNEL_PACKET 65536 /* bytes per packet, header included */
+
+/* Sends len bytes of data (may be NULL when len is 0) and n_fds
+ * descriptors (duplicated by the kernel; the caller keeps its own). */
+SBX_EXPORT gboolean sbx_channel_send(sbx_channel *channel, const void *data,
+                                     size_t len, const int *fds, size_t n_fds,
+                                     int timeout_ms, GError **error);
+
+/* Starts a message of len bytes carrying fds; then sbx_channel_write
+ * exactly len bytes, in pieces of any size. */
+SBX_EXPORT gboolean sbx_channel_send_begin(sbx_channel *channel, uint64_t len,
+                                           const int *fds, size_t n_fds,
+                                           int timeout_ms, GError **error);
+SBX_EXPORT gboolean sbx_channel_write(sbx_channel *channel, const void *data,
+                                      size_t len, int timeout_ms,
+                                      GError **error);
+
+/* The next whole message, if it is at most max_len bytes (a longer one
+ * fails with SBX_ERROR_INVALID, its descriptors closed, and is skipped).
+ * Its descriptors go to fds (at most max_fds; the caller owns them,
+ * close-on-exec), their number to *n_fds (fds and n_fds may be NULL when
+ * max_fds is 0). Free the bytes with g_bytes_unref. */
+SBX_EXPORT GBytes *sbx_channel_recv(sbx_channel *channel, size_t max_len,
+                                    int timeout_ms, int *fds, size_t max_fds,
+                                    size_t *n_fds, GError **error);
+
+/* The next message piece by piece: *len (required) receives its length
+ * and fds its descriptors as above; then sbx_channel_read returns its
+ * bytes in order, *got 0 at its end. What an earlier message left unread
+ * is skipped. */
+SBX_EXPORT gboolean sbx_channel_recv_begin(sbx_channel *channel, int timeout_ms,
+                                           uint64_t *len, int *fds,
+                                           size_t max_fds, size_t *n_fds,
+                                           GError **error);
+SBX_EXPORT gboolean sbx_channel_read(sbx_channel *channel, void *buf,
+                                     size_t cap, int timeout_ms, size_t *got,
+                                     GError **error);
+
+/* For poll(2) (POLLIN: a packet is waiting; POLLHUP: the other side is
+ * gone), -1 for NULL. Owned by the channel. */
+SBX_EXPORT int sbx_channel_fd(const sbx_channel *channel);
+
+/* A GSource for a GMainContext, dispatched when the channel is readable or
+ * the other side is gone: set a GUnixFDSourceFunc callback with
+ * g_source_set_callback, then g_source_attach. NULL for NULL. */
+SBX_EXPORT GSource *sbx_channel_source_new(sbx_channel *channel);
+
+/* Closes the channel and frees it; NULL is ignored. The host closes the
+ * channels it was given; a worker's is closed when it exits. */
+SBX_EXPORT void sbx_channel_close(sbx_channel *channel);
+
 /* ---- The worker side -------------------------------------------------- */
 
 /* What a worker's entry function receives. Everything is owned by sbx and
@@ -194,6 +280,9 @@ typedef struct {
    * it ([worker] status = true), since collecting it costs a few dozen
    * microseconds per spawn. */
   const sbx_sandbox_status *status;
+  /* The worker's channel to its host when the spawn asked for one
+   * (sbx_spawn_config.channel), else NULL. Owned by sbx. */
+  sbx_channel *channel;
 } sbx_worker_args;
 
 /* A worker's main function. Its return value is the worker's exit code.
@@ -266,6 +355,10 @@ typedef struct {
    * caller keeps its own). At most 16. NULL/0: stdio is /dev/null. */
   const int *fds;
   size_t n_fds;
+  /* When not NULL, *channel receives the host's end of a message channel
+   * to the new worker (the worker finds its own in
+   * sbx_worker_args.channel); close it with sbx_channel_close. */
+  sbx_channel **channel;
 } sbx_spawn_config;
 
 #define SBX_SPAWN_CONFIG_INIT(...) \
@@ -303,7 +396,8 @@ typedef struct {
 #define SBX_WORKER_EXIT_INIT(...) SBX_STRUCT_INIT(sbx_worker_exit, __VA_ARGS__)
 
 /* Waits up to timeout_ms (-1: forever, 0: poll) for worker pid (-1: any
- * worker) to end and fills *exit (required; made with
+ * worker; when several threads wait, each exit goes to one of them, as
+ * with waitpid) to end and fills *exit (required; made with
  * SBX_WORKER_EXIT_INIT(), and filled, zeros on failure, up to its size). -1
  * waits for the worker, however long it runs; a zygote that stopped answering
  * is not detected by it (bound the wait if that matters). SBX_ERROR_TIMED_OUT
@@ -324,8 +418,11 @@ SBX_EXPORT pid_t sbx_sandbox_zygote_pid(const sbx_sandbox *sandbox);
 SBX_EXPORT pid_t sbx_sandbox_broker_pid(const sbx_sandbox *sandbox);
 
 /* Step 5: stops everything and frees the sandbox, within
- * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. NULL is
- * ignored. */
+ * SBX_STOP_TIMEOUT_MS: what does not stop in time is killed. Calls in
+ * progress on other threads return first (a spawn that is waiting for the
+ * broker may take up to SBX_REPLY_TIMEOUT_MS more); a call made once stop
+ * has begun fails with SBX_ERROR_ZYGOTE_DIED while the sandbox still
+ * exists, and must not be made after it returned. NULL is ignored. */
 SBX_EXPORT void sbx_sandbox_stop(sbx_sandbox *sandbox);
 
 /* ---- In-process ------------------------------------------------------- */

@@ -280,8 +280,11 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
                 err == EOPNOTSUPP
                     ? "Landlock is supported by the kernel but disabled at "
                       "boot: add \"landlock\" to the lsm= kernel parameter"
-                    : "the kernel has no Landlock (needs Linux 5.13 with "
-                      "CONFIG_SECURITY_LANDLOCK=y)");
+                    : "the kernel has no Landlock (it needs Linux 5.13 or "
+                      "later built with CONFIG_SECURITY_LANDLOCK=y and "
+                      "\"landlock\" in the lsm= kernel parameter), or a "
+                      "seccomp filter this process runs under (a "
+                      "container's profile) refuses the Landlock calls");
     return -1;
   }
   rep->kernel_abi = kernel_abi;

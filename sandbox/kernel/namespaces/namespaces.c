@@ -3,6 +3,8 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -10,30 +12,71 @@ GQuark sbx_ns_error_quark(void) {
   return g_quark_from_static_string("sbx-ns-error-quark");
 }
 
-static const char *hint_for(int err) {
-  /* A seccomp filter that refuses new namespaces (sbx-run's baseline, a
-   * container runtime's profile) is a likelier reason than a sysctl. */
-  if (err == EPERM && prctl(PR_GET_SECCOMP) == 2)
-    return " (this process runs under a seccomp filter that refuses new "
-           "namespaces, as inside sbx-run or a container; a sandbox cannot "
-           "be started inside it)";
-  switch (err) {
-    case ENOSPC:
-      return " (the user.max_user_namespaces sysctl or a per-namespace "
-             "limit is exhausted; raise it or create fewer namespaces)";
-    case EPERM:
-      return " (unprivileged user namespaces may be disabled: check "
-             "kernel.unprivileged_userns_clone and "
-             "kernel.apparmor_restrict_unprivileged_userns, or run as a "
-             "user allowed to create them)";
-    case EINVAL:
-      return " (unshare(CLONE_NEWUSER) refuses a multi-threaded process: "
-             "enter namespaces before starting threads)";
-    case EUSERS:
-      return " (user namespaces are nested too deeply)";
-    default:
-      return "";
-  }
+/* The first line of /proc/sys/NAME as a number; -1 when it cannot be
+ * read (the sysctl does not exist on this kernel, or /proc/sys is not
+ * mounted). */
+static long read_sysctl(const char *name) {
+  g_autofree char *path = g_strconcat("/proc/sys/", name, NULL);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return -1;
+  char *end = NULL;
+  long v = strtol(text, &end, 10);
+  return end == text ? -1 : v;
+}
+
+/* "Seccomp: 2" in /proc/self/status: a filter is installed, as in a
+ * container started with Docker's or podman's default profile. */
+static bool under_seccomp_filter(void) {
+  if (prctl(PR_GET_SECCOMP) == 2)
+    return true;
+  g_autofree char *status = NULL;
+  if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+    return false;
+  const char *line = strstr(status, "\nSeccomp:");
+  return line && strtol(line + strlen("\nSeccomp:"), NULL, 10) == 2;
+}
+
+char *sbx_ns_explain_refusal(int err) {
+  if (read_sysctl("user/max_user_namespaces") == 0)
+    return g_strdup(
+        "user.max_user_namespaces is 0; allow them with `sysctl -w "
+        "user.max_user_namespaces=N` (and in /etc/sysctl.d to keep it)");
+  if (read_sysctl("kernel/unprivileged_userns_clone") == 0)
+    return g_strdup(
+        "kernel.unprivileged_userns_clone is 0; allow them with `sysctl -w "
+        "kernel.unprivileged_userns_clone=1`");
+  if (read_sysctl("kernel/apparmor_restrict_unprivileged_userns") == 1)
+    return g_strdup(
+        "AppArmor restricts unprivileged user namespaces "
+        "(kernel.apparmor_restrict_unprivileged_userns=1); give this program "
+        "an AppArmor profile with the `userns,` rule, or set the sysctl to 0");
+  if (err == ENOSPC || err == EUSERS)
+    return g_strdup(
+        "the limit on user namespaces (user.max_user_namespaces, or the "
+        "nesting depth of 32) is reached; raise the sysctl or nest less");
+  if (under_seccomp_filter())
+    return g_strdup(
+        "a seccomp filter this process runs under refuses new namespaces "
+        "(as inside sbx-run, or in a container whose profile, such as "
+        "Docker's default, does so for processes without CAP_SYS_ADMIN); "
+        "start the container with a profile that allows unshare and clone "
+        "with CLONE_NEWUSER");
+  if (err == ENOSYS || err == EINVAL)
+    return g_strdup(
+        "the kernel is built without user namespaces (CONFIG_USER_NS)");
+  return g_strdup_printf(
+      "the kernel refused them (%s); check user.max_user_namespaces, "
+      "kernel.unprivileged_userns_clone and "
+      "kernel.apparmor_restrict_unprivileged_userns",
+      g_strerror(err));
+}
+
+static void set_refusal(GError **error, const char *call, int err) {
+  g_autofree char *why = sbx_ns_explain_refusal(err);
+  g_set_error(error, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED,
+              "the kernel refuses user namespaces here (%s: %s): %s", call,
+              g_strerror(err), why);
 }
 
 gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error) {
@@ -41,28 +84,39 @@ gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error) {
   int rc = sbx_ns_enter_raw(cfg, &step);
   if (rc == 0)
     return TRUE;
-  int code = rc == -EPERM ? SBX_NS_ERROR_PERMISSION
-             : (rc == -ENOSPC || rc == -EINVAL || rc == -ENOSYS)
-                 ? SBX_NS_ERROR_UNSUPPORTED
-                 : SBX_NS_ERROR_FAILED;
-  g_set_error(error, SBX_NS_ERROR, code,
+  bool at_unshare = strcmp(step, "unshare") == 0;
+  if (at_unshare && sbx_ns_refusal(-rc)) {
+    set_refusal(error, "unshare", -rc);
+    return FALSE;
+  }
+  g_set_error(error, SBX_NS_ERROR,
+              rc == -EPERM ? SBX_NS_ERROR_PERMISSION : SBX_NS_ERROR_FAILED,
               "entering namespaces failed at %s: %s%s", step, g_strerror(-rc),
-              strcmp(step, "unshare") == 0 ? hint_for(-rc) : "");
+              at_unshare && rc == -EINVAL
+                  ? " (unshare(CLONE_NEWUSER) refuses a multi-threaded "
+                    "process: enter namespaces before starting threads)"
+                  : "");
   return FALSE;
 }
 
 pid_t sbx_ns_clone(const sbx_ns_config *cfg, GError **error) {
   sbx_ns_clone_state state;
+  /* The child gets a copy of every stdio buffer: what the host has not
+   * written yet would be written once more by any process of the child's
+   * line that calls exit(). */
+  fflush(NULL);
   long pid = sbx_ns_clone_raw(cfg, &state);
   if (pid == 0)
     return 0;
   if (pid < 0) {
     int err = (int)-pid;
-    int code = !state.clone_refused ? SBX_NS_ERROR_FAILED
-               : err == EPERM       ? SBX_NS_ERROR_PERMISSION
-                                    : SBX_NS_ERROR_UNSUPPORTED;
-    g_set_error(error, SBX_NS_ERROR, code, "%s failed: %s%s", state.failed_step,
-                g_strerror(err), state.clone_refused ? hint_for(err) : "");
+    if (state.clone_refused && sbx_ns_refusal(err) &&
+        (cfg->namespaces & SBX_NS_USER)) {
+      set_refusal(error, "clone", err);
+      return -1;
+    }
+    g_set_error(error, SBX_NS_ERROR, SBX_NS_ERROR_FAILED, "%s failed: %s",
+                state.failed_step, g_strerror(err));
     return -1;
   }
   int rc = sbx_ns_clone_release_raw(cfg, (pid_t)pid, &state);

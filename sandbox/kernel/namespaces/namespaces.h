@@ -89,9 +89,13 @@ typedef struct {
 GQuark sbx_ns_error_quark(void);
 
 typedef enum {
-  SBX_NS_ERROR_UNSUPPORTED, /* the kernel or a sysctl forbids it */
-  SBX_NS_ERROR_PERMISSION,  /* the caller may not assume that identity */
-  SBX_NS_ERROR_FAILED,      /* a syscall failed; the message names it */
+  /* The kernel will not create a user namespace for this process: a
+   * sysctl, AppArmor, a container's seccomp profile or the kernel's
+   * configuration forbids it. The message says which and how to allow it;
+   * a caller whose profile does not require namespaces runs without. */
+  SBX_NS_ERROR_UNSUPPORTED,
+  SBX_NS_ERROR_PERMISSION, /* the caller may not assume that identity */
+  SBX_NS_ERROR_FAILED,     /* a syscall failed; the message names it */
 } sbx_ns_error_code;
 
 /* Every namespace, the caller's identity (nobody for root), hostname
@@ -118,10 +122,23 @@ int sbx_ns_clone_flags(unsigned namespaces);
  * string naming the step, e.g. "write /proc/self/uid_map". */
 int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step);
 
-/* The same with a GError naming the step and a hint for the common
- * refusals (user.max_user_namespaces = 0, AppArmor's
- * kernel.apparmor_restrict_unprivileged_userns). Parent-side (GLib). */
+/* The same with a GError naming the step. A refusal to create the
+ * namespaces (sbx_ns_refusal) is SBX_NS_ERROR_UNSUPPORTED with the cause
+ * sbx_ns_explain_refusal finds. Parent-side (GLib). */
 gboolean sbx_ns_enter(const sbx_ns_config *cfg, GError **error);
+
+/* True when errno err from unshare or clone with CLONE_NEWUSER means that
+ * this process may not have user namespaces at all (as opposed to a wrong
+ * request). Async-signal-safe. */
+bool sbx_ns_refusal(int err);
+
+/* Why the kernel refused a user namespace with errno err, and how to
+ * allow it, found from what the process can read: the sysctls
+ * user.max_user_namespaces, kernel.unprivileged_userns_clone and
+ * kernel.apparmor_restrict_unprivileged_userns, and whether the process
+ * runs under a seccomp filter (a container's profile). Caller frees with
+ * g_free. Parent-side. */
+char *sbx_ns_explain_refusal(int err);
 
 /* Parent-side clone (pattern 2). Clones a child in the namespaces of cfg
  * (raw clone(2), fork semantics, SIGCHLD on exit); the parent writes the

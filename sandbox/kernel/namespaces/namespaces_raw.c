@@ -18,6 +18,7 @@
 #include <linux/capability.h>
 
 #include "sandbox/base/strbuf.h"
+#include "sandbox/kernel/namespaces/credentials.h"
 
 static const char *const kKindNames[SBX_NS_KINDS] = {
     "user", "pid", "net", "ipc", "uts", "mnt", "cgroup",
@@ -46,6 +47,11 @@ int sbx_ns_clone_flags(unsigned namespaces) {
   if (namespaces & SBX_NS_CGROUP)
     flags |= CLONE_NEWCGROUP;
   return flags;
+}
+
+bool sbx_ns_refusal(int err) {
+  return err == EPERM || err == ENOSPC || err == ENOSYS || err == EUSERS ||
+         err == EACCES;
 }
 
 void sbx_ns_config_init(sbx_ns_config *cfg) {
@@ -242,7 +248,7 @@ static void child_fail(const char *step, int err) {
 
 /* Runs in the clone child. Async-signal-safe. */
 static void child_setup(const sbx_ns_config *cfg, int release_fd,
-                        bool clear_groups) {
+                        bool privileged, bool clear_groups) {
   const char *step = NULL;
   char go = 0;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
@@ -255,6 +261,15 @@ static void child_setup(const sbx_ns_config *cfg, int release_fd,
   if (n != 1 || go != 'g')
     _exit(127);
   close(release_fd);
+  /* Without a user namespace of its own a privileged parent's child still
+   * holds the host's capabilities here: empty the bounding set while
+   * CAP_SETPCAP is there (the uid change below clears the others), so no
+   * later exec could ever regain one. */
+  if (privileged && !(cfg->namespaces & SBX_NS_USER)) {
+    int drop = sbx_creds_drop_bounding_set_raw();
+    if (drop)
+      child_fail("dropping the bounding set", -drop);
+  }
   int rc = switch_ids(cfg->uid, cfg->gid, clear_groups, &step);
   if (rc)
     child_fail(step, -rc);
@@ -280,7 +295,7 @@ long sbx_ns_clone_raw(const sbx_ns_config *cfg, sbx_ns_clone_state *state) {
       NULL, NULL, NULL, 0);
   if (pid == 0) {
     close(release[1]);
-    child_setup(cfg, release[0], clear_groups);
+    child_setup(cfg, release[0], state->privileged, clear_groups);
     return 0;
   }
   int err = errno;

@@ -42,6 +42,12 @@ typedef struct {
 int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
                           size_t *failed_index);
 
+/* Raises the caller's soft RLIMIT_NOFILE to its hard limit: for the
+ * zygote and the broker, which hold a descriptor per live worker, so that
+ * the kernel's limit, not a soft default of 1024, bounds how many workers
+ * a sandbox has. Returns 0 or -errno. Async-signal-safe. */
+int sbx_rlimit_raise_nofile_raw(void);
+
 /* The RLIMIT_* number for a name as profiles write it: "nofile",
  * "RLIMIT_NOFILE" and "NOFILE" are all accepted (case-insensitive); -1 for
  * an unknown name. Async-signal-safe. */

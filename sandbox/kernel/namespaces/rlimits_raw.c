@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +103,17 @@ static bool skipped_in_this_build(int resource) {
   (void)resource;
   return false;
 #endif
+}
+
+/* Async-signal-safe. */
+int sbx_rlimit_raise_nofile_raw(void) {
+  struct rlimit lim;
+  if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) != 0)
+    return -errno;
+  if (lim.rlim_cur == lim.rlim_max)
+    return 0;
+  lim.rlim_cur = lim.rlim_max;
+  return syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL) != 0 ? -errno : 0;
 }
 
 /* Async-signal-safe. */

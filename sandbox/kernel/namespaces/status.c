@@ -185,14 +185,17 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
         out->cap_ambient |= 1ull << cap;
     }
   }
-  out->caps_empty =
-      (out->cap_effective | out->cap_permitted | out->cap_inheritable |
-       out->cap_bounding | out->cap_ambient) == 0
-          ? SBX_TRI_YES
-          : SBX_TRI_NO;
-
   int r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
   out->no_new_privs = r < 0 ? SBX_TRI_UNKNOWN : r ? SBX_TRI_YES : SBX_TRI_NO;
+  /* The bounding set only limits what an exec could add; under
+   * no_new_privs an exec adds nothing, so a set that could not be emptied
+   * (no CAP_SETPCAP, no user namespace) leaves no capability to hold. */
+  bool bounding_moot = out->no_new_privs == SBX_TRI_YES;
+  out->caps_empty =
+      (out->cap_effective | out->cap_permitted | out->cap_inheritable |
+       (bounding_moot ? 0 : out->cap_bounding) | out->cap_ambient) == 0
+          ? SBX_TRI_YES
+          : SBX_TRI_NO;
   r = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   out->dumpable = r < 0 ? SBX_TRI_UNKNOWN : r ? SBX_TRI_YES : SBX_TRI_NO;
 

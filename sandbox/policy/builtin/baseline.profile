@@ -4,6 +4,10 @@
 [profile]
 description=Generic worker: every layer, no file access at all
 seccomp=baseline.policy
+# Required wherever it runs: the seccomp layers and the broker. Without
+# user namespaces or Landlock (some kernels, containers, distributions)
+# it runs with a warning, and its status report shows them off.
+require=seccomp;broker
 
 [broker]
 # No rules: every file request is refused (EACCES), and audited.

@@ -17,9 +17,10 @@ typedef struct {
   const char *const *keys; /* NULL: any key (rlimits: checked by name) */
 } known_group;
 
-static const char *const profile_keys[] = {"description", "seccomp", NULL};
-static const char *const broker_keys[] = {"rules", "umask", "denied-errno",
-                                          NULL};
+static const char *const profile_keys[] = {"description", "seccomp", "require",
+                                           NULL};
+static const char *const broker_keys[] = {"rules", "include", "umask",
+                                          "denied-errno", NULL};
 static const char *const ns_keys[] = {"enter", "empty-root", NULL};
 static const char *const landlock_keys[] = {"enabled", "min-abi", "optional",
                                             NULL};
@@ -38,6 +39,16 @@ static const struct {
     {"user", SBX_NS_USER},     {"pid", SBX_NS_PID}, {"net", SBX_NS_NET},
     {"ipc", SBX_NS_IPC},       {"uts", SBX_NS_UTS}, {"mount", SBX_NS_MOUNT},
     {"cgroup", SBX_NS_CGROUP},
+};
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} require_names[] = {
+    {"seccomp", SBX_REQUIRE_SECCOMP},
+    {"broker", SBX_REQUIRE_BROKER},
+    {"userns", SBX_REQUIRE_USERNS},
+    {"landlock", SBX_REQUIRE_LANDLOCK},
 };
 
 static gboolean invalid(GError **error, const char *source, const char *group,
@@ -116,8 +127,46 @@ static char **get_list(GKeyFile *kf, const char *group, const char *key) {
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
+gboolean sbx_profile_permission_set(const char *name, GPtrArray *rules,
+                                    GError **error) {
+  g_autofree char *file = g_strconcat(name, ".rules", NULL);
+  const sbx_builtin_file *f =
+      strchr(name, '/') || strchr(name, '.') ? NULL : sbx_builtin_find(file);
+  if (!f) {
+    g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_NOT_FOUND,
+                "no permission set \"%s\" (known: certificates, fonts, "
+                "locale, random)",
+                name);
+    return FALSE;
+  }
+  g_auto(GStrv) lines = g_strsplit(f->text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    char *line = g_strstrip(*l);
+    if (*line && *line != '#')
+      g_ptr_array_add(rules, g_strdup(line));
+  }
+  return TRUE;
+}
+
+/* [broker] rules, then the rules of each set [broker] include names. */
 static gboolean parse_broker(GKeyFile *kf, sbx_profile *p, GError **error) {
-  p->broker_rules = get_list(kf, "broker", "rules");
+  g_auto(GStrv) own = get_list(kf, "broker", "rules");
+  g_auto(GStrv) sets = get_list(kf, "broker", "include");
+  GPtrArray *rules = g_ptr_array_new();
+  for (char **r = own; *r; r++)
+    g_ptr_array_add(rules, g_strdup(*r));
+  for (char **set = sets; *set; set++) {
+    GError *local = NULL;
+    if (!sbx_profile_permission_set(*set, rules, &local)) {
+      g_ptr_array_add(rules, NULL);
+      g_strfreev((char **)g_ptr_array_free(rules, FALSE));
+      return invalid(error, p->source, "broker", "include", "%s",
+                     local->message);
+    }
+  }
+  g_ptr_array_add(rules, NULL);
+  p->broker_rules = (char **)g_ptr_array_free(rules, FALSE);
+  p->includes = g_steal_pointer(&sets);
   g_autofree char *umask_text =
       g_key_file_get_string(kf, "broker", "umask", NULL);
   if (umask_text) {
@@ -201,6 +250,72 @@ static gboolean parse_landlock(GKeyFile *kf, sbx_profile *p, GError **error) {
   return TRUE;
 }
 
+gboolean sbx_profile_parse_require(const char *const *names, unsigned *out,
+                                   GError **error) {
+  *out = 0;
+  for (size_t i = 0; names && names[i]; i++) {
+    const char *name = names[i];
+    unsigned bit = 0;
+    for (size_t j = 0; j < G_N_ELEMENTS(require_names); j++) {
+      if (strcmp(name, require_names[j].name) == 0)
+        bit = require_names[j].bit;
+    }
+    if (!bit) {
+      g_set_error(error, SBX_PROFILE_ERROR, SBX_PROFILE_ERROR_INVALID,
+                  "unknown layer \"%s\" (known: seccomp, broker, userns, "
+                  "landlock)",
+                  name);
+      return FALSE;
+    }
+    *out |= bit;
+  }
+  return TRUE;
+}
+
+const char *sbx_profile_require_name(unsigned bit) {
+  for (size_t j = 0; j < G_N_ELEMENTS(require_names); j++) {
+    if (require_names[j].bit == bit)
+      return require_names[j].name;
+  }
+  return NULL;
+}
+
+/* [profile] require, after [landlock]: which layers must be in place. A
+ * profile without the key requires every layer it enables, so an older
+ * profile keeps its meaning; [landlock] optional=true is the older
+ * spelling of leaving "landlock" out. */
+static gboolean parse_require(GKeyFile *kf, sbx_profile *p, GError **error) {
+  unsigned enabled = SBX_REQUIRE_SECCOMP | SBX_REQUIRE_BROKER |
+                     SBX_REQUIRE_USERNS |
+                     (p->landlock ? SBX_REQUIRE_LANDLOCK : 0);
+  if (!g_key_file_has_key(kf, "profile", "require", NULL)) {
+    p->require = enabled & ~(p->landlock_optional ? SBX_REQUIRE_LANDLOCK : 0);
+    return TRUE;
+  }
+  g_auto(GStrv) names = get_list(kf, "profile", "require");
+  GError *local = NULL;
+  if (!sbx_profile_parse_require((const char *const *)names, &p->require,
+                                 &local)) {
+    invalid(error, p->source, "profile", "require", "%s", local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  if ((p->require & SBX_REQUIRE_LANDLOCK) && !p->landlock)
+    return invalid(error, p->source, "profile", "require",
+                   "\"landlock\" is required but [landlock] enabled=false");
+  if ((p->require & SBX_REQUIRE_LANDLOCK) && p->landlock_optional)
+    return invalid(error, p->source, "profile", "require",
+                   "\"landlock\" is required but [landlock] "
+                   "optional=true");
+  if (!(p->require & SBX_REQUIRE_LANDLOCK) && p->landlock_min_abi > 0)
+    return invalid(error, p->source, "profile", "require",
+                   "[landlock] min-abi=%d demands Landlock: add \"landlock\"",
+                   p->landlock_min_abi);
+  if (p->landlock && !(p->require & SBX_REQUIRE_LANDLOCK))
+    p->landlock_optional = true;
+  return TRUE;
+}
+
 static gboolean parse_rlimits(GKeyFile *kf, sbx_profile *p, GError **error) {
   if (!g_key_file_has_group(kf, "rlimits"))
     return TRUE;
@@ -261,7 +376,8 @@ sbx_profile *sbx_profile_parse(const char *text, const char *name,
     return NULL;
   }
   if (!parse_broker(kf, p, error) || !parse_namespaces(kf, p, error) ||
-      !parse_landlock(kf, p, error) || !parse_rlimits(kf, p, error) ||
+      !parse_landlock(kf, p, error) || !parse_require(kf, p, error) ||
+      !parse_rlimits(kf, p, error) ||
       !get_bool(kf, source, "worker", "status", false, &p->status, error))
     return NULL;
   return g_steal_pointer(&p);
@@ -312,6 +428,7 @@ void sbx_profile_free(sbx_profile *p) {
   g_free(p->description);
   g_strfreev(p->seccomp);
   g_strfreev(p->broker_rules);
+  g_strfreev(p->includes);
   g_free(p);
 }
 

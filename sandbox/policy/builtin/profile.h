@@ -9,7 +9,12 @@
  *   [profile]     description=TEXT
  *                 seccomp=POLICY;POLICY...   stacked in this order, after
  *                                            the broker-client layer
+ *                 require=seccomp;broker;userns;landlock
+ *                                            layers that must be in place;
+ *                                            absent: every enabled layer
  *   [broker]      rules=KIND PATH;...        the broker's allowlist rules
+ *                 include=fonts;locale       named permission sets: the
+ *                                            rules of builtin NAME.rules
  *                 umask=077                  for files the broker creates
  *                 denied-errno=EACCES        EACCES, EPERM or ENOENT
  *   [namespaces]  enter=user;pid;net;ipc;uts;mount;cgroup
@@ -41,6 +46,18 @@
 
 #define SBX_PROFILE_MAX_RLIMITS 16
 
+/* Layers a profile can require ([profile] require). A required layer the
+ * kernel lacks makes start, spawn or sbx-run fail and say why; a layer
+ * that is not required is left out with a warning and the status report
+ * says it is off. Seccomp and the broker are always in place where sbx
+ * runs at all; they are named so that a profile can say so. */
+enum {
+  SBX_REQUIRE_SECCOMP = 1u << 0,
+  SBX_REQUIRE_BROKER = 1u << 1,
+  SBX_REQUIRE_USERNS = 1u << 2, /* and the namespaces and empty root in it */
+  SBX_REQUIRE_LANDLOCK = 1u << 3,
+};
+
 #define SBX_PROFILE_ERROR (sbx_profile_error_quark())
 GQuark sbx_profile_error_quark(void);
 
@@ -55,7 +72,9 @@ typedef struct {
   char *dir;           /* where relative policy paths resolve; NULL: built-in */
   char *description;   /* may be NULL */
   char **seccomp;      /* NULL-terminated, at least one */
-  char **broker_rules; /* NULL-terminated, may be empty */
+  char **broker_rules; /* NULL-terminated, may be empty; [broker] rules,
+                        * then the rules of each included set */
+  char **includes;     /* [broker] include: the sets' names */
   bool umask_set;
   mode_t umask;
   int denied_errno;    /* 0: the broker's default (EACCES) */
@@ -64,6 +83,7 @@ typedef struct {
   bool landlock;
   int landlock_min_abi;   /* 0: any */
   bool landlock_optional; /* run without Landlock on a kernel that lacks it */
+  unsigned require;       /* SBX_REQUIRE_* bits */
   sbx_rlimit rlimits[SBX_PROFILE_MAX_RLIMITS];
   size_t n_rlimits;
   bool status; /* collect the status report for the entry function */
@@ -82,6 +102,22 @@ sbx_profile *sbx_profile_load(const char *name, const char *search_dir,
                               GError **error);
 
 void sbx_profile_free(sbx_profile *profile);
+
+/* Layer names ("seccomp", "broker", "userns", "landlock") to
+ * SBX_REQUIRE_* bits; an unknown name is an error that lists the known
+ * ones. Shared by [profile] require and sbx-run --require. */
+gboolean sbx_profile_parse_require(const char *const *names, unsigned *out,
+                                   GError **error);
+
+/* Appends the rules of the permission set name ("fonts", "locale",
+ * "certificates", "random": the built-in NAME.rules, docs/policies.md) to
+ * rules (g_strdup'd strings). An unknown name is an error that lists the
+ * known ones. */
+gboolean sbx_profile_permission_set(const char *name, GPtrArray *rules,
+                                    GError **error);
+
+/* The name of one SBX_REQUIRE_* bit; NULL for anything else. */
+const char *sbx_profile_require_name(unsigned bit);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sbx_profile, sbx_profile_free)
 
 /* Parses the profile's seccomp layers in order: a GPtrArray of sbx_policy

@@ -4,11 +4,18 @@
 [profile]
 description=Document renderer: reads fonts, shared data and libraries through the broker
 seccomp=renderer.policy
+# Required wherever it runs: the seccomp layers and the broker. Without
+# user namespaces or Landlock (some kernels, containers, distributions)
+# it runs with a warning, and its status report shows them off.
+require=seccomp;broker
 
 [broker]
 # Libraries for dlopen (the loader reads its cache first), shared data.
 # The host adds the worker's home and its input directory at run time.
-rules=read /etc/ld.so.cache;read /usr/lib/x86_64-linux-gnu/;read /usr/share/fonts/;read /usr/share/common-licenses/;stat-intermediate /usr/lib/x86_64-linux-gnu/
+rules=read /etc/ld.so.cache;read /usr/lib/x86_64-linux-gnu/;read /usr/share/common-licenses/;stat-intermediate /usr/lib/x86_64-linux-gnu/
+# Fonts as fontconfig, pango and cairo find them (docs/policies.md,
+# "Permission sets").
+include=fonts
 umask=077
 denied-errno=EACCES
 

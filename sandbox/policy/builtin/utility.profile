@@ -4,6 +4,10 @@
 [profile]
 description=Data transformer: no files; input and output through its descriptors
 seccomp=utility.policy
+# Required wherever it runs: the seccomp layers and the broker. Without
+# user namespaces or Landlock (some kernels, containers, distributions)
+# it runs with a warning, and its status report shows them off.
+require=seccomp;broker
 
 [broker]
 rules=

@@ -158,6 +158,126 @@ START_TEST(null_arguments_to_a_running_sandbox_are_refused) {
 }
 END_TEST
 
+/* Each pointer a call takes, and each pointer field of the structs it
+ * reads, NULL on its own while everything else is valid: refused with
+ * SBX_ERROR_INVALID naming it, or the documented default. Every call is
+ * also made with a NULL GError **, which must not matter. */
+START_TEST(each_pointer_argument_null_on_its_own_is_refused_or_defaulted) {
+  GError *error = NULL;
+  sbx_sandbox *s = NULL;
+  sbx_process_type t =
+      SBX_PROCESS_TYPE_INIT(.name = NULL, .entry = entry_check_args);
+  sbx_sandbox_config c = SBX_SANDBOX_CONFIG_INIT(.types = &t, .n_types = 1);
+  ck_assert(!sbx_sandbox_start(&c, &s, &error));
+  ck_assert_ptr_null(s);
+  assert_invalid(error, "name of 1 to");
+  ck_assert(!sbx_sandbox_start(&c, &s, NULL));
+  t = (sbx_process_type)SBX_PROCESS_TYPE_INIT(.name = "renderer");
+  error = NULL;
+  ck_assert(!sbx_sandbox_start(&c, &s, &error));
+  assert_invalid(error, "no entry function");
+  ck_assert(!sbx_sandbox_start(&c, &s, NULL));
+  ck_assert(!sbx_sandbox_start(&c, NULL, NULL));
+  ck_assert(!sbx_sandbox_start(NULL, &s, NULL));
+  ck_assert_ptr_null(s);
+
+  /* Control, and the pointers whose NULL is a default: profile (the
+   * name), extra_rules, user_data, profile_dir, audit_log (stderr). */
+  t = (sbx_process_type)SBX_PROCESS_TYPE_INIT(.name = "renderer",
+                                              .entry = entry_check_args,
+                                              .profile = NULL,
+                                              .extra_rules = NULL,
+                                              .user_data = NULL);
+  c = (sbx_sandbox_config)SBX_SANDBOX_CONFIG_INIT(.types = &t, .n_types = 1,
+                                                  .profile_dir = NULL,
+                                                  .audit_log = NULL);
+  ck_assert(sbx_sandbox_start(&c, &s, NULL));
+
+  pid_t pid = 1;
+  sbx_spawn_config spawn = SBX_SPAWN_CONFIG_INIT(.process_type = "renderer");
+  ck_assert(!sbx_sandbox_spawn(NULL, &spawn, &pid, NULL));
+  ck_assert_int_eq(pid, -1);
+  ck_assert(!sbx_sandbox_spawn(s, NULL, &pid, NULL));
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, NULL, NULL));
+  spawn.process_type = NULL;
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, NULL));
+  spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                  .payload_len = 1);
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, NULL));
+  spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                  .n_fds = 1);
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, NULL));
+
+  sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
+  ck_assert(!sbx_sandbox_wait(NULL, -1, 0, &e, NULL));
+  ck_assert(!sbx_sandbox_wait(s, -1, 0, NULL, NULL));
+
+  /* payload and fds NULL with no length: no payload, stdio /dev/null. */
+  spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                  .payload = NULL, .fds = NULL);
+  assert_exit_code(s, spawn_ok(s, &spawn), 10);
+
+  ck_assert_int_eq(sbx_sandbox_event_fd(NULL), -1);
+  ck_assert_int_eq(sbx_sandbox_zygote_pid(NULL), -1);
+  ck_assert_int_eq(sbx_sandbox_broker_pid(NULL), -1);
+  ck_assert_int_ge(sbx_sandbox_event_fd(s), 0);
+  sbx_sandbox_stop(NULL);
+  sbx_sandbox_stop(s);
+
+  sbx_self_config self = SBX_SELF_CONFIG_INIT(.profile = NULL);
+  ck_assert(!sbx_sandbox_enter_self(&self, NULL, NULL));
+  ck_assert(!sbx_sandbox_enter_self(NULL, NULL, NULL));
+
+  sbx_sandbox_status st = SBX_SANDBOX_STATUS_INIT();
+  ck_assert_uint_eq(sbx_sandbox_status_format(NULL, NULL, 16), 0);
+  ck_assert_uint_gt(sbx_sandbox_status_format(&st, NULL, 16), 0);
+  ck_assert_ptr_null(sbx_builtin_text(NULL));
+}
+END_TEST
+
+/* A NULL payload or descriptor array with a length is reported as NULL,
+ * whatever the length; a real one over the limit as too large. */
+START_TEST(null_payload_or_fds_with_a_length_are_reported_as_null) {
+  sbx_sandbox *s = start_one();
+  pid_t pid;
+  GError *error = NULL;
+  const size_t lens[] = {1, 64 * 1024 + 1, (size_t)-1};
+  for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+    sbx_spawn_config spawn = SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                   .payload_len = lens[i]);
+    ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, &error));
+    assert_invalid(error, "payload is NULL");
+    error = NULL;
+    spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                    .n_fds = lens[i]);
+    ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, &error));
+    assert_invalid(error, "fds is NULL");
+    error = NULL;
+  }
+  /* Controls: real arrays over the limits are too large. */
+  static char big[64 * 1024 + 1];
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .payload = big,
+                            .payload_len = sizeof big);
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, &error));
+  assert_invalid(error, "at most 65536");
+  error = NULL;
+  int fds[17] = {0};
+  spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                  .fds = fds,
+                                                  .n_fds = G_N_ELEMENTS(fds));
+  ck_assert(!sbx_sandbox_spawn(s, &spawn, &pid, &error));
+  assert_invalid(error, "at most 16");
+  /* And at the limits they are served. */
+  spawn = (sbx_spawn_config)SBX_SPAWN_CONFIG_INIT(.process_type = "renderer",
+                                                  .payload = big,
+                                                  .payload_len = sizeof big - 1,
+                                                  .fds = fds, .n_fds = 16);
+  assert_exit_code(s, spawn_ok(s, &spawn), 10);
+  sbx_sandbox_stop(s);
+}
+END_TEST
+
 /* ---- Sizes ------------------------------------------------------------ */
 
 START_TEST(a_struct_not_made_with_its_init_macro_is_refused) {
@@ -393,7 +513,8 @@ START_TEST(the_status_report_has_one_line_per_layer_like_snprintf) {
       "mount namespace: unknown\n",
       "seccomp: on (2 filters: broker-client, renderer.policy)\n",
       "broker: on\n",
-      "landlock: on (abi 3)\n",
+      "landlock: on (abi 3; without: TCP bind and connect, device ioctls, "
+      "abstract-socket and signal scopes, logging flags)\n",
       "open fds: 5\n",
       "fully sandboxed: yes\n",
   };
@@ -438,6 +559,9 @@ static Suite *contract_suite(void) {
   tcase_set_timeout(args, 60);
   tcase_add_test(args, null_arguments_are_refused_without_a_crash);
   tcase_add_test(args, null_arguments_to_a_running_sandbox_are_refused);
+  tcase_add_test(args,
+                 each_pointer_argument_null_on_its_own_is_refused_or_defaulted);
+  tcase_add_test(args, null_payload_or_fds_with_a_length_are_reported_as_null);
   suite_add_tcase(s, args);
   TCase *sizes = tcase_create("sizes");
   tcase_set_timeout(sizes, 60);

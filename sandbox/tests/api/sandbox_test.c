@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -393,19 +394,33 @@ START_TEST(zygote_failure_after_the_broker_started_stops_the_broker) {
   caps[0].effective &= ~((1u << CAP_SETUID) | (1u << CAP_SETGID));
   ck_assert_int_eq(syscall(SYS_capset, &hdr, caps), 0);
 
-  /* Control: in this namespace the sandbox starts. */
-  sbx_sandbox_stop(start_renderer(entry_probe));
-
+  /* A profile that requires user namespaces; the built-in renderer
+   * would run without them (degrade_api_test). */
+  g_autofree char *profile =
+      g_build_filename(dirs.outside, "strict.profile", NULL);
+  write_proc(profile,
+             "[profile]\n"
+             "seccomp=renderer.policy\n"
+             "require=seccomp;broker;userns;landlock\n"
+             "[broker]\n"
+             "rules=read /usr/share/common-licenses/\n");
   sbx_process_type t;
   sbx_sandbox_config config = renderer_config(&t, entry_probe);
+  t.profile = profile;
   sbx_sandbox *s = NULL;
   GError *error = NULL;
+
+  /* Control: in this namespace the sandbox starts. */
+  ck_assert(sbx_sandbox_start(&config, &s, &error));
+  sbx_sandbox_stop(s);
+  s = NULL;
 
   write_proc("/proc/sys/user/max_user_namespaces", "0");
   ck_assert(!sbx_sandbox_start(&config, &s, &error));
   ck_assert_ptr_null(s);
-  ck_assert_msg(strstr(error->message, "zygote: clone") &&
-                    strstr(error->message, "max_user_namespaces"),
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(error->message, "requires user namespaces") &&
+                    strstr(error->message, "user.max_user_namespaces is 0"),
                 "%s", error->message);
   g_error_free(error);
   assert_no_children(); /* the broker was started, and stopped again */
@@ -442,6 +457,70 @@ START_TEST(threaded_host_is_refused) {
 }
 END_TEST
 
+/* Ends through libc's exit(), which flushes every stdio buffer the worker
+ * has: its copy of the host's, as the zygote got it. */
+static int entry_exit_through_libc(const sbx_worker_args *args) {
+  exit(5);
+}
+
+#define BUFFERED_LINE "a line the host buffered before starting the sandbox"
+
+/* The host's side of the test below, in a process of its own whose
+ * stdout is the pipe out: 0 when every step worked. */
+static int buffered_line_host(int out) {
+  if (dup2(out, STDOUT_FILENO) < 0)
+    return 10;
+  printf("%s", BUFFERED_LINE); /* no newline, no flush: it stays buffered */
+  sbx_process_type t;
+  sbx_sandbox_config config = renderer_config(&t, entry_exit_through_libc);
+  sbx_sandbox *s = NULL;
+  if (!sbx_sandbox_start(&config, &s, NULL))
+    return 11;
+  int fds[] = {0, 1, 2};
+  sbx_spawn_config spawn =
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .fds = fds, .n_fds = 3);
+  for (int i = 0; i < 2; i++) {
+    pid_t pid = -1;
+    sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
+    if (!sbx_sandbox_spawn(s, &spawn, &pid, NULL) ||
+        !sbx_sandbox_wait(s, pid, 20000, &e, NULL))
+      return 12;
+    if (e.reason != SBX_EXIT_NORMAL || e.exit_code != 5)
+      return 13;
+  }
+  sbx_sandbox_stop(s);
+  return 0;
+}
+
+START_TEST(a_line_the_host_buffered_before_start_is_written_once) {
+  int out[2];
+  ck_assert_int_eq(pipe(out), 0);
+  fflush(NULL);
+  pid_t host = fork();
+  ck_assert_int_ge(host, 0);
+  if (host == 0) {
+    close(out[0]);
+    exit(buffered_line_host(out[1])); /* exit() writes the host's buffer */
+  }
+  close(out[1]);
+  g_autoptr(GString) got = g_string_new(NULL);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0)
+    g_string_append_len(got, buf, n);
+  close(out[0]);
+  int status;
+  ck_assert_int_eq(waitpid(host, &status, 0), host);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "host step failed: status 0x%x", status);
+  int count = 0;
+  for (const char *p = got->str; (p = strstr(p, BUFFERED_LINE)); p++)
+    count++;
+  ck_assert_msg(count == 1, "the line was written %d times: \"%s\"", count,
+                got->str);
+}
+END_TEST
+
 static Suite *sandbox_suite(void) {
   Suite *s = suite_create("api_sandbox");
   TCase *tc = tcase_create("host");
@@ -458,6 +537,7 @@ static Suite *sandbox_suite(void) {
   tcase_add_test(tc, bad_profile_fails_the_start_and_names_the_file);
   tcase_add_test(tc, bad_policy_fails_the_start_and_names_file_and_line);
   tcase_add_test(tc, threaded_host_is_refused);
+  tcase_add_test(tc, a_line_the_host_buffered_before_start_is_written_once);
   tcase_add_test(tc, zygote_failure_after_the_broker_started_stops_the_broker);
   suite_add_tcase(s, tc);
   return s;

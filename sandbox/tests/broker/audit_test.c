@@ -173,6 +173,51 @@ START_TEST(
 }
 END_TEST
 
+/* target and allow: on one-path lines, cut like the others; the longest
+ * one-path line with both still keeps every field. */
+START_TEST(a_denial_names_its_target_and_the_rule_that_would_allow_it) {
+  sbx_audit_record rec = denial("/etc/fonts/conf.d/10-a.conf", 7);
+  rec.target = "/usr/share/fontconfig/conf.avail/10-a.conf";
+  rec.allow = "read /usr/share/fontconfig/conf.avail/10-a.conf";
+  size_t len;
+  g_autofree char *line = format(&rec, &len);
+  g_autoptr(GHashTable) f = parse_line(line, len);
+  ck_assert_str_eq(field(f, "target"), rec.target);
+  ck_assert_str_eq(field(f, "allow"), rec.allow);
+
+  char path[PATH_MAX], type[200], reason[300];
+  memset(path, 0x01, PATH_MAX - 1);
+  path[PATH_MAX - 1] = '\0';
+  memset(type, '\x7f', sizeof type - 1);
+  type[sizeof type - 1] = '\0';
+  memset(reason, '"', sizeof reason - 1);
+  reason[sizeof reason - 1] = '\0';
+  sbx_audit_record big = {.type = type,
+                          .pid = INT_MIN,
+                          .op = "open",
+                          .path = path,
+                          .fs_op = SBX_FS_OP_OPEN,
+                          .flags = 0xffffffffu,
+                          .result = -ENOTRECOVERABLE,
+                          .reason = reason,
+                          .target = path,
+                          .allow = path};
+  g_autofree char *longest = format(&big, &len);
+  g_autoptr(GHashTable) g = parse_line(longest, len);
+  const char *keys[] = {"path",  "flags",  "type",   "pid",
+                        "errno", "reason", "target", "allow"};
+  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+    ck_assert_msg(field(g, keys[i]) != NULL, "no %s in %s", keys[i], longest);
+  ck_assert_uint_le(strlen(field(g, "allow")), SBX_AUDIT_HINT_MAX);
+
+  /* With a second path they are left out. */
+  rec.path2 = "/tmp/x";
+  g_autofree char *two = format(&rec, &len);
+  ck_assert_ptr_null(strstr(two, "target="));
+  ck_assert_ptr_null(strstr(two, "allow="));
+}
+END_TEST
+
 START_TEST(the_longest_record_keeps_every_field_within_the_maximum) {
   char path[PATH_MAX];
   memset(path, 0x01, PATH_MAX - 1);
@@ -547,6 +592,8 @@ static Suite *audit_suite(void) {
   tcase_add_test(
       lines,
       quotes_backslashes_and_newlines_in_a_path_cannot_end_or_forge_a_line);
+  tcase_add_test(lines,
+                 a_denial_names_its_target_and_the_rule_that_would_allow_it);
   tcase_add_test(lines,
                  the_longest_record_keeps_every_field_within_the_maximum);
   suite_add_tcase(s, lines);

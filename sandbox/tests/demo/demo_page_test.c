@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cairo.h>
 #include <glib.h>
 
 #include "examples/renderer/layout.h"
@@ -201,7 +202,7 @@ static void assert_layout_within(const demo_document *doc, int width) {
     ck_assert_ptr_null(memchr(line->text->str, '\n', line->text->len));
   }
   size_t len = 0;
-  g_free(demo_raster_pgm(l, &len));
+  g_free(demo_raster_png(l, &len, NULL));
   ck_assert_uint_gt(len, 0);
   demo_layout_free(l);
 }
@@ -333,34 +334,68 @@ START_TEST(layout_refuses_widths_out_of_range) {
 }
 END_TEST
 
-static size_t ink(const uint8_t *pgm, size_t len, int *w, int *h) {
-  ck_assert_int_eq(sscanf((const char *)pgm, "P5\n%d %d\n255\n", w, h), 2);
-  size_t header = len - (size_t)(*w) * (size_t)(*h);
+typedef struct {
+  const uint8_t *p;
+  size_t left;
+} png_reader;
+
+static cairo_status_t read_png(void *closure, unsigned char *data,
+                               unsigned int len) {
+  png_reader *r = closure;
+  if (len > r->left)
+    return CAIRO_STATUS_READ_ERROR;
+  memcpy(data, r->p, len);
+  r->p += len;
+  r->left -= len;
+  return CAIRO_STATUS_SUCCESS;
+}
+
+/* Decodes the PNG; returns how many pixels are darker than mid-grey. */
+static size_t ink(const uint8_t *png, size_t len, int *w, int *h) {
+  ck_assert_int_eq(memcmp(png, "\x89PNG\r\n\x1a\n", 8), 0);
+  png_reader r = {png, len};
+  cairo_surface_t *s = cairo_image_surface_create_from_png_stream(read_png, &r);
+  ck_assert_int_eq(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+  *w = cairo_image_surface_get_width(s);
+  *h = cairo_image_surface_get_height(s);
+  int stride = cairo_image_surface_get_stride(s);
+  const unsigned char *px = cairo_image_surface_get_data(s);
   size_t dark = 0;
-  for (size_t i = header; i < len; i++)
-    dark += pgm[i] == 0;
+  for (int y = 0; y < *h; y++) {
+    const uint32_t *row = (const uint32_t *)(px + (size_t)y * stride);
+    for (int x = 0; x < *w; x++) {
+      uint32_t v = row[x];
+      unsigned grey = (((v >> 16) & 0xff) + ((v >> 8) & 0xff) + (v & 0xff)) / 3;
+      dark += grey < 128;
+    }
+  }
+  cairo_surface_destroy(s);
   return dark;
 }
 
-START_TEST(raster_writes_a_pgm_with_ink_only_where_text_is) {
+/* pango draws the text in the system's monospace font: ink where there is
+ * text, none on an empty page, and the picture's size follows the
+ * layout's cells. */
+START_TEST(raster_writes_a_png_with_ink_only_where_text_is) {
   demo_document *doc = parse_ok("<h1>Hi</h1><p>x <strong>y</strong></p>");
   demo_layout *l = demo_layout_document(doc, 30, NULL);
   size_t len;
-  uint8_t *pgm = demo_raster_pgm(l, &len);
+  uint8_t *png = demo_raster_png(l, &len, NULL);
+  ck_assert_ptr_nonnull(png);
   int w, h;
-  size_t dark = ink(pgm, len, &w, &h);
+  size_t dark = ink(png, len, &w, &h);
   ck_assert_int_eq(w, 2 * DEMO_MARGIN + 30 * DEMO_CELL_W);
   /* heading and its underline (both scale 2), blank, paragraph */
   ck_assert_int_eq(h, 2 * DEMO_MARGIN + DEMO_CELL_H * (2 + 2 + 1 + 1));
-  ck_assert_uint_gt(dark, 0);
-  g_free(pgm);
+  ck_assert_uint_gt(dark, 20);
+  g_free(png);
   demo_layout_free(l);
   demo_document_free(doc);
   doc = parse_ok("<p>&nbsp;</p>");
   l = demo_layout_document(doc, 30, NULL);
-  pgm = demo_raster_pgm(l, &len);
-  ck_assert_uint_eq(ink(pgm, len, &w, &h), 0);
-  g_free(pgm);
+  png = demo_raster_png(l, &len, NULL);
+  ck_assert_uint_eq(ink(png, len, &w, &h), 0);
+  g_free(png);
   demo_layout_free(l);
   demo_document_free(doc);
 }
@@ -387,7 +422,7 @@ int main(void) {
   tcase_add_test(tc, layout_underlines_headings_and_keeps_nbsp_together);
   tcase_add_test(tc, layout_draws_tables_with_borders_within_the_width);
   tcase_add_test(tc, layout_refuses_widths_out_of_range);
-  tcase_add_test(tc, raster_writes_a_pgm_with_ink_only_where_text_is);
+  tcase_add_test(tc, raster_writes_a_png_with_ink_only_where_text_is);
   suite_add_tcase(s, tc);
   return demo_test_run(s);
 }

@@ -111,7 +111,7 @@ START_TEST(demo_renders_every_page_and_blocks_every_attack) {
       continue;
     char *stem = g_strndup(n, strlen(n) - strlen(".html"));
     ck_assert_msg(file_size(out_dir, stem, "txt") > 0, "%s.txt", stem);
-    ck_assert_msg(file_size(out_dir, stem, "pgm") > 0, "%s.pgm", stem);
+    ck_assert_msg(file_size(out_dir, stem, "png") > 0, "%s.png", stem);
     char *row = g_strdup_printf("\n%s ", n);
     ck_assert_msg(strstr(r.out, row) && strstr(strstr(r.out, row), "rendered"),
                   "no \"rendered\" row for %s:\n%s", n, r.out);
@@ -131,9 +131,9 @@ START_TEST(demo_renders_every_page_and_blocks_every_attack) {
       strstr(text, "License: Apache-2.0") && strstr(text, "Apache License"),
       "the license text read through the broker is missing:\n%s", text);
   g_free(text);
-  char *index_pgm = g_build_filename(out_dir, "index.pgm", NULL);
-  ck_assert(g_file_get_contents(index_pgm, &text, NULL, NULL));
-  ck_assert(g_str_has_prefix(text, "P5\n"));
+  char *index_png = g_build_filename(out_dir, "index.png", NULL);
+  ck_assert(g_file_get_contents(index_png, &text, NULL, NULL));
+  ck_assert(g_str_has_prefix(text, "\x89PNG\r\n\x1a\n"));
   g_free(text);
 
   static const char *const required[] = {
@@ -171,7 +171,7 @@ START_TEST(demo_renders_every_page_and_blocks_every_attack) {
                 "%s", r.out);
   g_ptr_array_unref(rows);
   g_free(index_txt);
-  g_free(index_pgm);
+  g_free(index_png);
   g_free(pages_dir);
   demo_run_clear(&r);
   remove_tree(out_dir);

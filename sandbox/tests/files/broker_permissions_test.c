@@ -354,6 +354,61 @@ START_TEST(broker_resolver_opens_an_allowed_file) {
 }
 END_TEST
 
+/* A denial names what it was decided on and the rule that would grant it:
+ * a link's target (not the link), and stat-intermediate for a directory
+ * above an entry. */
+START_TEST(broker_resolver_denial_names_the_target_and_the_rule) {
+  g_autofree char *made = g_dir_make_tmp("sbx-hint-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(made);
+  g_autofree char *root = realpath(made, NULL);
+  g_autofree char *allowed = g_build_filename(root, "allowed", NULL);
+  g_autofree char *outside = g_build_filename(root, "outside", NULL);
+  g_autofree char *secret = g_build_filename(outside, "secret.txt", NULL);
+  g_autofree char *link = g_build_filename(allowed, "link", NULL);
+  g_autofree char *plain = g_build_filename(allowed, "plain.txt", NULL);
+  ck_assert_int_eq(g_mkdir_with_parents(allowed, 0700), 0);
+  ck_assert_int_eq(g_mkdir_with_parents(outside, 0700), 0);
+  ck_assert(g_file_set_contents(secret, "s", -1, NULL));
+  ck_assert(g_file_set_contents(plain, "p", -1, NULL));
+  ck_assert_int_eq(symlink(secret, link), 0);
+  sbx_allowlist *list = sbx_allowlist_new("t");
+  g_autofree char *rule = g_strdup_printf("read %s/", allowed);
+  ck_assert(sbx_allowlist_add_rule(list, rule, NULL));
+  sbx_resolver *r = sbx_resolver_new(list, NULL);
+  ck_assert_ptr_nonnull(r);
+
+  sbx_decision d;
+  int fd = sbx_resolver_open(r, getpid(), plain, O_RDONLY, 0, &d);
+  ck_assert_int_ge(fd, 0); /* control */
+  close(fd);
+  ck_assert_str_eq(d.object, "");
+  ck_assert_int_lt(sbx_resolver_open(r, getpid(), link, O_RDONLY, 0, &d), 0);
+  ck_assert(!d.granted);
+  ck_assert_str_eq(d.object, secret);
+  g_autofree char *want = g_strdup_printf("read %s", secret);
+  ck_assert_str_eq(d.allow, want);
+
+  ck_assert_int_lt(sbx_resolver_open(r, getpid(), secret, O_RDWR, 0, &d), 0);
+  ck_assert_str_eq(d.object, ""); /* asked for by its own name */
+  want = g_strdup_printf("read-write %s", secret);
+  ck_assert_str_eq(d.allow, want);
+
+  struct stat st;
+  ck_assert_int_lt(sbx_resolver_stat(r, getpid(), root, true, &st, &d), 0);
+  want = g_strdup_printf("stat-intermediate %s", allowed);
+  ck_assert_str_eq(d.allow, want);
+
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  unlink(link);
+  unlink(plain);
+  unlink(secret);
+  rmdir(allowed);
+  rmdir(outside);
+  rmdir(root);
+}
+END_TEST
+
 START_TEST(broker_resolver_refuses_every_non_canonical_spelling) {
   fixture f;
   fixture_make(&f);
@@ -974,6 +1029,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, list);
   TCase *res = tcase_create("resolver");
   tcase_add_test(res, broker_resolver_opens_an_allowed_file);
+  tcase_add_test(res, broker_resolver_denial_names_the_target_and_the_rule);
   tcase_add_test(res, broker_resolver_refuses_every_non_canonical_spelling);
   tcase_add_test(res, broker_resolver_refuses_a_sibling_prefix);
   tcase_add_test(res, broker_resolver_refuses_symlink_out_of_tree);

@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sbx_policy *p = sbx_policy_parse_string(text, "imported", NULL, NULL);
   if (p == NULL)
     abort(); /* the importer promises text that loads */
-  char *out = sbx_oci_export(p, &error);
+  char *out = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
   sbx_oci_profile *exported = NULL;
   if (out != NULL) {
     exported = sbx_oci_profile_load_data(out, -1, "exported", NULL);

@@ -49,7 +49,7 @@ static void add_filter(sbx_layer_plan *plan, const char *name,
 static bool add_landlock(sbx_layer_plan *plan) {
   GError *error = NULL;
   ck_assert_msg(sbx_layer_plan_set_landlock(plan, sbx_landlock_builder_new(),
-                                            true, 0, &error),
+                                            SBX_LANDLOCK_OPTIONAL, 0, &error),
                 "%s", error ? error->message : "");
   return plan->landlock_fd >= 0;
 }

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <string.h>
 #include <seccomp.h>
@@ -170,7 +171,7 @@ START_TEST(oci_corpus_profiles_keep_their_verdicts_through_import_and_export) {
     sbx_policy *p = import_ok(json, name);
     t.policy = p;
     compile_ok(p, &t.prog);
-    char *exported = sbx_oci_export(p, &error);
+    char *exported = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
     ck_assert_msg(exported != NULL, "%s: %s", name,
                   error ? error->message : "?");
     sbx_oci_profile *again =
@@ -347,7 +348,7 @@ static uint32_t exported_eval(const char *policy_text, const char *syscall,
                               uint64_t a0, uint64_t a1) {
   sbx_policy *p = policy_test_parse_ok(policy_text);
   GError *error = NULL;
-  char *json_text = sbx_oci_export(p, &error);
+  char *json_text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
   ck_assert_msg(json_text != NULL, "%s", error ? error->message : "?");
   sbx_oci_profile *json =
       sbx_oci_profile_load_data(json_text, -1, "exported", &error);
@@ -547,7 +548,7 @@ static void check_runtime(const struct seccomp_data *d, void *user) {
  * call tried (this is what runc and crun build from it). */
 static void check_through_libseccomp(const sbx_policy *p, const char *name) {
   GError *error = NULL;
-  char *json_text = sbx_oci_export(p, &error);
+  char *json_text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
   ck_assert_msg(json_text != NULL, "%s: %s", name,
                 error ? error->message : "?");
   GHashTable *unknown = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -604,7 +605,16 @@ START_TEST(oci_export_of_every_builtin_policy_gives_the_same_verdicts) {
     GError *error = NULL;
     sbx_policy *p = sbx_builtin_policy(name, &error);
     ck_assert_msg(p != NULL, "%s", error ? error->message : "?");
-    char *text = sbx_oci_export(p, &error);
+    char *text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
+    if (p->default_action.kind == SBX_ACTION_USER_NOTIF) {
+      /* No container runtime answers user-notify. */
+      ck_assert_ptr_null(text);
+      ck_assert_msg(strstr(error->message, "@default user-notify") != NULL,
+                    "%s: %s", name, error->message);
+      g_clear_error(&error);
+      sbx_policy_free(p);
+      continue;
+    }
     ck_assert_msg(text != NULL, "%s: %s", name, error ? error->message : "?");
     sbx_oci_profile *json = sbx_oci_profile_load_data(text, -1, name, &error);
     ck_assert_msg(json != NULL, "%s: %s", name, error ? error->message : "?");
@@ -617,6 +627,241 @@ START_TEST(oci_export_of_every_builtin_policy_gives_the_same_verdicts) {
     sbx_policy_free(p);
   }
   ck_assert_uint_ge(exported, 4);
+}
+END_TEST
+
+/* ---- numbers JSON tools keep, container profiles, user-notify ---------- */
+
+/* Every integer in the text is at most 2^53 - 1 (jq and JavaScript read
+ * numbers as doubles). */
+static void assert_small_numbers(const char *json, const char *name) {
+  for (const char *c = json; *c; c++) {
+    if (!g_ascii_isdigit(*c) || (c > json && g_ascii_isalnum(c[-1])))
+      continue;
+    char *end = NULL;
+    uint64_t v = g_ascii_strtoull(c, &end, 10);
+    ck_assert_msg(v <= SBX_OCI_MAX_SAFE_NUMBER,
+                  "%s: the profile holds %.*s, above 2^53", name,
+                  (int)(end - c), c);
+    c = end - 1;
+  }
+}
+
+typedef struct {
+  const sbx_policy *policy;
+  const sbx_policy *runtime; /* NULL: the policy alone */
+  const sbx_oci_profile *json;
+  sbx_bpf_program compiled; /* the policy, compiled by sbx */
+  sbx_bpf_program seccomp;  /* the JSON, compiled by libseccomp */
+  GHashTable *unknown;
+  const char *name;
+} verdict_check;
+
+/* The verdict the exported profile must give: the runtime's calls where
+ * they hold, the policy's everywhere else. */
+static uint32_t wanted(const verdict_check *c, const struct seccomp_data *d,
+                       gboolean *by_runtime) {
+  *by_runtime = FALSE;
+  for (size_t k = 0; c->runtime && k < c->runtime->n_rules; k++)
+    if (c->runtime->rules[k].nr == d->nr && d->arch == AUDIT_ARCH_X86_64 &&
+        sbx_policy_eval(c->runtime, d) == SECCOMP_RET_ALLOW)
+      *by_runtime = TRUE;
+  return *by_runtime ? SECCOMP_RET_ALLOW : sbx_policy_eval(c->policy, d);
+}
+
+static void check_verdicts(const struct seccomp_data *d, void *user) {
+  verdict_check *c = user;
+  gboolean by_runtime;
+  uint32_t want = wanted(c, d, &by_runtime);
+  if (!by_runtime) /* the policy's own program agrees with its meaning */
+    ck_assert_uint_eq(
+        sbx_bpf_run_checked(c->compiled.insns, c->compiled.len, d, NULL), want);
+  ck_assert_msg(sbx_oci_profile_eval(c->json, d) == want,
+                "%s: nr %d args %#llx %#llx: want 0x%x, the JSON gives 0x%x",
+                c->name, d->nr, d->args[0], d->args[1], want,
+                sbx_oci_profile_eval(c->json, d));
+  if (d->arch == AUDIT_ARCH_X86_64 &&
+      g_hash_table_contains(c->unknown, GINT_TO_POINTER(d->nr)))
+    return;
+  uint32_t got = sbx_bpf_run(c->seccomp.insns, c->seccomp.len, d, NULL);
+  ck_assert_msg(got == want,
+                "%s: nr %d arch 0x%x args %#llx %#llx: want 0x%x, "
+                "libseccomp's program 0x%x",
+                c->name, d->nr, d->arch, d->args[0], d->args[1], want, got);
+}
+
+/* Compiles the policy with sbx and the exported JSON with libseccomp and
+ * compares both with the meaning on every sample call. */
+static void check_exported(const sbx_policy *p, const char *json_text,
+                           gboolean for_container, const char *name) {
+  GError *error = NULL;
+  verdict_check c = {.policy = p, .name = name};
+  sbx_policy *runtime = NULL;
+  if (for_container) {
+    runtime = sbx_policy_parse_string(sbx_oci_container_runtime_calls,
+                                      "container-runtime", NULL, &error);
+    ck_assert_msg(runtime != NULL, "%s", error ? error->message : "?");
+    c.runtime = runtime;
+  }
+  sbx_oci_profile *json =
+      sbx_oci_profile_load_data(json_text, -1, name, &error);
+  ck_assert_msg(json != NULL, "%s: %s", name, error ? error->message : "?");
+  c.json = json;
+  compile_ok(p, &c.compiled);
+  c.unknown = g_hash_table_new(g_direct_hash, g_direct_equal);
+  c.seccomp = libseccomp_program(json_text, name, c.unknown);
+  for_each_input(p, check_verdicts, &c);
+  if (runtime != NULL)
+    for_each_input(runtime, check_verdicts, &c);
+  g_hash_table_unref(c.unknown);
+  sbx_bpf_program_clear(&c.seccomp);
+  sbx_bpf_program_clear(&c.compiled);
+  sbx_oci_profile_free(json);
+  sbx_policy_free(runtime);
+}
+
+/* Each built-in policy, alone and for a container: the profile holds no
+ * number above 2^53 and keeps the verdicts, or the export is refused
+ * naming the rule and --large-numbers writes it exactly. */
+START_TEST(oci_export_of_builtins_keeps_numbers_below_2_53_or_names_the_rule) {
+  guint small = 0, refused = 0;
+  for (size_t k = 0; k < sbx_builtin_n_files; k++) {
+    const char *name = sbx_builtin_files[k].name;
+    if (!g_str_has_suffix(name, ".policy"))
+      continue;
+    GError *error = NULL;
+    sbx_policy *p = sbx_builtin_policy(name, &error);
+    ck_assert_msg(p != NULL, "%s", error ? error->message : "?");
+    for (unsigned fc = 0; fc <= SBX_OCI_EXPORT_FOR_CONTAINER; fc++) {
+      char *text = sbx_oci_export(p, fc, &error);
+      if (text == NULL && strstr(error->message, "user-notify") != NULL) {
+        g_clear_error(&error);
+        continue;
+      }
+      if (text == NULL) {
+        ck_assert_msg(strstr(error->message, "2^53") != NULL &&
+                          strstr(error->message, ".policy:") != NULL &&
+                          strstr(error->message, "--large-numbers") != NULL,
+                      "%s: %s", name, error->message);
+        g_clear_error(&error);
+        text = sbx_oci_export(p, fc | SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
+        ck_assert_msg(text != NULL, "%s: %s", name,
+                      error ? error->message : "?");
+        refused++;
+      } else {
+        assert_small_numbers(text, name);
+        small++;
+      }
+      check_exported(p, text, fc != 0, name);
+      g_free(text);
+    }
+    sbx_policy_free(p);
+  }
+  ck_assert_uint_gt(small, 0);
+  ck_assert_uint_gt(small + refused, 8);
+}
+END_TEST
+
+static char *export_error(const char *text, unsigned flags) {
+  GError *error = NULL;
+  sbx_policy *p = sbx_policy_parse_string(text, "numbers.policy", NULL, &error);
+  ck_assert_msg(p != NULL, "%s", error ? error->message : "?");
+  char *json = sbx_oci_export(p, flags, &error);
+  char *message = NULL;
+  if (json == NULL) {
+    message = g_strdup(error->message);
+    g_error_free(error);
+  } else {
+    assert_small_numbers(json, "numbers.policy");
+    check_exported(p, json, (flags & SBX_OCI_EXPORT_FOR_CONTAINER) != 0,
+                   "numbers.policy");
+  }
+  g_free(json);
+  sbx_policy_free(p);
+  return message;
+}
+
+START_TEST(oci_export_rewrites_masks_above_2_53_into_equivalent_comparisons) {
+  /* (arg & ~3) == 0 is arg <= 3; its complement "some bit from 2 up" is
+   * arg > 3; 18446744073709551614 (~1) becomes arg <= 1. */
+  ck_assert_ptr_null(
+      export_error("mprotect: arg2 in PROT_READ|PROT_WRITE; return EPERM\n"
+                   "prctl: arg1 in 1; return EINVAL\n"
+                   "madvise: arg0 != 0 && arg1 > 0x100000000\n"
+                   "@default kill-process\n",
+                   0));
+  ck_assert_ptr_null(export_error(
+      "mprotect: arg2 in PROT_READ|PROT_WRITE; return EPERM\n", 0));
+  /* Bit 63 alone cannot be tested with numbers below 2^53. */
+  const char *high = "getpid: 1\nprctl: arg1 & 0x8000000000000000; return 7\n";
+  char *message = export_error(high, 0);
+  ck_assert_ptr_nonnull(message);
+  ck_assert_msg(strstr(message, "numbers.policy:2: prctl: arg1") != NULL &&
+                    strstr(message, "2^53") != NULL,
+                "%s", message);
+  g_free(message);
+  /* With --large-numbers it is written exactly (and keeps its verdicts). */
+  GError *error = NULL;
+  sbx_policy *p = sbx_policy_parse_string(high, "high.policy", NULL, &error);
+  char *json = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
+  ck_assert_msg(json != NULL, "%s", error ? error->message : "?");
+  ck_assert_ptr_nonnull(strstr(json, "9223372036854775808"));
+  check_exported(p, json, FALSE, "high.policy");
+  g_free(json);
+  sbx_policy_free(p);
+}
+END_TEST
+
+START_TEST(oci_export_refuses_user_notify_naming_the_rule) {
+  for (unsigned fc = 0; fc <= SBX_OCI_EXPORT_FOR_CONTAINER; fc++) {
+    char *m = export_error("getpid: 1\nopenat: user-notify\n", fc);
+    ck_assert_msg(m && strstr(m, "numbers.policy:2: openat: user-notify"), "%s",
+                  m);
+    g_free(m);
+    m = export_error("getpid: 1\n@default user-notify\n", fc);
+    ck_assert_msg(m && strstr(m, "@default user-notify"), "%s", m);
+    g_free(m);
+    m = export_error(
+        "openat: arg2 == 0; return EPERM\n"
+        "ioctl: arg1 == 1 || arg1 == 2\n"
+        "chdir: user-notify\n",
+        fc);
+    ck_assert_msg(m && strstr(m, "numbers.policy:3: chdir"), "%s", m);
+    g_free(m);
+    /* Positive control: another action exports. */
+    ck_assert_ptr_null(export_error("getpid: 1\nopenat: return EPERM\n", fc));
+  }
+}
+END_TEST
+
+START_TEST(oci_export_for_container_adds_only_the_runtime_calls) {
+  /* A policy that refuses every runtime call: the profile allows each
+   * exactly where the runtime's rule holds, and keeps the policy's verdict
+   * elsewhere (openat with other flags still EPERM). */
+  ck_assert_ptr_null(
+      export_error("getppid: 1\n"
+                   "openat: return EPERM\n"
+                   "epoll_ctl: arg1 == EPOLL_CTL_MOD\n"
+                   "@default kill-process\n",
+                   SBX_OCI_EXPORT_FOR_CONTAINER));
+  GError *error = NULL;
+  sbx_policy *p = sbx_policy_parse_string("openat: return EPERM\n", "t.policy",
+                                          NULL, &error);
+  char *json = sbx_oci_export(p, SBX_OCI_EXPORT_FOR_CONTAINER, &error);
+  ck_assert_msg(json != NULL, "%s", error ? error->message : "?");
+  sbx_oci_profile *o = sbx_oci_profile_load_data(json, -1, "t", &error);
+  struct seccomp_data d = {.nr = __NR_openat,
+                           .arch = AUDIT_ARCH_X86_64,
+                           .args = {0, 0, O_WRONLY | O_CLOEXEC}};
+  ck_assert_uint_eq(sbx_oci_profile_eval(o, &d), SECCOMP_RET_ALLOW);
+  d.args[2] = O_RDWR | O_CLOEXEC;
+  ck_assert_uint_eq(sbx_oci_profile_eval(o, &d), SECCOMP_RET_ERRNO | EPERM);
+  d.nr = __NR_socket;
+  ck_assert_uint_eq(sbx_oci_profile_eval(o, &d), SECCOMP_RET_KILL_PROCESS);
+  ck_assert_ptr_nonnull(strstr(json, "\"comment\": \"container runtime"));
+  sbx_oci_profile_free(o);
+  g_free(json);
+  sbx_policy_free(p);
 }
 END_TEST
 
@@ -638,6 +883,12 @@ static Suite *oci_suite(void) {
                  oci_export_of_every_builtin_policy_gives_the_same_verdicts);
   tcase_add_test(
       tc, oci_exported_profiles_give_the_same_verdicts_through_libseccomp);
+  tcase_add_test(
+      tc, oci_export_of_builtins_keeps_numbers_below_2_53_or_names_the_rule);
+  tcase_add_test(
+      tc, oci_export_rewrites_masks_above_2_53_into_equivalent_comparisons);
+  tcase_add_test(tc, oci_export_refuses_user_notify_naming_the_rule);
+  tcase_add_test(tc, oci_export_for_container_adds_only_the_runtime_calls);
 
   suite_add_tcase(s, tc);
   return s;

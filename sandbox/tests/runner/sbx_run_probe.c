@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -718,6 +719,10 @@ static int cmd_setids(bool change) {
   bad |= report_errno("setreuid", setreuid((uid_t)-1, (uid_t)-1));
   bad |= report_errno("setregid", setregid(g, g));
   bad |= report_errno("setgroups", setgroups((size_t)n, groups));
+  /* setfsuid returns the id in place: the same one, changed nothing. */
+  int fs = setfsuid(u);
+  printf("setfsuid=%s\n", fs == (int)u ? "ok" : "changed");
+  bad |= fs != (int)u;
   return bad;
 }
 

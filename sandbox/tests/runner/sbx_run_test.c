@@ -856,6 +856,7 @@ START_TEST(identity_calls_that_change_nothing_are_allowed_and_others_refused) {
   r = sbx_run(NULL, same);
   ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
   assert_lacks(r.out, "errno=");
+  assert_contains(r.out, "setfsuid=ok\n");
   assert_lacks(r.err, "sbx: denied");
   result_clear(&r);
 

@@ -89,7 +89,10 @@ START_TEST(every_builtin_profile_loads_with_every_layer) {
       ck_abort_msg("%s: %s", kTypes[i], error->message);
     ck_assert_str_eq(p->name, kTypes[i]);
     ck_assert(p->landlock);
-    ck_assert(!p->landlock_optional);
+    /* Every layer is used; only seccomp and the broker are required, so
+     * the types run (with a warning) where a kernel lacks the others. */
+    ck_assert_uint_eq(p->require, SBX_REQUIRE_SECCOMP | SBX_REQUIRE_BROKER);
+    ck_assert(p->landlock_optional);
     ck_assert_uint_eq(p->namespaces, SBX_NS_ALL);
     ck_assert(p->empty_root);
     char **names = NULL;
@@ -351,6 +354,40 @@ START_TEST(renderer_adds_only_what_a_renderer_needs) {
 }
 END_TEST
 
+/* [profile] require: absent means every enabled layer; [landlock]
+ * optional=true is the same as leaving "landlock" out. */
+START_TEST(profile_require_defaults_and_spellings) {
+  static const struct {
+    const char *text;
+    unsigned require;
+    bool landlock_optional;
+  } cases[] = {
+      {"[profile]\nseccomp=baseline.policy\n",
+       SBX_REQUIRE_SECCOMP | SBX_REQUIRE_BROKER | SBX_REQUIRE_USERNS |
+           SBX_REQUIRE_LANDLOCK,
+       false},
+      {"[profile]\nseccomp=baseline.policy\n[landlock]\noptional=true\n",
+       SBX_REQUIRE_SECCOMP | SBX_REQUIRE_BROKER | SBX_REQUIRE_USERNS, true},
+      {"[profile]\nseccomp=baseline.policy\n[landlock]\nenabled=false\n",
+       SBX_REQUIRE_SECCOMP | SBX_REQUIRE_BROKER | SBX_REQUIRE_USERNS, false},
+      {"[profile]\nseccomp=baseline.policy\nrequire=seccomp; userns\n",
+       SBX_REQUIRE_SECCOMP | SBX_REQUIRE_USERNS, true},
+      {"[profile]\nseccomp=baseline.policy\nrequire=landlock;broker\n",
+       SBX_REQUIRE_LANDLOCK | SBX_REQUIRE_BROKER, false},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GError *error = NULL;
+    g_autoptr(sbx_profile) p =
+        sbx_profile_parse(cases[i].text, "t", "t.profile", NULL, &error);
+    ck_assert_msg(p, "case %zu: %s", i, error ? error->message : "");
+    ck_assert_uint_eq(p->require, cases[i].require);
+    ck_assert_int_eq(p->landlock_optional, cases[i].landlock_optional);
+  }
+  ck_assert_str_eq(sbx_profile_require_name(SBX_REQUIRE_USERNS), "userns");
+  ck_assert_ptr_null(sbx_profile_require_name(1u << 20));
+}
+END_TEST
+
 START_TEST(profile_errors_name_the_file_group_and_key) {
   static const struct {
     const char *text;
@@ -375,6 +412,18 @@ START_TEST(profile_errors_name_the_file_group_and_key) {
        "[broker] umask:"},
       {"[broker]\nrules=\n", "[profile]: the group is missing"},
       {"not a key file\n", "t.profile:"},
+      {"[profile]\nseccomp=baseline.policy\nrequire=userns;seatbelt\n",
+       "[profile] require: unknown layer \"seatbelt\""},
+      {"[profile]\nseccomp=baseline.policy\nrequire=landlock\n"
+       "[landlock]\nenabled=false\n",
+       "\"landlock\" is required but [landlock] enabled=false"},
+      {"[profile]\nseccomp=baseline.policy\nrequire=landlock\n"
+       "[landlock]\noptional=true\n",
+       "[profile] require: \"landlock\" is required but [landlock] "
+       "optional=true"},
+      {"[profile]\nseccomp=baseline.policy\nrequire=seccomp\n"
+       "[landlock]\nmin-abi=3\n",
+       "min-abi=3 demands Landlock"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     GError *error = NULL;
@@ -511,6 +560,7 @@ static Suite *builtin_suite(void) {
   tcase_add_test(tc, builtin_policies_kill_foreign_abis_and_unknown_calls);
   tcase_add_test(tc, builtin_policies_give_the_documented_verdicts);
   tcase_add_test(tc, renderer_adds_only_what_a_renderer_needs);
+  tcase_add_test(tc, profile_require_defaults_and_spellings);
   tcase_add_test(tc, profile_errors_name_the_file_group_and_key);
   tcase_add_test(tc, profile_policies_resolve_next_to_the_profile_file);
   tcase_add_test(tc, the_policies_agree_with_the_table_of_file_system_calls);

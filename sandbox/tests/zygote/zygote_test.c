@@ -515,6 +515,37 @@ START_TEST(zygote_refuses_bad_spawn_requests) {
                                    .n_fds = SBX_ZYGOTE_MAX_FDS + 1,
                                    .broker_channel = -1};
   ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
+  ck_assert_msg(strstr(error->message, "at most"), "%s", error->message);
+  g_clear_error(&error);
+  /* A NULL array with a count is reported as NULL, not as too large, even
+   * when the count is also over the limit. */
+  const size_t counts[] = {1, SBX_ZYGOTE_MAX_FDS + 1};
+  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
+    req = (sbx_zygote_spawn_request){
+        .process_type = "t", .n_fds = counts[i], .broker_channel = -1};
+    ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
+    ck_assert_msg(strstr(error->message, "fds is NULL") &&
+                      !strstr(error->message, "at most"),
+                  "%s", error->message);
+    g_clear_error(&error);
+  }
+  const size_t lens[] = {1, SBX_ZYGOTE_MAX_PAYLOAD + 1};
+  for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+    req = (sbx_zygote_spawn_request){
+        .process_type = "t", .payload_len = lens[i], .broker_channel = -1};
+    ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
+    ck_assert_msg(strstr(error->message, "payload is NULL") &&
+                      !strstr(error->message, "at most"),
+                  "%s", error->message);
+    g_clear_error(&error);
+  }
+  static char big[SBX_ZYGOTE_MAX_PAYLOAD + 1];
+  req = (sbx_zygote_spawn_request){.process_type = "t",
+                                   .payload = big,
+                                   .payload_len = sizeof big,
+                                   .broker_channel = -1};
+  ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));
+  ck_assert_msg(strstr(error->message, "at most"), "%s", error->message);
   g_clear_error(&error);
   req = (sbx_zygote_spawn_request){.process_type = "t", .broker_channel = 0};
   ck_assert(!sbx_zygote_spawn(z, &req, &pid, &error));

@@ -1,0 +1,256 @@
+/* sbx-run and the renderer demo where a kernel feature is missing: each
+ * runs under sbx-without (without_filter.h), which answers the feature's
+ * calls the way a kernel without it does. What must hold: sbx-run still
+ * confines the program (files outside the grants and new sockets are
+ * refused), the demo renders every page with every attack blocked and its
+ * status table showing what is off, one warning line names the missing
+ * layer, and --require turns the warning into a refusal that says why.
+ * Controls: the same runs without the launcher. One test meets the real
+ * sysctl, user.max_user_namespaces=0, in a user namespace of its own. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/tests/degrade/without_filter.h"
+#include "sandbox/tests/runner/tool_run.h"
+
+static const char *const modes[] = {"--no-userns", "--docker", "--no-landlock"};
+
+/* sbx-without MODE -- sbx-run OPTS... -- CMD... (mode NULL: sbx-run
+ * alone, the control). */
+static result run_without(const char *mode, const char *const *opts,
+                          const char *const *cmd) {
+  g_autofree char *without = tool_path("tests/sbx-without");
+  g_autofree char *bin = sbx_run_path();
+  GPtrArray *argv = g_ptr_array_new();
+  if (mode) {
+    g_ptr_array_add(argv, without);
+    g_ptr_array_add(argv, (char *)mode);
+    g_ptr_array_add(argv, "--");
+  }
+  g_ptr_array_add(argv, bin);
+  for (size_t i = 0; opts && opts[i]; i++)
+    g_ptr_array_add(argv, (char *)opts[i]);
+  g_ptr_array_add(argv, "--");
+  for (size_t i = 0; cmd[i]; i++)
+    g_ptr_array_add(argv, (char *)cmd[i]);
+  g_ptr_array_add(argv, NULL);
+  result r = run((const char *const *)argv->pdata);
+  g_ptr_array_free(argv, TRUE);
+  return r;
+}
+
+static const char *layer_of(const char *mode) {
+  return strcmp(mode, "--no-landlock") == 0 ? "Landlock" : "user namespaces";
+}
+
+START_TEST(sbx_run_true_works_without_the_feature_and_warns_once) {
+  const char *cmd[] = {"/bin/true", NULL};
+  result control = run_without(NULL, NULL, cmd);
+  ck_assert_int_eq(control.status, 0);
+  assert_lacks(control.err, "sbx: warning");
+  result_clear(&control);
+
+  result r = run_without(modes[_i], NULL, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  g_autofree char *warning = g_strdup_printf(
+      "sbx: warning: sbx-run runs without %s", layer_of(modes[_i]));
+  assert_contains(r.err, warning);
+  ck_assert_ptr_null(strstr(strstr(r.err, warning) + 1, warning));
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(sbx_run_still_confines_without_the_feature) {
+  g_autofree char *dir = make_dir("granted");
+  g_autofree char *allowed = make_file("granted/in.txt", "inside\n");
+  g_autofree char *canary = make_file("canary.txt", "secret\n");
+  g_autofree char *probe = probe_path();
+  const char *opts[] = {"-r", dir, NULL};
+
+  const char *read_allowed[] = {probe, "read", allowed, NULL};
+  const char *read_canary[] = {probe, "read", canary, NULL};
+  const char *inet[] = {probe, "socket-inet", NULL};
+  /* Controls: unsandboxed, the canary reads and the socket is made. */
+  expect(run(read_canary), 0, "data=secret", NULL);
+  expect(run(inet), 0, NULL, NULL);
+
+  expect(run_without(modes[_i], opts, read_allowed), 0, "data=inside", NULL);
+  expect(run_without(modes[_i], opts, read_canary), 1, "errno=13\n",
+         "sbx: denied");
+  expect(run_without(modes[_i], opts, inet), 1, "errno=13\n",
+         "allow with --net");
+  g_autofree char *outside_write = path_in("written.txt");
+  const char *write_outside[] = {probe, "write", outside_write, NULL};
+  expect(run_without(modes[_i], opts, write_outside), 1, "errno=13\n", NULL);
+  ck_assert(!g_file_test(outside_write, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
+START_TEST(sbx_run_require_refuses_a_missing_layer_and_says_why) {
+  const char *cmd[] = {"/bin/true", NULL};
+  const bool landlock = strcmp(modes[_i], "--no-landlock") == 0;
+  const char *opts[] = {"--require", landlock ? "landlock" : "userns", NULL};
+  /* Control: with the kernel as it is, the requirement is met. */
+  expect(run_without(NULL, opts, cmd), 0, NULL, NULL);
+  result r = run_without(modes[_i], opts, cmd);
+  ck_assert_int_eq(r.status, 125);
+  g_autofree char *says = g_strdup_printf(
+      "sbx-run requires %s (require=%s), which this system lacks",
+      layer_of(modes[_i]), landlock ? "landlock" : "userns");
+  assert_contains(r.err, says);
+  /* The cause and the way to enable it. */
+  assert_contains(r.err,
+                  landlock ? "CONFIG_SECURITY_LANDLOCK" : "seccomp filter");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(sbx_run_require_rejects_unknown_layers) {
+  const char *cmd[] = {"/bin/true", NULL};
+  const char *bad[] = {"--require", "userns,bogus", NULL};
+  expect(run_without(NULL, bad, cmd), 125, NULL, "unknown layer \"bogus\"");
+  const char *empty[] = {"--require", "", NULL};
+  expect(run_without(NULL, empty, cmd), 125, NULL, "--require");
+  const char *all[] = {"--require", "seccomp,broker", "--require",
+                       "userns,landlock", NULL};
+  expect(run_without(NULL, all, cmd), 0, NULL, NULL);
+}
+END_TEST
+
+START_TEST(renderer_demo_completes_without_the_feature) {
+  const char *conditions[][3] = {
+      {"--no-userns", NULL, NULL},
+      {"--docker", NULL, NULL},
+      {"--no-landlock", NULL, NULL},
+      {"--no-userns", "--no-landlock", NULL},
+  };
+  g_autofree char *without = tool_path("tests/sbx-without");
+  g_autofree char *demo = tool_path("renderer-demo");
+  g_autofree char *out = make_dir("demo-out");
+  const char *const *c = conditions[_i];
+  const char *argv[8];
+  size_t n = 0;
+  argv[n++] = without;
+  for (size_t i = 0; c[i]; i++)
+    argv[n++] = c[i];
+  argv[n++] = "--";
+  argv[n++] = demo;
+  argv[n++] = "--out";
+  argv[n++] = out;
+  argv[n] = NULL;
+  result r = run(argv);
+  ck_assert_msg(r.status == 0, "demo status %d:\n%s\n%s", r.status, r.out,
+                r.err);
+  assert_contains(r.out, "5/5 pages rendered");
+  assert_contains(r.out, "attacks blocked");
+  assert_lacks(r.out, "ESCAPED");
+  assert_contains(r.out, "fully sandboxed: NO");
+  bool no_userns = strcmp(c[0], "--no-landlock") != 0;
+  bool no_landlock = strcmp(c[0], "--no-landlock") == 0 ||
+                     (c[1] && strcmp(c[1], "--no-landlock") == 0);
+  if (no_userns) {
+    assert_contains(r.out, "user namespace: OFF");
+    assert_contains(r.err, "runs without user namespaces");
+  } else {
+    assert_contains(r.out, "user namespace: on");
+  }
+  assert_contains(r.out, no_landlock ? "landlock: OFF" : "landlock: on");
+  assert_contains(r.out, "seccomp: on");
+  assert_contains(r.out, "broker: on");
+  result_clear(&r);
+}
+END_TEST
+
+/* The kernel's own refusal: user.max_user_namespaces=0, set in a user
+ * namespace of the test's own (where it may be lowered), then sbx-run
+ * started there. The warning and the refusal name the sysctl. */
+static result run_with_sysctl_zero(const char *const *opts) {
+  g_autofree char *bin = sbx_run_path();
+  int out[2], err[2];
+  ck_assert_int_eq(pipe(out), 0);
+  ck_assert_int_eq(pipe(err), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    if (without_userns_by_sysctl() != 0)
+      _exit(99);
+    const char *argv[8];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (size_t i = 0; opts && opts[i]; i++)
+      argv[n++] = opts[i];
+    argv[n++] = "--";
+    argv[n++] = "/bin/true";
+    argv[n] = NULL;
+    execv(bin, (char *const *)argv);
+    _exit(98);
+  }
+  close(out[1]);
+  close(err[1]);
+  result r = {0};
+  GString *o = g_string_new(NULL), *e = g_string_new(NULL);
+  char buf[4096];
+  ssize_t k;
+  while ((k = read(out[0], buf, sizeof buf)) > 0)
+    g_string_append_len(o, buf, k);
+  while ((k = read(err[0], buf, sizeof buf)) > 0)
+    g_string_append_len(e, buf, k);
+  close(out[0]);
+  close(err[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = g_string_free(o, FALSE);
+  r.err = g_string_free(e, FALSE);
+  return r;
+}
+
+START_TEST(sbx_run_with_max_user_namespaces_zero) {
+  result r = run_with_sysctl_zero(NULL);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "sbx-run runs without user namespaces");
+  assert_contains(r.err, "user.max_user_namespaces is 0");
+  result_clear(&r);
+  const char *req[] = {"--require", "userns", NULL};
+  result strict = run_with_sysctl_zero(req);
+  ck_assert_int_eq(strict.status, 125);
+  assert_contains(strict.err, "sysctl -w user.max_user_namespaces");
+  result_clear(&strict);
+}
+END_TEST
+
+static Suite *degrade_tools_suite(void) {
+  Suite *s = suite_create("degrade_tools");
+  TCase *tc = tcase_create("tools");
+  tcase_add_checked_fixture(tc, tool_setup, tool_teardown);
+  tcase_set_timeout(tc, 120);
+  size_t n = G_N_ELEMENTS(modes);
+  tcase_add_loop_test(tc, sbx_run_true_works_without_the_feature_and_warns_once,
+                      0, n);
+  tcase_add_loop_test(tc, sbx_run_still_confines_without_the_feature, 0, n);
+  tcase_add_loop_test(tc, sbx_run_require_refuses_a_missing_layer_and_says_why,
+                      0, n);
+  tcase_add_test(tc, sbx_run_require_rejects_unknown_layers);
+  tcase_add_loop_test(tc, renderer_demo_completes_without_the_feature, 0, 4);
+  tcase_add_test(tc, sbx_run_with_max_user_namespaces_zero);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(degrade_tools_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
