@@ -9,15 +9,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "sandbox/files/resolver.h"
@@ -27,12 +30,16 @@
 #include "sandbox/layers/apply.h"
 #include "sandbox/layers/missing.h"
 #include "sandbox/policy/builtin/profile.h"
+#include "sandbox/runner/terminal.h"
 #include "sandbox/supervisor/supervisor.h"
 
 /* The signals a terminal or a supervisor (systemd, a shell) sends that
- * are meant for the program. */
-static const int forwarded_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
-                                        SIGUSR1, SIGUSR2, SIGWINCH};
+ * are meant for the program, job control's among them: a stop sbx-run is
+ * sent stops the program, whose stop then stops sbx-run (init reports
+ * it), and a SIGCONT continues both. */
+static const int forwarded_signals[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
+                                        SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
+                                        SIGTTIN, SIGTTOU, SIGCONT};
 
 /* Messages from init and the program to the launcher: fixed size, one
  * datagram each. */
@@ -44,6 +51,7 @@ typedef enum {
   MSG_FORK_FAILED,     /* errno of starting the program */
   MSG_EXEC_FAILED,     /* errno of execve */
   MSG_EXITED,          /* the program's wait status */
+  MSG_STOPPED,         /* the program stopped: the signal */
 } msg_kind;
 
 typedef struct {
@@ -57,6 +65,8 @@ typedef struct {
   sbx_run_plan *plan; /* the child's own copy: apply patches it */
   int chan;
   int parent_pidfd;
+  int tty;               /* the program's terminal (terminal.h), or -1 */
+  unsigned tty_replaces; /* which of 0, 1, 2 it becomes */
 } child_args;
 
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
@@ -90,6 +100,19 @@ static void ignore_signal(int sig) {
 /* The program: stack its own filters, exec. Async-signal-safe. */
 static _Noreturn void run_program(const child_args *a, int chan) {
   sbx_run_plan *p = a->plan;
+  /* The program leads a process group of its own, whose parent (init)
+   * is in the same session: a stop signal stops it (in init's group,
+   * orphaned, it would be discarded). On its own terminal it is the
+   * foreground job, so what the terminal sends (Ctrl-C, Ctrl-Z) reaches
+   * it and not init; SIGTTOU is still blocked here, as tcsetpgrp from
+   * the background needs. */
+  setpgid(0, 0);
+  for (int fd = 0; a->tty >= 0 && fd <= 2; fd++) {
+    if (a->tty_replaces & (1u << fd)) {
+      tcsetpgrp(fd, getpid());
+      break;
+    }
+  }
   struct sigaction dfl;
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
@@ -114,19 +137,34 @@ static _Noreturn void run_program(const child_args *a, int chan) {
  * the end. */
 static _Noreturn void run_init(const child_args *a) {
   sbx_run_plan *p = a->plan;
-  sbx_fd_keep keep[4];
+  sbx_fd_keep keep[5]; /* 0, 1, 2, the channel, the terminal */
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
       keep[n_keep++] = (sbx_fd_keep){fd, SBX_FD_SAME, false};
   keep[n_keep++] = (sbx_fd_keep){a->chan, SBX_FD_SAME, true};
+  size_t chan_at = n_keep - 1;
+  if (a->tty >= 0)
+    keep[n_keep++] = (sbx_fd_keep){a->tty, SBX_FD_SAME, true};
   sbx_layer_process process = {
       .keep = keep, .n_keep = n_keep, .parent_pidfd = a->parent_pidfd};
   sbx_layer_result r;
   int rc = sbx_layer_apply_raw(&p->init, &process, &r);
-  int chan = keep[n_keep - 1].fd;
+  int chan = keep[chan_at].fd;
   if (rc < 0)
     layers_failed(chan, MSG_INIT_FAILED, &r);
+  /* The session is new (S10); its controlling terminal is the program's
+   * own, which stands in for the user's on 0, 1 and 2. */
+  if (a->tty >= 0) {
+    int tty = keep[n_keep - 1].fd;
+    if (ioctl(tty, TIOCSCTTY, 0) < 0)
+      child_fail(chan, MSG_INIT_FAILED, errno);
+    for (int fd = 0; fd <= 2; fd++)
+      if ((a->tty_replaces & (1u << fd)) && dup2(tty, fd) < 0)
+        child_fail(chan, MSG_INIT_FAILED, errno);
+    if (tty > 2)
+      close(tty);
+  }
 
   /* Until the supervisor holds the listener, a notified call would wait
    * for nobody: nothing but these calls runs before the go-ahead. */
@@ -174,10 +212,12 @@ static _Noreturn void run_init(const child_args *a) {
     bool done = false;
     for (;;) {
       int st;
-      pid_t w = waitpid(-1, &st, WNOHANG);
+      pid_t w = waitpid(-1, &st, WNOHANG | WUNTRACED);
       if (w <= 0)
         break;
-      if (w == (pid_t)child) {
+      if (w == (pid_t)child && WIFSTOPPED(st)) {
+        send_msg(chan, MSG_STOPPED, WSTOPSIG(st));
+      } else if (w == (pid_t)child) {
         status = st;
         done = true;
       }
@@ -199,6 +239,7 @@ static ssize_t recv_msg(int chan, child_msg *m, int *fd, int flags) {
 
 /* What init has reported so far. */
 typedef struct {
+  bool stopped; /* the program stopped: sbx-run stops too */
   bool have_status;
   int prog_status;
   int exec_errno;
@@ -207,7 +248,9 @@ typedef struct {
 } init_news;
 
 static void take_news(init_news *news, const child_msg *m) {
-  if (m->kind == MSG_EXITED) {
+  if (m->kind == MSG_STOPPED) {
+    news->stopped = true;
+  } else if (m->kind == MSG_EXITED) {
     news->have_status = true;
     news->prog_status = m->value;
   } else if (m->kind == MSG_EXEC_FAILED) {
@@ -254,11 +297,14 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
               setup_hint(m));
 }
 
-/* As root the program runs as nobody (namespaces.h); the supervisor then
- * acts on the file system with that identity too, so files it creates
- * belong to the program and permission checks are the program's. */
+/* The supervisor acts on the file system as the program would: as root
+ * (whose program keeps uid 0, or runs as --user), with no supplementary
+ * groups, the program's file-system user and group, and no effective
+ * capability, so files it creates belong to the program and permission
+ * checks are the program's own, not root's overrides. Called once the
+ * namespaces exist: their maps needed the privilege. */
 static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
-  if (geteuid() != 0 || p->ns.uid == 0)
+  if (geteuid() != 0)
     return TRUE;
   if (setgroups(0, NULL) < 0) {
     int err = errno;
@@ -268,11 +314,18 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   }
   setfsgid(p->ns.gid);
   setfsuid(p->ns.uid);
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct caps[2];
+  bool no_caps = syscall(SYS_capget, &h, caps) == 0;
+  if (no_caps && (caps[0].effective || caps[1].effective)) {
+    caps[0].effective = caps[1].effective = 0;
+    no_caps = syscall(SYS_capset, &h, caps) == 0;
+  }
   if ((uid_t)setfsuid((uid_t)-1) != p->ns.uid ||
-      (gid_t)setfsgid((gid_t)-1) != p->ns.gid) {
+      (gid_t)setfsgid((gid_t)-1) != p->ns.gid || !no_caps) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                 "the supervisor could not take the program's identity "
-                "(%u:%u)",
+                "(%u:%u without capabilities)",
                 (unsigned)p->ns.uid, (unsigned)p->ns.gid);
     return FALSE;
   }
@@ -324,6 +377,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   pid_t pid = -1;
   sbx_resolver *resolver = NULL;
   sbx_unotify *u = NULL;
+  sbx_run_terminal *term = NULL;
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
@@ -346,7 +400,17 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     goto out;
   }
 
-  child_args a = {.plan = plan, .chan = sv[1], .parent_pidfd = self_pidfd};
+  GError *term_error = NULL;
+  term = sbx_run_terminal_new(&term_error);
+  if (term_error) {
+    g_propagate_error(error, term_error);
+    goto out;
+  }
+  child_args a = {.plan = plan,
+                  .chan = sv[1],
+                  .parent_pidfd = self_pidfd,
+                  .tty = term ? sbx_run_terminal_slave(term) : -1,
+                  .tty_replaces = term ? sbx_run_terminal_replaces(term) : 0};
   pid = clone_init(plan, error);
   if (pid == 0)
     run_init(&a);
@@ -356,6 +420,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sv[1] = -1;
   close(self_pidfd);
   self_pidfd = -1;
+  if (term)
+    sbx_run_terminal_after_start(term);
 
   /* While init drops privileges and installs its filter on the other
    * CPU, this side gets the supervisor's resolver ready: neither waits
@@ -407,13 +473,14 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   int supervisor_error = 0;
   const char *supervisor_step = NULL;
   while (!init_done && !supervisor_error) {
-    struct pollfd fds[4] = {
+    struct pollfd fds[6] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
         {.fd = listening ? sbx_unotify_listener(u) : -1, .events = POLLIN},
         {.fd = sbx_unotify_waiting_fd(u), .events = POLLIN},
     };
-    if (poll(fds, 4, -1) < 0) {
+    int n_term = term ? sbx_run_terminal_poll_fds(term, fds + 4) : 0;
+    if (poll(fds, (nfds_t)(4 + n_term), -1) < 0) {
       if (errno == EINTR)
         continue;
       supervisor_error = errno;
@@ -438,6 +505,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
         break;
       }
     }
+    if (term)
+      sbx_run_terminal_pump(term, fds + 4, n_term);
     if (fds[1].revents & POLLIN) {
       int fd;
       ssize_t got = recv_msg(sv[0], &m, &fd, MSG_DONTWAIT);
@@ -451,18 +520,34 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     } else if (fds[1].revents & (POLLHUP | POLLERR)) {
       chan_open = false;
     }
+    if (news.stopped) {
+      /* The program stopped: so does sbx-run, the job its shell sees,
+       * with the user's terminal as it was. SIGCONT continues both. */
+      news.stopped = false;
+      if (term)
+        sbx_run_terminal_suspend(term);
+      kill(getpid(), SIGSTOP);
+    }
     if (fds[0].revents & POLLIN) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
           int st;
           if (waitpid(pid, &st, WNOHANG) == pid) {
             init_done = true;
             init_status = st;
           }
-        } else {
-          kill(pid, (int)si.ssi_signo);
+          continue;
         }
+        if (term && sig == SIGCONT)
+          sbx_run_terminal_resume(term);
+        if (term && sig == SIGWINCH) {
+          /* The program's terminal tells its foreground job itself. */
+          sbx_run_terminal_winch(term);
+          continue;
+        }
+        kill(pid, sig);
       }
     }
   }
@@ -525,6 +610,7 @@ out:
     int st;
     reap(pid, &st);
   }
+  sbx_run_terminal_free(term);
   sbx_unotify_free(u);
   sbx_resolver_free(resolver);
   if (sv[0] >= 0)

@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <linux/audit.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ void sbx_run_options_clear(sbx_run_options *o) {
   g_clear_pointer(&o->setenv, g_strfreev);
   g_clear_pointer(&o->unsetenv, g_strfreev);
   g_clear_pointer(&o->audit, g_free);
+  g_clear_pointer(&o->user, g_free);
   g_clear_pointer(&o->argv, g_strfreev);
 }
 
@@ -542,6 +544,43 @@ static gboolean check_path_options(const sbx_run_options *o, GError **error) {
          check_no_empty_path("--audit", audit, false, error);
 }
 
+/* Who the program runs as: the caller, as bubblewrap runs it (root stays
+ * uid 0, with every capability dropped), or --user NAME|UID, which only
+ * root may give for another user. A name takes its passwd entry's group;
+ * a number without one, the group of the same number. */
+static gboolean choose_identity(const sbx_run_options *o, sbx_ns_config *ns,
+                                GError **error) {
+  ns->uid = geteuid();
+  ns->gid = getegid();
+  if (!o->user)
+    return TRUE;
+  const char *u = o->user;
+  char *end = NULL;
+  errno = 0;
+  unsigned long n = strtoul(u, &end, 10);
+  bool numeric = *u && *end == '\0' && errno == 0 && n < (uid_t)-1;
+  struct passwd *pw = numeric ? getpwuid((uid_t)n) : getpwnam(u);
+  if (!pw && !numeric) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "--user %s: no such user (give a name from the passwd "
+                "database or a number)",
+                u);
+    return FALSE;
+  }
+  uid_t uid = pw ? pw->pw_uid : (uid_t)n;
+  gid_t gid = pw ? pw->pw_gid : (gid_t)n;
+  if (uid != geteuid() && geteuid() != 0) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "--user %s: only root can run the program as another user "
+                "(you are uid %u)",
+                u, (unsigned)geteuid());
+    return FALSE;
+  }
+  ns->uid = uid;
+  ns->gid = uid == geteuid() ? getegid() : gid;
+  return TRUE;
+}
+
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (!o->argv || !o->argv[0]) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
@@ -551,13 +590,17 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   }
   if (!check_path_options(o, error))
     return NULL;
+  sbx_ns_config ns;
+  sbx_ns_config_init(&ns);
+  if (!choose_identity(o, &ns, error))
+    return NULL;
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);
   sbx_layer_plan_init(&p->init, "sbx-run", SBX_RUN_INIT_LAYERS);
   sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
   p->net = o->net;
   p->allow_exec = o->allow_exec;
   p->audit = g_strdup(o->audit);
-  sbx_ns_config_init(&p->ns);
+  p->ns = ns;
   p->argv = g_strdupv(o->argv);
   g_autoptr(GPtrArray) exec_files = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(sbx_profile) prof = NULL;

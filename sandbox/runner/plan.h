@@ -48,6 +48,8 @@ typedef struct {
   char **setenv; /* K=V */
   char **unsetenv;
   char *audit;
+  char *user;       /* --user NAME|UID, NULL: the caller's own identity */
+  gboolean explain; /* --explain: every refusal as it happens */
   /* --require LAYER[,LAYER]: layers that must be in place (profile.h's
    * names); the rest are left out with a warning where the kernel lacks
    * them. */

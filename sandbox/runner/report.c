@@ -11,14 +11,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Distinct denials kept for the summary, and options it suggests. */
+#define MAX_KEPT 4096
+#define SUMMARY_LINES 10
+
 struct sbx_run_report {
   int audit_fd; /* -1: none */
   int stderr_fd;
-  GHashTable *printed; /* denial lines already written */
+  bool explain;
+  GHashTable *printed; /* denial lines already seen */
+  GPtrArray *lines;    /* the same, in order (owned by printed) */
+  guint dropped;       /* distinct lines beyond MAX_KEPT */
+  GHashTable *hinted;  /* options suggested */
+  GPtrArray *hints;    /* the same, in order (owned by hinted) */
 };
 
 sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
-                                   GError **error) {
+                                   bool explain, GError **error) {
   int fd = -1;
   if (audit_path) {
     fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -32,7 +41,11 @@ sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
   sbx_run_report *r = g_new0(sbx_run_report, 1);
   r->audit_fd = fd;
   r->stderr_fd = stderr_fd;
+  r->explain = explain;
   r->printed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  r->lines = g_ptr_array_new();
+  r->hinted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  r->hints = g_ptr_array_new();
   return r;
 }
 
@@ -41,7 +54,10 @@ void sbx_run_report_free(sbx_run_report *r) {
     return;
   if (r->audit_fd >= 0)
     close(r->audit_fd);
+  g_ptr_array_free(r->lines, TRUE);
   g_hash_table_destroy(r->printed);
+  g_ptr_array_free(r->hints, TRUE);
+  g_hash_table_destroy(r->hinted);
   g_free(r);
 }
 
@@ -263,6 +279,39 @@ static void write_all(int fd, const char *buf, size_t len) {
   }
 }
 
+/* The option of the event's hint, once, for the summary's last line. */
+static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
+  GString *o = g_string_new(NULL);
+  switch (ev->hint) {
+    case SBX_UNOTIFY_HINT_READ:
+    case SBX_UNOTIFY_HINT_WRITE:
+      if (ev->hint_path) {
+        g_string_append(o, ev->hint == SBX_UNOTIFY_HINT_READ
+                               ? "--allow-read "
+                               : "--allow-write ");
+        append_escaped(o, ev->hint_path);
+      }
+      break;
+    case SBX_UNOTIFY_HINT_EXEC:
+      g_string_append(o, "--allow-exec");
+      break;
+    case SBX_UNOTIFY_HINT_NET:
+      g_string_append(o, "--net");
+      break;
+    case SBX_UNOTIFY_HINT_NEVER:
+    case SBX_UNOTIFY_HINT_NONE:
+      break;
+  }
+  char *option = g_string_free(o, FALSE);
+  if (!*option || g_hash_table_contains(r->hinted, option) ||
+      g_hash_table_size(r->hinted) >= MAX_KEPT) {
+    g_free(option);
+    return;
+  }
+  g_hash_table_add(r->hinted, option);
+  g_ptr_array_add(r->hints, option);
+}
+
 void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
   sbx_run_report *r = data;
   if (r->audit_fd >= 0) {
@@ -277,12 +326,51 @@ void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
     g_free(line);
     return;
   }
-  g_autofree char *out = g_strconcat(line, "\n", NULL);
-  write_all(r->stderr_fd, out, strlen(out));
-  /* Bounded: a program probing endless distinct names still prints each
+  if (r->explain) {
+    g_autofree char *out = g_strconcat(line, "\n", NULL);
+    write_all(r->stderr_fd, out, strlen(out));
+  }
+  keep_hint(r, ev);
+  /* Bounded: a program probing endless distinct names still shows each
    * once, but the table stops growing. */
-  if (g_hash_table_size(r->printed) < 4096)
+  if (g_hash_table_size(r->printed) < MAX_KEPT) {
     g_hash_table_add(r->printed, line);
-  else
+    g_ptr_array_add(r->lines, line);
+  } else {
+    r->dropped++;
     g_free(line);
+  }
+}
+
+void sbx_run_report_summary(sbx_run_report *r, int status) {
+  guint n = r->lines->len;
+  if (status == 0 || (n == 0 && r->dropped == 0))
+    return;
+  GString *s = g_string_new(NULL);
+  guint total = n + r->dropped;
+  g_string_append_printf(s,
+                         "sbx: the program ended with status %d after %u "
+                         "refusal%s%s\n",
+                         status, total, total == 1 ? "" : "s",
+                         r->explain ? " (above)" : ":");
+  if (!r->explain) {
+    guint first = n > SUMMARY_LINES ? n - SUMMARY_LINES : 0;
+    if (first > 0 || r->dropped > 0)
+      g_string_append_printf(s,
+                             "sbx: (%u earlier not shown; --explain shows "
+                             "each, --audit FILE records every decision)\n",
+                             first + r->dropped);
+    for (guint i = first; i < n; i++)
+      g_string_append_printf(s, "%s\n", (char *)g_ptr_array_index(r->lines, i));
+  }
+  if (r->hints->len > 0) {
+    g_string_append(s, "sbx: to allow them:");
+    for (guint i = 0; i < r->hints->len && i < SUMMARY_LINES; i++)
+      g_string_append_printf(s, " %s", (char *)g_ptr_array_index(r->hints, i));
+    if (r->hints->len > SUMMARY_LINES)
+      g_string_append(s, " ...");
+    g_string_append_c(s, '\n');
+  }
+  write_all(r->stderr_fd, s->str, s->len);
+  g_string_free(s, TRUE);
 }

@@ -288,8 +288,9 @@ void sbx_handle_inode_ioctl(sbx_call *c, const char *name);
  * new_size. True (and answered, EFBIG) when new_size is beyond it. */
 bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size);
 
-/* identity.c: setuid, setgid, setre*id, setres*id and setgroups, allowed
- * (answered 0) only when they change nothing. */
+/* identity.c: setuid, setgid, setre*id, setres*id, setfs*id and
+ * setgroups, allowed (answered as the kernel would) only when they change
+ * nothing. */
 void sbx_handle_identity(sbx_call *c);
 
 /* sockets.c: new sockets, and the addresses they connect and bind to. */

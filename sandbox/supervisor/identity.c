@@ -1,5 +1,5 @@
 /* Identity calls: setuid, setgid, setreuid, setregid, setresuid,
- * setresgid and setgroups; see call.h.
+ * setresgid, setfsuid, setfsgid and setgroups; see call.h.
  *
  * Why it exists: programs make these calls to change nothing. glibc's
  * posix_spawn with POSIX_SPAWN_RESETIDS calls setresuid(-1, getuid(), -1)
@@ -143,10 +143,36 @@ static bool changes_nothing(sbx_call *c, const thread_ids *ids) {
   return memcmp(after, now, sizeof(after)) == 0;
 }
 
+/* setfsuid and setfsgid return the id they leave in place: a query (-1)
+ * or the current one changes nothing. */
+static bool fs_id_call(sbx_call *c, const thread_ids *ids, int64_t *value) {
+  int nr = c->n->data.nr;
+  if (nr != __NR_setfsuid && nr != __NR_setfsgid)
+    return false;
+  uint32_t now = nr == __NR_setfsuid ? ids->uid[3] : ids->gid[3];
+  uint32_t want = (uint32_t)arg_int(c, 0);
+  *value = want == ID_NONE || want == now ? (int64_t)now : -1;
+  return true;
+}
+
 void sbx_handle_identity(sbx_call *c) {
   c->ev.operation = "syscall";
   thread_ids ids = {0};
   bool read = read_thread_ids(c, &ids);
+  int64_t fs_value = -1;
+  if (read && fs_id_call(c, &ids, &fs_value)) {
+    g_free(ids.groups);
+    if (drop_if_gone(c))
+      return;
+    if (fs_value >= 0) {
+      c->ev.allowed = true;
+      answer_value(c, fs_value);
+    } else {
+      deny(c, EPERM, "the program's user and group ids cannot change",
+           SBX_UNOTIFY_HINT_NEVER, NULL, false);
+    }
+    return;
+  }
   bool same = read && changes_nothing(c, &ids);
   g_free(ids.groups);
   if (drop_if_gone(c))

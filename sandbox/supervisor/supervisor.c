@@ -184,6 +184,8 @@ static const handler handlers[] = {
     {__NR_setresuid, sbx_handle_identity},
     {__NR_setresgid, sbx_handle_identity},
     {__NR_setgroups, sbx_handle_identity},
+    {__NR_setfsuid, sbx_handle_identity},
+    {__NR_setfsgid, sbx_handle_identity},
 };
 
 static void dispatch(sbx_call *c) {

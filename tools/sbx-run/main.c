@@ -23,8 +23,10 @@ static const char description[] =
     "rules built from the allowlist, and a seccomp filter whose file-system\n"
     "calls are decided (and performed) by a supervisor in sbx-run. Without\n"
     "--allow-* options the program can read only what its dynamic loader and\n"
-    "libc need. Every refusal prints one line, e.g.\n"
-    "  sbx: denied read /etc/shadow (allow with --allow-read /etc/shadow)\n"
+    "libc need. A run that succeeds prints only the program's output; if\n"
+    "the program fails, sbx-run sums up what was refused, e.g.\n"
+    "  sbx: denied open /etc/shadow (allow with --allow-read /etc/shadow)\n"
+    "and --explain prints each refusal as it happens.\n"
     "\n"
     "Exit status: the program's, 128+N if signal N killed it; 125 if the\n"
     "sandbox could not be set up, 126 if the program could not be executed,\n"
@@ -78,6 +80,14 @@ int main(int argc, char **argv) {
        "LAYER[,LAYER]"},
       {"audit", 'a', 0, G_OPTION_ARG_FILENAME, &o.audit,
        "Append one JSON object per decision to FILE", "FILE"},
+      {"explain", 'v', 0, G_OPTION_ARG_NONE, &o.explain,
+       "Print every refusal as it happens, with the option that would "
+       "allow it (otherwise they are summed up only if the program fails)",
+       NULL},
+      {"user", 0, 0, G_OPTION_ARG_STRING, &o.user,
+       "Run the program as NAME or UID (root only, for another user); "
+       "default: your own identity, with every capability dropped",
+       "NAME|UID"},
       {"clear-env", 0, 0, G_OPTION_ARG_NONE, &o.clear_env,
        "Start the program with an empty environment (then --setenv)", NULL},
       {"setenv", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &o.setenv,
@@ -120,7 +130,7 @@ int main(int argc, char **argv) {
     return code;
   }
   sbx_run_report *report =
-      sbx_run_report_new(plan->audit, STDERR_FILENO, &error);
+      sbx_run_report_new(plan->audit, STDERR_FILENO, o.explain, &error);
   if (!report) {
     fprintf(stderr, "sbx-run: %s\n", error->message);
     g_error_free(error);
@@ -129,6 +139,7 @@ int main(int argc, char **argv) {
     return SBX_RUN_EXIT_SETUP;
   }
   int status = sbx_run_launch(plan, report, &error);
+  sbx_run_report_summary(report, status);
   if (error) {
     fprintf(stderr, "sbx-run: %s\n", error->message);
     g_error_free(error);

@@ -6,9 +6,9 @@
  * the `sbx: denied` line. Each has a positive control: the same call
  * works outside the sandbox, or under a grant that allows it.
  *
- * As root the sandboxed program runs as nobody, so the files it attacks
- * are given to nobody first: the kernel's own permission checks would let
- * it through, and only the sandbox stands in the way. */
+ * The sandboxed program keeps the caller's identity, so it owns the files
+ * it attacks: the kernel's own permission checks would let it through,
+ * and only the sandbox stands in the way. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -35,15 +35,12 @@
 
 #include "sandbox/tests/runner/tool_run.h"
 
-#define NOBODY 65534
-
 /* ---- helpers ------------------------------------------------------------- */
 
-/* As root: the sandboxed program is nobody; let it own the file, so that
- * only the sandbox can refuse what follows. */
+/* The program (the caller's identity) owns the file, so that only the
+ * sandbox can refuse what follows. */
 static void give_to_program(const char *path) {
-  if (geteuid() == 0)
-    ck_assert_int_eq(lchown(path, NOBODY, NOBODY), 0);
+  ck_assert_int_eq(lchown(path, geteuid(), getegid()), 0);
 }
 
 static mode_t mode_of(const char *path) {
@@ -343,19 +340,27 @@ END_TEST
 
 START_TEST(fchown_is_refused_even_on_a_write_grant) {
   g_autofree char *f = program_file("owner.txt", "x");
-  const char *chown_[] = {"fchown", f, NULL};
-  expect(probe_out(chown_), 0, "fchown=ok", NULL);
-  give_to_program(f);
+  const char *change[] = {"fchown", f, "12345", NULL};
+  const char *same[] = {"fchown", f, NULL};
+  /* Control: outside, root changes the group; anyone may keep it. */
+  if (geteuid() == 0) {
+    expect(probe_out(change), 0, "fchown=ok", NULL);
+    ck_assert_uint_eq(stat_of(f).st_gid, 12345);
+    give_to_program(f);
+  }
+  expect(probe_out(same), 0, "fchown=ok", NULL);
   struct stat before = stat_of(f);
   g_autofree char *line =
       g_strdup_printf("sbx: denied chown %s (ownership cannot change)", f);
   const char *ro[] = {"--allow-read", f, NULL};
   const char *rw[] = {"--allow-write", f, NULL};
-  expect_refused(probe_in(ro, chown_), EPERM, line);
-  expect_refused(probe_in(rw, chown_), EPERM, line);
+  expect_refused(probe_in(ro, change), EPERM, line);
+  expect_refused(probe_in(rw, change), EPERM, line);
   struct stat after = stat_of(f);
   ck_assert_uint_eq(after.st_uid, before.st_uid);
   ck_assert_uint_eq(after.st_gid, before.st_gid);
+  /* Changing nothing succeeds, as it does outside (tar, cp -a). */
+  expect(probe_in(rw, same), 0, "fchown=ok", NULL);
 }
 END_TEST
 

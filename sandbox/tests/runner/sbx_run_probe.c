@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -63,7 +64,7 @@ static int usage(void) {
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
-      "       sbx_run_probe link-race INSIDE CANARY LINK N\n");
+      "       sbx_run_probe link-race INSIDE CANARY LINK N | job\n");
   return 2;
 }
 
@@ -348,9 +349,11 @@ static int cmd_fremovexattr(const char *path, const char *name) {
   return report_errno("fremovexattr", fremovexattr(fd, name));
 }
 
-static int cmd_fchown(const char *path) {
+/* fchown to the group GID (default: the probe's own). */
+static int cmd_fchown(const char *path, const char *gid) {
   int fd = open_target(path, O_RDONLY);
-  return report_errno("fchown", fchown(fd, (uid_t)-1, getegid()));
+  gid_t g = gid ? (gid_t)atol(gid) : getegid();
+  return report_errno("fchown", fchown(fd, (uid_t)-1, g));
 }
 
 /* Sets FS_NODUMP_FL (no privilege needed), with a clean command and with
@@ -716,6 +719,10 @@ static int cmd_setids(bool change) {
   bad |= report_errno("setreuid", setreuid((uid_t)-1, (uid_t)-1));
   bad |= report_errno("setregid", setregid(g, g));
   bad |= report_errno("setgroups", setgroups((size_t)n, groups));
+  /* setfsuid returns the id in place: the same one, changed nothing. */
+  int fs = setfsuid(u);
+  printf("setfsuid=%s\n", fs == (int)u ? "ok" : "changed");
+  bad |= fs != (int)u;
   return bad;
 }
 
@@ -798,8 +805,65 @@ static int link_commands(int argc, char **argv) {
   return usage();
 }
 
+/* ---- job control on a terminal ----------------------------------------- */
+
+static volatile sig_atomic_t job_tstp;
+
+static void on_tstp(int sig) {
+  (void)sig;
+  job_tstp = 1;
+}
+
+/* Says whether it is its terminal's foreground job, then reads lines:
+ * a SIGTSTP (Ctrl-Z) is reported, obeyed (the probe stops), and its
+ * continuation reported; a line is echoed as got=LINE and ends it. */
+static int cmd_job(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_tstp;
+  sigaction(SIGTSTP, &sa, NULL);
+  /* SIGTSTP is taken only inside ppoll, so none is missed before a
+   * wait. */
+  sigset_t tstp, waiting;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  sigprocmask(SIG_BLOCK, &tstp, &waiting);
+  sigdelset(&waiting, SIGTSTP);
+  printf("foreground=%s\nready\n", tcgetpgrp(0) == getpgrp() ? "yes" : "no");
+  fflush(stdout);
+  char line[256];
+  for (;;) {
+    struct pollfd p = {.fd = 0, .events = POLLIN};
+    int rc = ppoll(&p, 1, NULL, &waiting);
+    if (job_tstp) {
+      job_tstp = 0;
+      printf("stopping\n");
+      fflush(stdout);
+      signal(SIGTSTP, SIG_DFL);
+      sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+      raise(SIGTSTP);
+      sigprocmask(SIG_BLOCK, &tstp, NULL);
+      sigaction(SIGTSTP, &sa, NULL);
+      printf("continued\n");
+      fflush(stdout);
+      continue;
+    }
+    if (rc <= 0)
+      continue;
+    ssize_t n = read(0, line, sizeof(line) - 1);
+    if (n <= 0)
+      return 1;
+    line[n] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
+    printf("got=%s\n", line);
+    return 0;
+  }
+}
+
 static int program_commands(int argc, char **argv) {
   const char *cmd = argv[1];
+  if (strcmp(cmd, "job") == 0)
+    return cmd_job();
   if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
     return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
   if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
@@ -825,8 +889,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_fsetxattr(argv[2], argv[3], argv[4]);
   if (strcmp(cmd, "fremovexattr") == 0 && argc == 4)
     return cmd_fremovexattr(argv[2], argv[3]);
-  if (strcmp(cmd, "fchown") == 0 && argc == 3)
-    return cmd_fchown(argv[2]);
+  if (strcmp(cmd, "fchown") == 0 && (argc == 3 || argc == 4))
+    return cmd_fchown(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "setflags") == 0 && argc == 3)
     return cmd_setflags(argv[2]);
   if (strcmp(cmd, "stat-cwd") == 0)

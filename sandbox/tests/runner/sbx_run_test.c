@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
+#include <pty.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -516,8 +519,54 @@ START_TEST(the_program_has_no_capabilities_and_no_new_privs) {
   assert_contains(r.out, "bounding=0\n");
   assert_contains(r.out, "ambient=0\n");
   assert_contains(r.out, "no_new_privs=1\n");
-  assert_lacks(r.out, "uid=0\n");
+  g_autofree char *uid = g_strdup_printf("uid=%u\n", (unsigned)geteuid());
+  assert_contains(r.out, uid);
   result_clear(&r);
+}
+END_TEST
+
+/* The caller's identity with no capability: root's overrides are gone,
+ * for the program and for the supervisor that opens files for it. */
+START_TEST(the_program_keeps_the_callers_identity_without_overrides) {
+  g_autofree char *f = make_file("private", "owner only");
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "read", f, NULL};
+  const char *ro[] = {"--allow-read", f, NULL};
+  ck_assert_int_eq(chmod(f, 0), 0);
+  if (geteuid() == 0) {
+    /* Control: root outside reads a file no mode bit lets it read. */
+    expect(run(cmd), 0, "data=owner only", NULL);
+  }
+  /* Inside, the rules allow it and the file system refuses it. */
+  result r = sbx_run(ro, cmd);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "errno=13\n");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  ck_assert_int_eq(chmod(f, 0400), 0);
+  expect(sbx_run(ro, cmd), 0, "data=owner only", NULL);
+}
+END_TEST
+
+START_TEST(user_chooses_another_identity_and_only_root_may) {
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "creds", NULL};
+  g_autofree char *self = g_strdup_printf("%u", (unsigned)geteuid());
+  g_autofree char *self_line = g_strdup_printf("uid=%s\n", self);
+  const char *as_self[] = {"--user", self, NULL};
+  expect(sbx_run(as_self, cmd), 0, self_line, NULL);
+  if (geteuid() == 0) {
+    const char *by_name[] = {"--user", "nobody", NULL};
+    expect(sbx_run(by_name, cmd), 0, "uid=65534\n", NULL);
+    const char *by_number[] = {"--user", "4321", NULL};
+    expect(sbx_run(by_number, cmd), 0, "uid=4321\n", NULL);
+  } else {
+    const char *root[] = {"--user", "0", NULL};
+    expect(sbx_run(root, cmd), 125, NULL,
+           "only root can run the program as another user");
+  }
+  const char *unknown[] = {"--user", "no-such-user-here", NULL};
+  expect(sbx_run(unknown, cmd), 125, NULL, "no such user");
 }
 END_TEST
 
@@ -731,7 +780,10 @@ END_TEST
 START_TEST(sbx_run_inside_sbx_run_exits_125_and_says_why) {
   g_autofree char *bin = sbx_run_path();
   g_autofree char *bindir = g_path_get_dirname(bin);
-  const char *opts[] = {"--allow-exec", "--allow-read", bindir, NULL};
+  /* /proc/self/environ: a sanitizer runtime in the inner sbx-run reads
+   * its options (the suite's detect_leaks=0) there. */
+  const char *opts[] = {"--allow-exec", "--allow-read",       bindir,
+                        "--allow-read", "/proc/self/environ", NULL};
   const char *inner[] = {bin, "--", "/bin/true", NULL};
   expect(sbx_run(opts, inner), 125, NULL,
          "a sandbox cannot be started inside it");
@@ -804,6 +856,7 @@ START_TEST(identity_calls_that_change_nothing_are_allowed_and_others_refused) {
   r = sbx_run(NULL, same);
   ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
   assert_lacks(r.out, "errno=");
+  assert_contains(r.out, "setfsuid=ok\n");
   assert_lacks(r.err, "sbx: denied");
   result_clear(&r);
 
@@ -850,7 +903,8 @@ START_TEST(search_permission_on_an_allowed_directory_is_not_exec) {
   assert_contains(r.out, "dir-searchable");
   assert_lacks(r.out, "file-not-executable");
   result_clear(&r);
-  const char *ro[] = {"--allow-read", dir, NULL};
+  /* The script succeeds: --explain shows the refusal it survived. */
+  const char *ro[] = {"--explain", "--allow-read", dir, NULL};
   r = sbx_run(ro, sh);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.out, "dir-searchable");
@@ -1079,6 +1133,201 @@ START_TEST(a_refused_link_names_its_target_and_the_hint_allows_it) {
 }
 END_TEST
 
+/* ---- job control ----------------------------------------------------------
+ */
+
+/* Reads the terminal's master until needle has been seen (a Check
+ * timeout ends a test that waits forever). */
+static void read_until(int master, const char *needle, GString *seen) {
+  while (!strstr(seen->str, needle)) {
+    char buf[256];
+    ssize_t n = read(master, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    ck_assert_msg(n > 0, "terminal ended before '%s':\n%s", needle, seen->str);
+    g_string_append_len(seen, buf, n);
+  }
+}
+
+/* A shell's part, in the child that leads the terminal's session: runs
+ * argv as a foreground job in a process group of its own; when the job
+ * stops, takes the terminal back and stops itself (as an interactive
+ * shell reports the stop to its user); continued, gives the job the
+ * terminal again and continues it, as `fg` does; exits with the job's
+ * status. */
+static _Noreturn void shell_for_job(int tty, const char *const *argv) {
+  signal(SIGTTOU, SIG_IGN);
+  pid_t job = fork();
+  if (job == 0) {
+    setpgid(0, 0);
+    tcsetpgrp(tty, getpid());
+    signal(SIGTTOU, SIG_DFL);
+    dup2(tty, 0);
+    dup2(tty, 1);
+    dup2(tty, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(98);
+  }
+  setpgid(job, job);
+  tcsetpgrp(tty, job);
+  for (;;) {
+    int st;
+    if (waitpid(job, &st, WUNTRACED) != job)
+      _exit(97);
+    if (!WIFSTOPPED(st))
+      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    tcsetpgrp(tty, getpgrp());
+    raise(SIGSTOP);
+    tcsetpgrp(tty, job);
+    kill(-job, SIGCONT);
+  }
+}
+
+/* argv as a shell's foreground job on a new terminal: Ctrl-Z typed, the
+ * job continued as `fg` does, then a line typed. */
+static void ctrl_z_then_fg(const char *const *argv) {
+  int master, tty;
+  ck_assert_int_eq(openpty(&master, &tty, NULL, NULL, NULL), 0);
+  pid_t shell = fork();
+  ck_assert_int_ge(shell, 0);
+  if (shell == 0) {
+    close(master);
+    setsid();
+    ioctl(tty, TIOCSCTTY, 0);
+    shell_for_job(tty, argv);
+  }
+  close(tty);
+  g_autoptr(GString) seen = g_string_new(NULL);
+  read_until(master, "ready", seen);
+  /* The program is the foreground job of the terminal it sees. */
+  assert_contains(seen->str, "foreground=yes");
+  ck_assert_int_eq(write(master, "\x1a", 1), 1);
+  read_until(master, "stopping", seen);
+  int st;
+  ck_assert_int_eq(waitpid(shell, &st, WUNTRACED), shell);
+  ck_assert_msg(WIFSTOPPED(st), "the job did not stop: %x", st);
+  /* Stopped, the terminal is as the shell left it, and the shell's. */
+  struct termios tio;
+  ck_assert_int_eq(tcgetattr(master, &tio), 0);
+  ck_assert(tio.c_lflag & ICANON);
+  ck_assert_int_eq(tcgetpgrp(master), shell);
+  ck_assert_int_eq(kill(shell, SIGCONT), 0);
+  read_until(master, "continued", seen);
+  ck_assert_int_eq(write(master, "hello\n", 6), 6);
+  read_until(master, "got=hello", seen);
+  ck_assert_int_eq(waitpid(shell, &st, 0), shell);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %x:\n%s", st,
+                seen->str);
+  ck_assert_int_eq(tcgetattr(master, &tio), 0);
+  ck_assert(tio.c_lflag & ICANON);
+  close(master);
+}
+
+START_TEST(ctrl_z_stops_the_program_and_fg_continues_it) {
+  g_autofree char *probe = probe_path();
+  /* Control: the probe on its own terminal, outside the sandbox. */
+  const char *plain[] = {probe, "job", NULL};
+  ctrl_z_then_fg(plain);
+  g_autofree char *bin = sbx_run_path();
+  const char *sandboxed[] = {bin, "--", probe, "job", NULL};
+  ctrl_z_then_fg(sandboxed);
+}
+END_TEST
+
+START_TEST(sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it) {
+  g_autofree char *bin = sbx_run_path();
+  g_autofree char *probe = probe_path();
+  int in[2], out[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    execl(bin, bin, "--", probe, "job", (char *)NULL);
+    _exit(98);
+  }
+  close(in[0]);
+  close(out[1]);
+  g_autoptr(GString) seen = g_string_new(NULL);
+  read_until(out[0], "ready", seen);
+  /* No terminal: the stop comes as a signal, as from `kill -TSTP`. */
+  ck_assert_int_eq(kill(pid, SIGTSTP), 0);
+  read_until(out[0], "stopping", seen);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+  ck_assert(WIFSTOPPED(st));
+  ck_assert_int_eq(kill(pid, SIGCONT), 0);
+  read_until(out[0], "continued", seen);
+  ck_assert_int_eq(write(in[1], "x\n", 2), 2);
+  read_until(out[0], "got=x", seen);
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(in[1]);
+  close(out[0]);
+}
+END_TEST
+
+/* ---- what a run prints --------------------------------------------------- */
+
+START_TEST(a_successful_run_prints_only_the_programs_output) {
+  g_autofree char *audit = path_in("audit.jsonl");
+  /* The shell survives a refused open, and says so on its own. */
+  const char *sh[] = {"/bin/sh", "-c",
+                      "{ read x < /etc/shadow; } 2>/dev/null; echo survived",
+                      NULL};
+  result r = sbx_run(NULL, sh);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "survived\n");
+  ck_assert_str_eq(r.err, "");
+  result_clear(&r);
+  /* The refusal is still there for whoever asks. */
+  const char *explain[] = {"--explain", NULL};
+  expect(sbx_run(explain, sh), 0, "survived",
+         "sbx: denied open /etc/shadow (allow with --allow-read /etc/shadow)");
+  const char *v[] = {"-v", "--audit", audit, NULL};
+  expect(sbx_run(v, sh), 0, "survived", "sbx: denied open /etc/shadow");
+  g_autofree char *log = NULL;
+  ck_assert(g_file_get_contents(audit, &log, NULL, NULL));
+  assert_contains(log, "\"decision\":\"deny\"");
+  assert_contains(log, "\"path\":\"/etc/shadow\"");
+}
+END_TEST
+
+START_TEST(a_failing_run_ends_with_a_summary_of_what_to_allow) {
+  const char *sh[] = {"/bin/sh", "-c",
+                      "{ read x < /etc/shadow; } 2>/dev/null; exit 3", NULL};
+  result r = sbx_run(NULL, sh);
+  ck_assert_int_eq(r.status, 3);
+  assert_contains(r.err, "sbx: the program ended with status 3 after ");
+  assert_contains(r.err,
+                  "\nsbx: denied open /etc/shadow (allow with "
+                  "--allow-read /etc/shadow)\n");
+  const char *last = strstr(r.err, "sbx: to allow them: ");
+  ck_assert_ptr_nonnull(last);
+  assert_contains(last, " --allow-read /etc/shadow");
+  result_clear(&r);
+
+  /* Many refusals: the last few, and how to see the rest. */
+  GString *script = g_string_new(NULL);
+  for (int i = 0; i < 15; i++)
+    g_string_append_printf(script,
+                           "{ read x < /etc/sbx-probe-%d; } 2>/dev/null; ", i);
+  g_string_append(script, "exit 4");
+  const char *many[] = {"/bin/sh", "-c", script->str, NULL};
+  r = sbx_run(NULL, many);
+  g_string_free(script, TRUE);
+  ck_assert_int_eq(r.status, 4);
+  assert_contains(r.err, "earlier not shown; --explain shows each");
+  assert_contains(r.err, "sbx: denied open /etc/sbx-probe-14");
+  assert_lacks(r.err, "sbx: denied open /etc/sbx-probe-4 ");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1089,6 +1338,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(basic, sbx_run_forwards_sigterm_and_sigint_to_the_program);
   tcase_add_test(basic,
                  sbx_run_exits_127_for_a_missing_program_and_126_for_a_file);
+  tcase_add_test(basic, ctrl_z_stops_the_program_and_fg_continues_it);
+  tcase_add_test(
+      basic, sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it);
   suite_add_tcase(s, basic);
 
   TCase *progs = tcase_create("programs");
@@ -1129,6 +1381,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(
       sec, an_abstract_unix_socket_outside_is_unreachable_with_or_without_net);
   tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
+  tcase_add_test(sec, the_program_keeps_the_callers_identity_without_overrides);
+  tcase_add_test(sec, user_chooses_another_identity_and_only_root_may);
   tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
   tcase_add_test(sec, a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits);
   suite_add_tcase(s, sec);
@@ -1142,6 +1396,8 @@ static Suite *sbx_run_suite(void) {
       opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
+  tcase_add_test(opts, a_successful_run_prints_only_the_programs_output);
+  tcase_add_test(opts, a_failing_run_ends_with_a_summary_of_what_to_allow);
   tcase_add_test(opts, an_empty_path_is_refused_by_every_path_option);
   tcase_add_test(opts,
                  a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);

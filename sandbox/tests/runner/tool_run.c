@@ -47,7 +47,7 @@ static char *tmp;
 void tool_setup(void) {
   tmp = g_dir_make_tmp("sbx-run-test-XXXXXX", NULL);
   ck_assert_ptr_nonnull(tmp);
-  /* As root the sandboxed program is nobody: it must be able to write. */
+  /* Open to everyone: a program run with --user must be able to write. */
   ck_assert_int_eq(chmod(tmp, 0777), 0);
 }
 
