@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +113,173 @@ gboolean sbx_bench_run_vs_bwrap(double *value, double *floor, GError **error) {
     if (w[i] < 0 || s[i] < 0) {
       g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                   "a timed run failed (repetition %zu)", i);
+      return FALSE;
+    }
+  }
+  *value = median(s, REPETITIONS);
+  *floor = median(w, REPETITIONS);
+  return TRUE;
+}
+
+/* ---- Real programs ------------------------------------------------------- */
+
+#define FILES_DIRS 50
+#define FILES_PER_DIR 110 /* 5,500 files */
+#define FILES_REPETITIONS 3
+#define PYTHON "/usr/bin/python3"
+#define PYTHON_LIB "/usr/lib/python3.11"
+#define PYTHON_IMPORTS                                                \
+  "import json, re, os, sys, collections, datetime, decimal, email, " \
+  "http.client, xml.etree.ElementTree"
+
+static gboolean have_bwrap(char **bwrap, GError **error) {
+  *bwrap = g_find_program_in_path("bwrap");
+  if (!*bwrap)
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "skipped: bwrap is not installed (Debian package "
+                "bubblewrap), so there is no floor to compare with");
+  return *bwrap != NULL;
+}
+
+static gboolean have_sbx_run(char **sbx_run, GError **error) {
+  *sbx_run = find_sbx_run();
+  if (!*sbx_run)
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "sbx-run not found: set SBX_BUILD_DIR to the build directory");
+  return *sbx_run != NULL;
+}
+
+/* A tar of FILES_DIRS x FILES_PER_DIR small files in dir/files.tar. */
+static gboolean make_tar(const char *dir, GError **error) {
+  g_autofree char *src = g_build_filename(dir, "src", NULL);
+  g_autofree char *tar = g_build_filename(dir, "files.tar", NULL);
+  gboolean ok = TRUE;
+  for (int d = 0; ok && d < FILES_DIRS; d++) {
+    g_autofree char *sub = g_strdup_printf("%s/d%02d", src, d);
+    ok = g_mkdir_with_parents(sub, 0755) == 0;
+    for (int f = 0; ok && f < FILES_PER_DIR; f++) {
+      g_autofree char *path = g_strdup_printf("%s/f%03d.h", sub, f);
+      g_autofree char *text = g_strdup_printf(
+          "/* %d/%d */\n#define VALUE_%d_%d %d\n", d, f, d, f, d * 1000 + f);
+      ok = g_file_set_contents(path, text, -1, NULL);
+    }
+  }
+  char *argv[] = {"/bin/tar", "cf", tar, "-C", src, ".", NULL};
+  if (ok && run_once(argv) >= 0)
+    return TRUE;
+  g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+              "bench: cannot make the tar of small files in %s", dir);
+  return FALSE;
+}
+
+/* Empties and recreates dir/out; untimed. */
+static gboolean fresh_out(const char *dir) {
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  char *argv[] = {"/bin/rm", "-rf", out, NULL};
+  if (run_once(argv) < 0)
+    return FALSE;
+  return g_mkdir_with_parents(out, 0777) == 0 && chmod(out, 0777) == 0;
+}
+
+gboolean sbx_bench_run_files_vs_bwrap(double *value, double *floor,
+                                      GError **error) {
+  g_autofree char *bwrap = NULL, *sbx_run = NULL;
+  if (!have_bwrap(&bwrap, error) || !have_sbx_run(&sbx_run, error))
+    return FALSE;
+  g_autofree char *dir = g_dir_make_tmp("sbx-bench-files-XXXXXX", NULL);
+  if (!dir || chmod(dir, 0755) != 0 || !make_tar(dir, error)) {
+    if (error && !*error)
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                  "bench: no temporary directory");
+    return FALSE;
+  }
+  g_autofree char *tar = g_build_filename(dir, "files.tar", NULL);
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  /* Extract, then read every file back. */
+  char *script = "tar xf \"$1\" -C \"$2\" && tar cf /dev/null -C \"$2\" .";
+  char *sbx_argv[] = {sbx_run,
+                      "--allow-exec",
+                      "--allow-read",
+                      tar,
+                      "--allow-write",
+                      out,
+                      "--",
+                      "/bin/sh",
+                      "-c",
+                      script,
+                      "sh",
+                      tar,
+                      out,
+                      NULL};
+  char *bwrap_argv[] = {bwrap,       "--unshare-all",
+                        "--ro-bind", "/",
+                        "/",         "--dev",
+                        "/dev",      "--bind",
+                        out,         out,
+                        "/bin/sh",   "-c",
+                        script,      "sh",
+                        tar,         out,
+                        NULL};
+  double s[FILES_REPETITIONS], w[FILES_REPETITIONS];
+  gboolean ok = fresh_out(dir) && run_once(bwrap_argv) >= 0;
+  if (!ok) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "skipped: the tar under bwrap fails here (unprivileged user "
+                "namespaces disabled?)");
+  }
+  for (size_t i = 0; ok && i < FILES_REPETITIONS; i++) {
+    ok = fresh_out(dir) && (w[i] = run_once(bwrap_argv)) >= 0 &&
+         fresh_out(dir) && (s[i] = run_once(sbx_argv)) >= 0;
+    if (!ok)
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                  "the tar of small files failed (repetition %zu): run `%s "
+                  "--allow-exec --allow-read TAR --allow-write DIR -- tar xf "
+                  "TAR -C DIR` by hand to see why",
+                  i, sbx_run);
+  }
+  char *rm[] = {"/bin/rm", "-rf", dir, NULL};
+  run_once(rm);
+  if (!ok)
+    return FALSE;
+  *value = median(s, FILES_REPETITIONS);
+  *floor = median(w, FILES_REPETITIONS);
+  return TRUE;
+}
+
+gboolean sbx_bench_run_python_vs_bwrap(double *value, double *floor,
+                                       GError **error) {
+  g_autofree char *bwrap = NULL, *sbx_run = NULL;
+  if (!have_bwrap(&bwrap, error) || !have_sbx_run(&sbx_run, error))
+    return FALSE;
+  if (!g_file_test(PYTHON, G_FILE_TEST_IS_EXECUTABLE) ||
+      !g_file_test(PYTHON_LIB, G_FILE_TEST_IS_DIR)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "skipped: " PYTHON " with " PYTHON_LIB " is not installed");
+    return FALSE;
+  }
+  char *sbx_argv[] = {sbx_run, "--allow-read", PYTHON_LIB,     "--",
+                      PYTHON,  "-c",           PYTHON_IMPORTS, NULL};
+  char *bwrap_argv[] = {bwrap, "--unshare-all", "--ro-bind", "/", "/", PYTHON,
+                        "-c",  PYTHON_IMPORTS,  NULL};
+  if (run_once(bwrap_argv) < 0) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "skipped: python3 under bwrap fails here (unprivileged user "
+                "namespaces disabled?)");
+    return FALSE;
+  }
+  if (run_once(sbx_argv) < 0) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "python3 under `%s` failed; run it by hand to see why",
+                sbx_run);
+    return FALSE;
+  }
+  double s[REPETITIONS], w[REPETITIONS];
+  for (size_t i = 0; i < REPETITIONS; i++) {
+    w[i] = run_once(bwrap_argv);
+    s[i] = run_once(sbx_argv);
+    if (w[i] < 0 || s[i] < 0) {
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                  "a timed python3 run failed (repetition %zu)", i);
       return FALSE;
     }
   }
