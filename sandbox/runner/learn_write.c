@@ -236,6 +236,19 @@ char *sbx_learn_command_line(char **argv) {
   return g_string_free(s, FALSE);
 }
 
+char **sbx_learn_run_argv(const sbx_learn_summary *summary, char **program) {
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, g_strdup("--profile"));
+  g_ptr_array_add(a, g_strdup(summary->profile_path));
+  if (summary->execs)
+    g_ptr_array_add(a, g_strdup("--allow-exec"));
+  g_ptr_array_add(a, g_strdup("--"));
+  for (char **p = program; p && *p; p++)
+    g_ptr_array_add(a, g_strdup(*p));
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
 static const char completeness_note[] =
     "A learned policy is only as complete as the run that produced it:\n"
     "whatever this run did not do (other options, other input, error\n"

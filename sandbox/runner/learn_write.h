@@ -55,6 +55,13 @@ gboolean sbx_learn_write(const sbx_learn_record *r, const sbx_learn_output *o,
 /* argv as one line a shell would split back the same way. */
 char *sbx_learn_command_line(char **argv);
 
+/* The sbx-run arguments that run program under what was learned:
+ * --profile PATH, then --allow-exec when the program executed others
+ * (the one grant a profile cannot hold; the network, when the program
+ * used it, is kept by the profile), then "--" and program.
+ * NULL-terminated, for g_strfreev. */
+char **sbx_learn_run_argv(const sbx_learn_summary *summary, char **program);
+
 /* The text of each file, for tests and for sbx_learn_write. */
 char *sbx_learn_policy_text(const sbx_learn_record *r,
                             const sbx_learn_output *o,

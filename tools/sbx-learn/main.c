@@ -26,7 +26,8 @@ static const char description[] =
     "                values were obvious, in the seccomp policy language\n"
     "  NAME.profile  an sbx-run profile: the files seen, folded into\n"
     "                directories, and NAME.policy as its seccomp layer\n"
-    "Then: sbx-run --profile NAME.profile -- PROGRAM [ARGS...]\n"
+    "Then it prints the sbx-run command that runs PROGRAM under them:\n"
+    "  sbx-run --profile NAME.profile [--allow-exec] -- PROGRAM ...\n"
     "\n"
     "A learned policy is only as complete as the run that produced it:\n"
     "what this run did not do is refused later. sbx-learn enforces\n"
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
   int fold_min = 3;
   char **program = NULL;
   char *cmd = NULL;
+  char **run_argv = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &name,
        "Write NAME.policy and NAME.profile (required)", "NAME"},
@@ -133,7 +135,8 @@ int main(int argc, char **argv) {
           status ? " (the program failed: the record shows a failing run)" : "",
           sum.policy_path, sum.n_rules, sum.n_constrained, sum.profile_path,
           sum.n_broker_rules);
-  cmd = sbx_learn_command_line(program);
+  run_argv = sbx_learn_run_argv(&sum, program);
+  cmd = sbx_learn_command_line(run_argv);
   if (rec.unknown_calls)
     fprintf(stderr,
             "sbx-learn: %" G_GUINT64_FORMAT
@@ -148,14 +151,15 @@ int main(int argc, char **argv) {
           "sbx-learn: a learned policy is only as complete as the run that "
           "produced it: what this run did not do will be refused. Review "
           "both files.\n"
-          "sbx-learn: run it with: sbx-run --profile %s -- %s\n",
-          sum.profile_path, cmd);
+          "sbx-learn: run it with: sbx-run %s\n",
+          cmd);
   code = status;
   sbx_learn_record_clear(&rec);
   sbx_learn_summary_clear(&sum);
 out:
   g_clear_error(&error);
   g_free(cmd);
+  g_strfreev(run_argv);
   g_free(name);
   g_free(default_action);
   g_strfreev(program);

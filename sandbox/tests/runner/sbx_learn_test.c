@@ -121,6 +121,28 @@ static char *denied_read(const char *name, const char *const *cmd,
   return err;
 }
 
+/* The "run it with: sbx-run ..." line of sbx-learn's stderr, run as a
+ * shell would split it. */
+static result run_printed_line(const char *err) {
+  const char *tag = "sbx-learn: run it with: sbx-run ";
+  const char *at = strstr(err, tag);
+  ck_assert_msg(at != NULL, "no command line in:\n%s", err);
+  g_autofree char *line =
+      g_strndup(at + strlen(tag), strcspn(at + strlen(tag), "\n"));
+  g_auto(GStrv) words = NULL;
+  ck_assert_msg(g_shell_parse_argv(line, NULL, &words, NULL), "%s", line);
+  guint dashes = 0;
+  while (words[dashes] && strcmp(words[dashes], "--") != 0)
+    dashes++;
+  ck_assert_msg(words[dashes] != NULL, "no -- in %s", line);
+  g_free(words[dashes]);
+  words[dashes] = NULL;
+  result r = sbx_run((const char *const *)words,
+                     (const char *const *)words + dashes + 1);
+  words[dashes] = g_strdup("--");
+  return r;
+}
+
 /* ---- learn, then run ------------------------------------------------------
  */
 
@@ -235,6 +257,68 @@ START_TEST(a_unix_socket_used_while_learning_is_granted_by_its_path) {
   g_autofree char *profile = g_strconcat(name, ".profile", NULL);
   const char *learned_net[] = {"--net", "--profile", profile, NULL};
   expect(sbx_run(learned_net, cmd), 0, "exchange=ok", NULL);
+}
+END_TEST
+
+/* The printed command line is the one that works: it carries every
+ * sbx-run option the run needed (--allow-exec for a program that ran
+ * others; the profile keeps what it can itself), and the same command
+ * without that option is refused (the control). */
+START_TEST(the_printed_command_line_carries_the_options_the_run_needed) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *out_dir = make_dir("printed");
+  g_autofree char *target = path_in("printed/by-child");
+  g_autofree char *script = g_strdup_printf("'%s' write '%s'", probe, target);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  g_autofree char *name = path_in("printed-sh");
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, " --allow-exec -- /bin/sh -c ");
+  ck_assert_int_eq(unlink(target), 0);
+  result again = run_printed_line(r.err);
+  ck_assert_msg(again.status == 0, "status %d: %s", again.status, again.err);
+  ck_assert_int_eq(access(target, F_OK), 0);
+  ck_assert_int_eq(unlink(target), 0);
+  result_clear(&again);
+  result_clear(&r);
+  /* Without --allow-exec the child is not executed. */
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *only_profile[] = {"--profile", profile, NULL};
+  r = sbx_run(only_profile, sh);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err, "sbx: denied exec ");
+  ck_assert_int_eq(access(target, F_OK), -1);
+  result_clear(&r);
+
+  g_autofree char *dir = make_dir("printed-sockets");
+  g_autofree char *sock = path_in("printed-sockets/s.sock");
+  g_autofree char *uname = path_in("printed-unix");
+  const char *bind[] = {probe, "bind", sock, NULL};
+  const char *uopts[] = {"-o", uname, NULL};
+  r = tool_run("sbx-learn", uopts, bind);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_lacks(r.err, "--allow-exec");
+  ck_assert_int_eq(unlink(sock), 0);
+  again = run_printed_line(r.err);
+  ck_assert_msg(again.status == 0, "status %d: %s", again.status, again.err);
+  assert_contains(again.out, "exchange=ok");
+  result_clear(&again);
+  result_clear(&r);
+  ck_assert_int_eq(unlink(sock), 0);
+
+  /* A program that needed neither gets neither. */
+  g_autofree char *data = make_file("printed-input", "x");
+  g_autofree char *cname = path_in("printed-cat");
+  const char *cat[] = {"/bin/cat", data, NULL};
+  const char *copts[] = {"-o", cname, NULL};
+  r = tool_run("sbx-learn", copts, cat);
+  ck_assert_int_eq(r.status, 0);
+  assert_lacks(r.err, "--allow-exec");
+  assert_lacks(r.err, "--net");
+  again = run_printed_line(r.err);
+  expect(again, 0, "x", NULL);
+  result_clear(&r);
 }
 END_TEST
 
@@ -468,6 +552,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
   tcase_add_test(runs,
                  a_unix_socket_used_while_learning_is_granted_by_its_path);
+  tcase_add_test(runs,
+                 the_printed_command_line_carries_the_options_the_run_needed);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
