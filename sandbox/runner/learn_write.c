@@ -477,8 +477,81 @@ static unsigned uses_of(const rule_set *rs, const char *path) {
   return GPOINTER_TO_UINT(g_hash_table_lookup(rs->uses, path));
 }
 
+/* A directory made for temporary files: /tmp, /var/tmp, /dev/shm and
+ * $TMPDIR (as g_get_tmp_dir() reads it), compared canonically. */
+static bool is_temp_dir(const char *dir) {
+  const char *const fixed[] = {"/tmp", "/var/tmp", "/dev/shm", g_get_tmp_dir()};
+  g_autofree char *real = realpath(dir, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++) {
+    if (strcmp(dir, fixed[i]) == 0)
+      return true;
+    g_autofree char *r = realpath(fixed[i], NULL);
+    if (real && r && strcmp(real, r) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* A name that mkstemp(3), mkdtemp(3) or a program of its own made up:
+ * one part (between '.', '-' and '_') of at least six letters and
+ * digits that mixes upper and lower case, or has two digits or more
+ * between letters (cc2l8XMv.cdtor.c, tmpa1b2c3; not python3.11 or
+ * report2026). */
+bool sbx_learn_name_looks_random(const char *path) {
+  if (!path)
+    return false;
+  const char *name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  g_auto(GStrv) parts = g_strsplit_set(name, ".-_", -1);
+  for (char **p = parts; *p; p++) {
+    size_t n = strlen(*p), digits = 0, inner_digits = 0, last_letter = 0;
+    bool upper = false, lower = false, alnum = true;
+    for (size_t i = 0; i < n; i++) {
+      char c = (*p)[i];
+      upper |= g_ascii_isupper(c) != 0;
+      lower |= g_ascii_islower(c) != 0;
+      alnum &= g_ascii_isalnum(c) != 0;
+      if (g_ascii_isalpha(c))
+        last_letter = i;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (g_ascii_isdigit((*p)[i])) {
+        digits++;
+        inner_digits += i < last_letter;
+      }
+    if (n >= 6 && alnum &&
+        ((upper && lower) || (inner_digits >= 2 && digits < n)))
+      return true;
+  }
+  return false;
+}
+
+/* A temporary name: made and gone again within the run, made up, or in
+ * a directory for temporary files. */
+static bool is_temporary(const char *path) {
+  struct stat st;
+  g_autofree char *dir = g_path_get_dirname(path);
+  return lstat(path, &st) != 0 || sbx_learn_name_looks_random(path) ||
+         is_temp_dir(dir);
+}
+
+/* A directory a temporary name folds into: anything but "/" and the
+ * home directory or one above it (a top-level directory such as /tmp is
+ * fine). */
+static bool may_hold_temporaries(const char *dir) {
+  if (strcmp(dir, "/") == 0)
+    return false;
+  const char *home = g_get_home_dir();
+  if (home && g_str_has_prefix(home, dir) &&
+      (home[strlen(dir)] == '\0' || home[strlen(dir)] == '/'))
+    return false;
+  return true;
+}
+
 /* Creation: the directory written into, or just the name when that
- * directory may not be covered. */
+ * directory may not be covered. A temporary name (is_temporary) folds
+ * into its directory also where a lasting one would not (/tmp), so the
+ * next run's new random names are created there too. */
 static void add_create_rules(rule_set *rs) {
   g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; i < rs->paths->len; i++) {
@@ -494,12 +567,31 @@ static void add_create_rules(rule_set *rs) {
         !S_ISLNK(st.st_mode) && !S_ISSOCK(st.st_mode))
       continue;
     g_autofree char *dir = g_path_get_dirname(p);
-    if (!may_cover(dir)) {
+    bool fold =
+        may_cover(dir) || (is_temporary(p) && may_hold_temporaries(dir));
+    if (!fold) {
       add_rule(rs->rules, rs->granted, "create,stat-intermediate", p, false);
     } else if (!below_any(dir, dirs)) {
       g_ptr_array_add(dirs, g_strdup(dir));
       add_rule(rs->rules, rs->granted, "create,stat-intermediate", dir, true);
     }
+  }
+}
+
+/* Probed and missing (a search along PATH or an include path, an
+ * optional configuration file): an exact read rule on the name, so the
+ * next run finds it missing again (ENOENT, as this run did) rather than
+ * refused, whether it looks with stat, access(R_OK) or open. Not for
+ * names the run made itself. */
+static void add_missing_rules(rule_set *rs) {
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
+    struct stat st;
+    if ((uses_of(rs, p) & SBX_LEARN_CREATE) || lstat(p, &st) == 0 ||
+        (errno != ENOENT && errno != ENOTDIR) ||
+        covered(rs->granted, p, SBX_PERM_READ_ONLY))
+      continue;
+    add_rule(rs->rules, rs->granted, "read", p, false);
   }
 }
 
@@ -559,6 +651,50 @@ static void add_stat_rules(rule_set *rs) {
   }
 }
 
+/* Symbolic links on the way to a path (/usr/local/cuda ->
+ * cuda-13.0): the rules name canonical paths, but the program names the
+ * links, and sbx-run follows a link only where it may look at it. Each
+ * link in the directory part of a recorded path gets an exact stat
+ * rule (the last component's link is admitted with the entry itself). */
+static void add_link_rules(rule_set *rs, GHashTable *recorded) {
+  g_autoptr(GHashTable) links =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, recorded);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const char *path = key;
+    if (g_str_has_prefix(path, "/proc/"))
+      continue;
+    g_autofree char *dir = g_path_get_dirname(path);
+    for (char *slash = dir + 1; slash && *slash;) {
+      slash = strchr(slash, '/');
+      if (slash)
+        *slash = '\0';
+      struct stat st;
+      if (lstat(dir, &st) != 0) {
+        if (slash)
+          *slash = '/';
+        break;
+      }
+      if (S_ISLNK(st.st_mode))
+        g_hash_table_add(links, program_view(dir));
+      if (slash)
+        *slash++ = '/';
+    }
+  }
+  g_autoptr(GPtrArray) sorted = g_ptr_array_new();
+  g_hash_table_iter_init(&it, links);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    g_ptr_array_add(sorted, key);
+  g_ptr_array_sort(sorted, by_name);
+  for (guint i = 0; i < sorted->len; i++) {
+    const char *l = g_ptr_array_index(sorted, i);
+    if (!covered(rs->granted, l, SBX_PERM_STAT))
+      add_rule(rs->rules, rs->granted, "stat", l, false);
+  }
+}
+
 GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
                                   const sbx_learn_output *o, GError **error) {
   rule_set rs = {.granted = sbx_allowlist_new("sbx-learn")};
@@ -592,6 +728,8 @@ GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
   add_write_rules(&rs);
   add_read_rules(&rs, o->fold_min);
   add_stat_rules(&rs);
+  add_missing_rules(&rs);
+  add_link_rules(&rs, r->paths);
 
   g_ptr_array_free(rs.paths, TRUE);
   g_hash_table_unref(rs.uses);

@@ -16,9 +16,15 @@
  * directory in which at least three files were read becomes a recursive
  * read rule (never "/", a top-level directory, or $HOME and above); a
  * file created, removed or renamed grants create in the directory it was
- * in (with the same limits, else just that name); other files keep exact
- * rules; what sbx-run always allows, and paths that no longer exist, are
- * left out.
+ * in (with the same limits, else just that name); a temporary name
+ * (created and gone again, made up like cc2l8XMv.s, or in /tmp, /var/tmp,
+ * /dev/shm or $TMPDIR) grants create in its directory even where a
+ * lasting one would not (/tmp; never "/" or $HOME and above), so the
+ * next run's new names fit; a path probed that did not exist keeps an
+ * exact read rule, so the next run finds it missing (ENOENT) rather than
+ * refused; a symbolic link on the way to a path gets an exact stat rule,
+ * so sbx-run follows it; other files keep exact rules; what sbx-run
+ * always allows is left out.
  *
  * What it refuses: output names that a built-in policy would shadow, and
  * output that its own checks reject (then nothing is written).
@@ -51,6 +57,11 @@ void sbx_learn_summary_clear(sbx_learn_summary *s);
 
 gboolean sbx_learn_write(const sbx_learn_record *r, const sbx_learn_output *o,
                          sbx_learn_summary *summary, GError **error);
+
+/* Whether the last component of path looks made up by mkstemp(3) or
+ * the like (cc2l8XMv.cdtor.c); such names are folded into their
+ * directory. */
+bool sbx_learn_name_looks_random(const char *path);
 
 /* argv as one line a shell would split back the same way. */
 char *sbx_learn_command_line(char **argv);

@@ -25,6 +25,7 @@
 #include "sandbox/policy/compiler.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/parser.h"
+#include "sandbox/runner/learn_write.h"
 #include "sandbox/tests/runner/tool_run.h"
 
 /* sbx-learn -o NAME -- CMD...: asserts that it succeeded, wrote both
@@ -322,6 +323,127 @@ START_TEST(the_printed_command_line_carries_the_options_the_run_needed) {
 }
 END_TEST
 
+/* gcc makes its temporary files under random names in /tmp (or
+ * $TMPDIR) and probes include and library directories that do not
+ * exist. The learned profile grants the temporary directory, names no
+ * random file, and lets the compile run again; without it the same
+ * compile is refused (the control). */
+START_TEST(gcc_learned_compiling_a_file_compiles_it_again) {
+  g_autofree char *src = make_file("hello.c",
+                                   "#include <stdio.h>\n"
+                                   "int main(void) { puts(\"compiled\"); "
+                                   "return 0; }\n");
+  g_autofree char *bin = path_in("hello");
+  g_autofree char *name = path_in("gcc");
+  const char *gcc[] = {"/usr/bin/gcc", "-o", bin, src, NULL};
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, gcc);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_int_eq(unlink(bin), 0);
+
+  g_auto(GStrv) rules = learned_rules(name);
+  g_autofree char *tmpdir = realpath(g_get_tmp_dir(), NULL);
+  g_autofree char *tmp_rule =
+      g_strdup_printf("create,stat-intermediate %s/", tmpdir);
+  ck_assert_msg(has_rule(rules, tmp_rule), "no %s", tmp_rule);
+  for (char **rule = rules; *rule; rule++) {
+    const char *path = strchr(*rule, ' ') + 1;
+    ck_assert_msg(
+        !g_str_has_prefix(path, tmpdir) || !sbx_learn_name_looks_random(path),
+        "a random name kept: %s", *rule);
+    ck_assert_msg(strcmp(path, "/") != 0, "rule %s", *rule);
+  }
+
+  result again = run_printed_line(r.err);
+  ck_assert_msg(again.status == 0, "status %d", again.status);
+  result_clear(&again);
+  result_clear(&r);
+  const char *hello[] = {bin, NULL};
+  expect(run(hello), 0, "compiled\n", NULL);
+
+  /* Control: the same compile under sbx-run without the profile. */
+  ck_assert_int_eq(unlink(bin), 0);
+  const char *x[] = {"--allow-exec", NULL};
+  r = sbx_run(x, gcc);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err, "sbx: denied");
+  ck_assert_int_eq(access(bin, F_OK), -1);
+  result_clear(&r);
+}
+END_TEST
+
+/* Paths a program probed that did not exist stay missing: the rerun
+ * gets ENOENT as the learning run did, not EACCES, for stat, access and
+ * open, also below a directory that does not exist. The same probes
+ * without the learned rules are refused (the control); a file next to
+ * a probed one stays refused. */
+START_TEST(paths_probed_missing_are_missing_again_not_refused) {
+  g_autofree char *dir = make_dir("probed");
+  g_autofree char *m1 = path_in("probed/missing.conf");
+  g_autofree char *m2 = path_in("probed/no-dir/sub/missing");
+  g_autofree char *m3 = path_in("probed/missing-opened");
+  g_autofree char *beside = make_file("probed/present", "here");
+  g_autofree char *script = g_strdup_printf(
+      "import os\n"
+      "def err(f):\n"
+      "  try:\n"
+      "    f(); return 0\n"
+      "  except OSError as e:\n"
+      "    return e.errno\n"
+      "print(err(lambda: os.stat('%s')), os.access('%s', os.R_OK),\n"
+      "      err(lambda: open('%s').close()))\n",
+      m1, m2, m3);
+  const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  g_autofree char *name = path_in("probing");
+  g_autofree char *out = learn(name, py);
+  ck_assert_str_eq(out, "2 False 2\n");
+  result r = run_learned(name, py);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, "2 False 2\n");
+  assert_lacks(r.err, m1);
+  assert_lacks(r.err, m2);
+  assert_lacks(r.err, m3);
+  result_clear(&r);
+
+  /* Control: the learned profile's other rules, without the probes'. */
+  g_autofree char *other = g_strdup_printf(
+      "import os\n"
+      "try:\n"
+      "  os.stat('%s')\n"
+      "except OSError as e:\n"
+      "  print(e.errno)\n",
+      beside);
+  const char *py_other[] = {"/usr/bin/python3", "-c", other, NULL};
+  r = run(py_other);
+  ck_assert_str_eq(r.out, "");
+  result_clear(&r);
+  r = run_learned(name, py_other);
+  ck_assert_str_eq(r.out, "13\n");
+  g_autofree char *line = g_strdup_printf("sbx: denied stat %s", beside);
+  assert_contains(r.err, line);
+  result_clear(&r);
+  const char *read_py[] = {"--allow-read", "/usr", NULL};
+  r = sbx_run(read_py, py);
+  ck_assert_str_eq(r.out, "13 False 13\n");
+  assert_contains(r.err, "sbx: denied");
+  result_clear(&r);
+}
+END_TEST
+
+START_TEST(made_up_names_look_random_ordinary_names_do_not) {
+  const char *random[] = {"/tmp/cc2l8XMv.cdtor.c", "/tmp/tmpa1b2c3",
+                          "/var/tmp/sh-thd.Xy7kQ2", "x/QtTmPfile.pid"};
+  const char *ordinary[] = {"/usr/lib/python3.11", "/srv/report2026.txt",
+                            "/tmp/hello.c",        "/tmp/libfoo.so.6",
+                            "/tmp/README",         "/tmp/a1"};
+  for (size_t i = 0; i < G_N_ELEMENTS(random); i++)
+    ck_assert_msg(sbx_learn_name_looks_random(random[i]), "%s", random[i]);
+  for (size_t i = 0; i < G_N_ELEMENTS(ordinary); i++)
+    ck_assert_msg(!sbx_learn_name_looks_random(ordinary[i]), "%s", ordinary[i]);
+  ck_assert(!sbx_learn_name_looks_random(NULL));
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -554,12 +676,15 @@ static Suite *sbx_learn_suite(void) {
                  a_unix_socket_used_while_learning_is_granted_by_its_path);
   tcase_add_test(runs,
                  the_printed_command_line_carries_the_options_the_run_needed);
+  tcase_add_test(runs, gcc_learned_compiling_a_file_compiles_it_again);
+  tcase_add_test(runs, paths_probed_missing_are_missing_again_not_refused);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
   tcase_add_checked_fixture(files, tool_setup, tool_teardown);
   tcase_set_timeout(files, 120);
   tcase_add_test(files, every_learned_rule_says_how_many_calls_it_saw);
+  tcase_add_test(files, made_up_names_look_random_ordinary_names_do_not);
   tcase_add_test(files, open_flags_seen_become_the_only_flags_allowed);
   tcase_add_test(
       files,
