@@ -11,6 +11,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -33,16 +35,103 @@ static const char description[] =
     "what this run did not do is refused later. sbx-learn enforces\n"
     "nothing while it learns; run only programs you would run anyway.\n"
     "\n"
+    "Then, unless --no-verify, it checks them: it runs the same command\n"
+    "again under sbx-run with that command line (stdin /dev/null, stdout\n"
+    "discarded) and compares the exit status with the learning run's; if\n"
+    "they differ it says so with the rerun's first sbx: refusals.\n"
+    "\n"
     "Exit status: the program's (128+N for signal N) once both files are\n"
-    "written; 125 if learning or writing failed, 127 if PROGRAM was not\n"
-    "found.\n"
+    "written and checked; 125 if learning, writing or the check failed\n"
+    "(the files are kept), 127 if PROGRAM was not found.\n"
     "\n"
     "See sbx-learn(1).";
+
+/* The sbx-run next to this sbx-learn, else the one in PATH. */
+static char *find_sbx_run(void) {
+  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+  if (self) {
+    g_autofree char *dir = g_path_get_dirname(self);
+    char *next = g_build_filename(dir, "sbx-run", NULL);
+    if (access(next, X_OK) == 0)
+      return next;
+    g_free(next);
+  }
+  return g_find_program_in_path("sbx-run");
+}
+
+/* How many of the rerun's refusal lines a failed check shows. */
+#define SHOWN_REFUSALS 10
+
+/* Runs run_argv under sbx-run, stdin from /dev/null and stdout
+ * discarded, and compares its exit status with the learning run's.
+ * TRUE if they match; otherwise says so with the rerun's first
+ * refusals. */
+static gboolean verify(char **run_argv, int learned_status) {
+  g_autofree char *sbx_run = find_sbx_run();
+  if (!sbx_run) {
+    fprintf(stderr,
+            "sbx-learn: cannot check the profile: no sbx-run next to "
+            "sbx-learn or in PATH (--no-verify skips the check)\n");
+    return FALSE;
+  }
+  g_autoptr(GPtrArray) a = g_ptr_array_new();
+  g_ptr_array_add(a, sbx_run);
+  for (char **p = run_argv; *p; p++)
+    g_ptr_array_add(a, *p);
+  g_ptr_array_add(a, NULL);
+  fprintf(stderr,
+          "sbx-learn: checking the profile: running the command "
+          "again under sbx-run (its output is discarded)\n");
+  fflush(stderr);
+  g_autofree char *err = NULL;
+  int wait_status = 0;
+  GError *error = NULL;
+  if (!g_spawn_sync(NULL, (char **)a->pdata, NULL,
+                    G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDIN_FROM_DEV_NULL,
+                    NULL, NULL, NULL, &err, &wait_status, &error)) {
+    fprintf(stderr, "sbx-learn: cannot check the profile: %s\n",
+            error->message);
+    g_error_free(error);
+    return FALSE;
+  }
+  int status = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
+               : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
+                                          : 125;
+  if (status == learned_status) {
+    fprintf(stderr,
+            "sbx-learn: checked: under sbx-run with the learned profile the "
+            "program exited %d, as it did while learning\n",
+            status);
+    return TRUE;
+  }
+  fprintf(stderr,
+          "sbx-learn: CHECK FAILED: under sbx-run with the learned profile "
+          "the program exited %d, while learning it exited %d; the profile "
+          "does not reproduce the run (both files are kept for review).\n",
+          status, learned_status);
+  g_auto(GStrv) lines = g_strsplit(err ? err : "", "\n", -1);
+  unsigned shown = 0;
+  for (char **l = lines; *l && shown < SHOWN_REFUSALS; l++) {
+    if (!g_str_has_prefix(*l, "sbx: "))
+      continue;
+    if (shown++ == 0)
+      fprintf(stderr, "sbx-learn: the rerun's first refusals:\n");
+    fprintf(stderr, "  %s\n", *l);
+  }
+  if (shown == 0)
+    fprintf(stderr,
+            "sbx-learn: the rerun printed no sbx: line; its stderr "
+            "ended:\n%s\n",
+            err && strlen(err) > 2000 ? err + strlen(err) - 2000
+                                      : (err ? err : ""));
+  return FALSE;
+}
 
 int main(int argc, char **argv) {
   char *name = NULL;
   char *default_action = NULL;
   int fold_min = 3;
+  gboolean no_verify = FALSE;
   char **program = NULL;
   char *cmd = NULL;
   char **run_argv = NULL;
@@ -57,6 +146,8 @@ int main(int argc, char **argv) {
        "Fold a directory into one read rule when at least N files in it "
        "were read (default 3)",
        "N"},
+      {"no-verify", 0, 0, G_OPTION_ARG_NONE, &no_verify,
+       "Do not run the command again under sbx-run to check the profile", NULL},
       {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &program, NULL,
        NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -154,6 +245,16 @@ int main(int argc, char **argv) {
           "sbx-learn: run it with: sbx-run %s\n",
           cmd);
   code = status;
+  if (no_verify) {
+    fprintf(stderr, "sbx-learn: not checked (--no-verify)\n");
+  } else if (status > 128) {
+    fprintf(stderr,
+            "sbx-learn: not checked: the program was ended by signal %d; a "
+            "rerun would not end the same way\n",
+            status - 128);
+  } else if (!verify(run_argv, status)) {
+    code = 125;
+  }
   sbx_learn_record_clear(&rec);
   sbx_learn_summary_clear(&sum);
 out:

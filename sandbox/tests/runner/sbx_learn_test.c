@@ -31,8 +31,8 @@
 /* sbx-learn -o NAME -- CMD...: asserts that it succeeded, wrote both
  * files and said that the result is only as complete as the run; returns
  * the program's stdout. */
-static char *learn(const char *name, const char *const *cmd) {
-  const char *opts[] = {"-o", name, NULL};
+static char *learn_opts(const char *name, const char *const *cmd, bool verify) {
+  const char *opts[] = {"-o", name, verify ? NULL : "--no-verify", NULL};
   result r = tool_run("sbx-learn", opts, cmd);
   ck_assert_msg(r.status == 0, "sbx-learn: status %d: %s", r.status, r.err);
   assert_contains(r.err, "only as complete as the run that produced it");
@@ -43,6 +43,16 @@ static char *learn(const char *name, const char *const *cmd) {
   char *out = g_steal_pointer(&r.out);
   result_clear(&r);
   return out;
+}
+
+static char *learn(const char *name, const char *const *cmd) {
+  return learn_opts(name, cmd, true);
+}
+
+/* For a command that cannot run twice alike (it makes a file that must
+ * not exist, or binds a socket file it leaves behind): no rerun. */
+static char *learn_once(const char *name, const char *const *cmd) {
+  return learn_opts(name, cmd, false);
 }
 
 static result run_learned(const char *name, const char *const *cmd) {
@@ -244,7 +254,7 @@ START_TEST(a_unix_socket_used_while_learning_is_granted_by_its_path) {
   g_autofree char *probe = probe_path();
   g_autofree char *name = path_in("unix");
   const char *cmd[] = {probe, "bind", sock, NULL};
-  g_autofree char *out = learn(name, cmd);
+  g_autofree char *out = learn_once(name, cmd);
   assert_contains(out, "exchange=ok");
   ck_assert_int_eq(unlink(sock), 0);
 
@@ -272,7 +282,8 @@ START_TEST(the_printed_command_line_carries_the_options_the_run_needed) {
   g_autofree char *script = g_strdup_printf("'%s' write '%s'", probe, target);
   const char *sh[] = {"/bin/sh", "-c", script, NULL};
   g_autofree char *name = path_in("printed-sh");
-  const char *opts[] = {"-o", name, NULL};
+  /* The probe makes a new file: a rerun would find it there. */
+  const char *opts[] = {"-o", name, "--no-verify", NULL};
   result r = tool_run("sbx-learn", opts, sh);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.err, " --allow-exec -- /bin/sh -c ");
@@ -296,7 +307,7 @@ START_TEST(the_printed_command_line_carries_the_options_the_run_needed) {
   g_autofree char *sock = path_in("printed-sockets/s.sock");
   g_autofree char *uname = path_in("printed-unix");
   const char *bind[] = {probe, "bind", sock, NULL};
-  const char *uopts[] = {"-o", uname, NULL};
+  const char *uopts[] = {"-o", uname, "--no-verify", NULL};
   r = tool_run("sbx-learn", uopts, bind);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_lacks(r.err, "--allow-exec");
@@ -444,6 +455,49 @@ START_TEST(made_up_names_look_random_ordinary_names_do_not) {
 }
 END_TEST
 
+/* sbx-learn runs the command again under sbx-run with what it learned:
+ * a rerun that ends differently (here a second run takes another path,
+ * reading a file the first did not) fails the check, names the
+ * refusal, and sbx-learn exits non-zero; --no-verify skips the check
+ * (the control), and a run that the profile reproduces passes it. */
+START_TEST(a_profile_that_does_not_reproduce_the_run_fails_the_check) {
+  g_autofree char *marks = make_dir("marks");
+  g_autofree char *mark = path_in("marks/second-run");
+  g_autofree char *secret = make_file("not-learned", "x\n");
+  g_autofree char *script =
+      g_strdup_printf("if [ -e '%s' ]; then read x < '%s'; else : > '%s'; fi",
+                      mark, secret, mark);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  g_autofree char *name = path_in("diverging");
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, sh);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err, "CHECK FAILED");
+  assert_contains(r.err, "while learning it exited 0");
+  g_autofree char *line = g_strdup_printf("  sbx: denied open %s", secret);
+  assert_contains(r.err, line);
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  ck_assert(g_file_test(profile, G_FILE_TEST_IS_REGULAR));
+  result_clear(&r);
+
+  ck_assert_int_eq(unlink(mark), 0);
+  const char *skip[] = {"-o", name, "--no-verify", NULL};
+  r = tool_run("sbx-learn", skip, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "not checked (--no-verify)");
+  assert_lacks(r.err, "CHECK FAILED");
+  result_clear(&r);
+
+  g_autofree char *data = make_file("reproduced", "x");
+  const char *cat[] = {"/bin/cat", data, NULL};
+  g_autofree char *cname = path_in("reproduced-cat");
+  const char *copts[] = {"-o", cname, NULL};
+  expect(tool_run("sbx-learn", copts, cat), 0, "x",
+         "checked: under sbx-run with the learned profile the program "
+         "exited 0");
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -569,7 +623,7 @@ START_TEST(a_file_written_grants_its_directory_and_children_are_followed) {
   g_autofree char *script = g_strdup_printf("'%s' write '%s'", probe, target);
   /* dash forks and execs the probe: the write happens in a child. */
   const char *sh[] = {"/bin/sh", "-c", script, NULL};
-  const char *opts[] = {"-o", name, NULL};
+  const char *opts[] = {"-o", name, "--no-verify", NULL};
   result r = tool_run("sbx-learn", opts, sh);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.err, "executed other programs");
@@ -585,7 +639,7 @@ START_TEST(a_file_written_grants_its_directory_and_children_are_followed) {
    * that directory, and not next to it. */
   g_autofree char *direct = path_in("writer");
   const char *wr[] = {probe, "write", target, NULL};
-  g_autofree char *o = learn(direct, wr);
+  g_autofree char *o = learn_once(direct, wr);
   ck_assert_int_eq(unlink(target), 0);
   r = run_learned(direct, wr);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -678,6 +732,8 @@ static Suite *sbx_learn_suite(void) {
                  the_printed_command_line_carries_the_options_the_run_needed);
   tcase_add_test(runs, gcc_learned_compiling_a_file_compiles_it_again);
   tcase_add_test(runs, paths_probed_missing_are_missing_again_not_refused);
+  tcase_add_test(runs,
+                 a_profile_that_does_not_reproduce_the_run_fails_the_check);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
