@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
@@ -31,6 +32,8 @@
 #include "sandbox/layers/missing.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/runner/terminal.h"
+#include "sandbox/runner/baseline.h"
+#include "sandbox/runner/stacked.h"
 #include "sandbox/supervisor/supervisor.h"
 
 /* The signals a terminal or a supervisor (systemd, a shell) sends that
@@ -337,6 +340,18 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
  * seccomp baseline, the supervisor and Landlock still apply, and the
  * supervisor refuses new sockets without --net whatever the namespace.
  * Returns like fork(). */
+/* How many seccomp filters sbx-run itself runs under (nested in another
+ * sandbox): init and the program inherit them. */
+static unsigned own_filter_count(void) {
+  g_autofree char *status = NULL;
+  if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+    return 0;
+  const char *at = strstr(status, "\nSeccomp_filters:");
+  if (!at)
+    return 0;
+  return (unsigned)strtoul(at + strlen("\nSeccomp_filters:"), NULL, 10);
+}
+
 static pid_t clone_init(sbx_run_plan *plan, GError **error) {
   GError *local = NULL;
   pid_t pid = sbx_ns_clone(&plan->ns, &local);
@@ -378,6 +393,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sbx_resolver *resolver = NULL;
   sbx_unotify *u = NULL;
   sbx_run_terminal *term = NULL;
+  sbx_unotify_layer *layers = NULL;
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
@@ -447,7 +463,22 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     goto out;
   }
 
+  /* The stacked layers' refusals, which the baseline sends here. */
+  layers = g_new0(sbx_unotify_layer, plan->reported->len + 1);
+  for (guint i = 0; i < plan->reported->len; i++) {
+    const sbx_run_reported_layer *l = g_ptr_array_index(plan->reported, i);
+    layers[i].insns = l->prog.insns;
+    layers[i].len = l->prog.len;
+    layers[i].reason = l->reason;
+  }
   sbx_unotify_config cfg = {
+      .layers = layers,
+      .n_layers = plan->reported->len,
+      .base = sbx_run_baseline_insns,
+      .base_len = sbx_run_baseline_len,
+      /* The program runs under sbx-run's own filters, the baseline and
+       * every stacked one. */
+      .min_filters = own_filter_count() + 1 + plan->n_program_filters,
       .resolver = resolver,
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
@@ -612,6 +643,7 @@ out:
   }
   sbx_run_terminal_free(term);
   sbx_unotify_free(u);
+  g_free(layers);
   sbx_resolver_free(resolver);
   if (sv[0] >= 0)
     close(sv[0]);

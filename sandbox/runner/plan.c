@@ -24,6 +24,7 @@
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/parser.h"
 #include "sandbox/runner/baseline.h"
+#include "sandbox/runner/stacked.h"
 #include "sandbox/policy/compiler.h"
 
 GQuark sbx_run_error_quark(void) {
@@ -49,6 +50,7 @@ void sbx_run_plan_free(sbx_run_plan *p) {
   sbx_allowlist_free(p->allowlist);
   sbx_layer_plan_clear(&p->init);
   sbx_layer_plan_clear(&p->program_filters);
+  g_clear_pointer(&p->reported, g_ptr_array_unref);
   g_free(p->program);
   g_strfreev(p->argv);
   g_strfreev(p->envp);
@@ -356,14 +358,64 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
     g_error_free(local);
     return FALSE;
   }
+  /* Its refusals go through the baseline, which reports them
+   * (stacked.h); the filter itself keeps only what a signal shows. */
+  bool reported = sbx_run_stacked_reportable(&prog);
+  sbx_bpf_program installed;
+  if (reported)
+    sbx_run_stacked_without_errno(&prog, &installed);
+  else
+    sbx_bpf_program_copy(&installed, &prog);
   gboolean ok =
-      sbx_layer_plan_add_filter(&p->program_filters, name, &prog, &local);
-  sbx_bpf_program_clear(&prog);
+      sbx_layer_plan_add_filter(&p->program_filters, name, &installed, &local);
+  sbx_bpf_program_clear(&installed);
   if (!ok) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s",
                 local->message);
     g_error_free(local);
+    sbx_bpf_program_clear(&prog);
+    return FALSE;
   }
+  p->n_program_filters++;
+  if (reported) {
+    sbx_run_reported_layer *l = g_new0(sbx_run_reported_layer, 1);
+    l->reason = g_strdup_printf("not allowed by %s", name);
+    l->prog = prog;
+    g_ptr_array_add(p->reported, l);
+  } else {
+    sbx_bpf_program_clear(&prog);
+  }
+  return TRUE;
+}
+
+/* The baseline, behind the reported layers' refusals (stacked.h). */
+static gboolean add_baseline(sbx_run_plan *p, GError **error) {
+  sbx_bpf_program baseline;
+  sbx_run_baseline(&baseline);
+  if (p->reported->len > 0) {
+    g_autofree const sbx_bpf_program **parts =
+        g_new(const sbx_bpf_program *, p->reported->len);
+    for (guint i = 0; i < p->reported->len; i++)
+      parts[i] =
+          &((sbx_run_reported_layer *)g_ptr_array_index(p->reported, i))->prog;
+    sbx_bpf_program composed;
+    GError *local = NULL;
+    gboolean ok = sbx_run_stacked_compose(parts, p->reported->len, &baseline,
+                                          &composed, &local);
+    sbx_bpf_program_clear(&baseline);
+    if (!ok) {
+      g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY,
+                  "the stacked policies cannot be reported through the "
+                  "baseline: %s",
+                  local->message);
+      g_error_free(local);
+      return FALSE;
+    }
+    baseline = composed;
+  }
+  gboolean ok =
+      sbx_layer_plan_add_filter(&p->init, "sbx-run.policy", &baseline, error);
+  sbx_bpf_program_clear(&baseline);
   return ok;
 }
 
@@ -597,6 +649,7 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);
   sbx_layer_plan_init(&p->init, "sbx-run", SBX_RUN_INIT_LAYERS);
   sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
+  p->reported = g_ptr_array_new_with_free_func(sbx_run_reported_layer_free);
   p->net = o->net;
   p->allow_exec = o->allow_exec;
   p->audit = g_strdup(o->audit);
@@ -658,13 +711,6 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (p->net)
     p->ns.namespaces &= ~(unsigned)SBX_NS_NET;
 
-  sbx_bpf_program baseline;
-  sbx_run_baseline(&baseline);
-  gboolean have_baseline =
-      sbx_layer_plan_add_filter(&p->init, "sbx-run.policy", &baseline, error);
-  sbx_bpf_program_clear(&baseline);
-  if (!have_baseline)
-    goto fail;
   for (char **f = o->policies; f && *f; f++) {
     sbx_policy *pol = sbx_policy_parse_file(*f, error);
     if (!pol)
@@ -674,6 +720,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     if (!ok)
       goto fail;
   }
+  if (!add_baseline(p, error))
+    goto fail;
 
   /* Landlock paths are canonical like the allowlist's, so the two agree
    * on which object a rule means. */

@@ -68,6 +68,10 @@ typedef struct {
   /* The program's own filters, stacked on init's: --policy and the
    * profile's, which init itself must not run under. */
   sbx_layer_plan program_filters;
+  unsigned n_program_filters;
+  /* Those of them whose refusals the baseline reports (stacked.h): of
+   * sbx_run_reported_layer. */
+  GPtrArray *reported;
   sbx_ns_config ns;
   unsigned require; /* SBX_REQUIRE_*: --require and the profile's */
   bool net;

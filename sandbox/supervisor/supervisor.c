@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -23,6 +24,7 @@
 
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
+#include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/kernel/unotify/target.h"
 #include "sandbox/supervisor/call.h"
@@ -202,6 +204,67 @@ static void dispatch(sbx_call *c) {
     }
   }
   h_refuse(c);
+}
+
+/* ---- stacked layers ------------------------------------------------------ */
+
+/* How many seccomp filters the caller runs under, from /proc/PID/status;
+ * -1 if it cannot be read (then it is treated as under the stacked
+ * layers: refused and reported). */
+static int filter_count(pid_t pid) {
+  char path[64], buf[4096];
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  const char *at = strstr(buf, "\nSeccomp_filters:");
+  if (!at)
+    return -1;
+  return (int)strtol(at + strlen("\nSeccomp_filters:"), NULL, 10);
+}
+
+/* A refusal of a stacked layer (supervisor.h): answered here, TRUE; or
+ * FALSE for the usual dispatch. */
+static bool stacked_refusal(sbx_call *c) {
+  const sbx_unotify_config *cfg = c->cfg;
+  for (size_t i = 0; i < cfg->n_layers; i++) {
+    const sbx_unotify_layer *l = &cfg->layers[i];
+    uint32_t ret = sbx_bpf_run_checked(l->insns, l->len, &c->n->data, NULL);
+    if ((ret & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO)
+      continue;
+    int count = filter_count((pid_t)c->n->pid);
+    /* The count is the caller's only if the call is still pending. */
+    if (sbx_unotify_id_valid(c->u->ch.listener, c->n->id) != 0) {
+      c->kind = ANSWER_DROP;
+      c->report = false;
+      return true;
+    }
+    if (count >= 0 && (unsigned)count < cfg->min_filters) {
+      uint32_t b =
+          sbx_bpf_run_checked(cfg->base, cfg->base_len, &c->n->data, NULL);
+      uint32_t action = b & SECCOMP_RET_ACTION_FULL;
+      if (action == SECCOMP_RET_USER_NOTIF)
+        return false;
+      c->report = false;
+      if (action == SECCOMP_RET_ALLOW || action == SECCOMP_RET_LOG)
+        c->kind = ANSWER_CONTINUE;
+      else
+        answer_error(c, action == SECCOMP_RET_ERRNO
+                            ? (int)(b & SECCOMP_RET_DATA)
+                            : EPERM);
+      return true;
+    }
+    c->ev.operation = "syscall";
+    deny(c, (int)(ret & SECCOMP_RET_DATA), l->reason, SBX_UNOTIFY_HINT_NEVER,
+         NULL, false);
+    return true;
+  }
+  return false;
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -421,7 +484,8 @@ int sbx_unotify_answer(sbx_unotify *u) {
   c->ev.allowed = true;
   c->ev.served = true;
 
-  dispatch(c);
+  if (!stacked_refusal(c))
+    dispatch(c);
   sbx_target_release(&c->t);
   if (c->kind == ANSWER_WAIT)
     return start_waiting(u, c);

@@ -82,6 +82,7 @@
 #include <sys/types.h>
 
 #include <glib.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 
 #include "sandbox/files/fs_calls.h"
@@ -126,6 +127,14 @@ typedef struct {
 typedef void (*sbx_unotify_event_fn)(const sbx_unotify_event *event,
                                      void *user_data);
 
+/* A seccomp layer stacked on the filter that notifies, whose refusals
+ * that filter sends here (sandbox/runner/stacked.h). */
+typedef struct {
+  const struct sock_filter *insns; /* the layer as compiled; borrowed */
+  size_t len;
+  const char *reason; /* for the denial: "not allowed by FILE"; borrowed */
+} sbx_unotify_layer;
+
 typedef struct {
   const sbx_resolver *resolver; /* borrowed; must outlive the supervisor */
   /* CONTINUE every execve/execveat: only sound when Landlock restricts
@@ -144,6 +153,19 @@ typedef struct {
   const char *const *exec_dirs;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
+  /* Stacked layers (borrowed). A call one of them refuses (its program
+   * returns SECCOMP_RET_ERRNO on the call's registers) is answered with
+   * that errno and reported with the layer's reason, when the caller
+   * runs under min_filters seccomp filters or more (/proc/PID/status),
+   * i.e. under the stacked ones. A caller under fewer (init, the
+   * program's side before its exec) gets what the notifying filter
+   * alone says, base[0..base_len): ALLOW and LOG continue the call,
+   * ERRNO is answered silently, USER_NOTIF is served as usual. */
+  const sbx_unotify_layer *layers;
+  size_t n_layers;
+  const struct sock_filter *base;
+  size_t base_len;
+  unsigned min_filters;
 } sbx_unotify_config;
 
 typedef struct sbx_unotify sbx_unotify;

@@ -25,7 +25,9 @@
 #include "sandbox/policy/compiler.h"
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/policy/parser.h"
+#include "sandbox/runner/baseline.h"
 #include "sandbox/runner/learn_write.h"
+#include "sandbox/runner/stacked.h"
 #include "sandbox/tests/runner/tool_run.h"
 
 /* sbx-learn -o NAME -- CMD...: asserts that it succeeded, wrote both
@@ -498,6 +500,129 @@ START_TEST(a_profile_that_does_not_reproduce_the_run_fails_the_check) {
 }
 END_TEST
 
+/* A learned policy's refusals are visible: ls learned listing a
+ * directory, run with -la, is refused calls it never made while learning,
+ * and each refusal prints an sbx: line naming the learned layer. The
+ * controls: the same command outside the sandbox succeeds, and the
+ * learned command prints no such line. */
+START_TEST(refusals_of_a_learned_policy_print_a_line) {
+  g_autofree char *dir = make_dir("long-listing");
+  g_autofree char *f = make_file("long-listing/entry", "1");
+  g_autofree char *name = path_in("ls-short");
+  const char *ls[] = {"/bin/ls", dir, NULL};
+  const char *ls_la[] = {"/bin/ls", "-la", dir, NULL};
+  g_autofree char *out = learn(name, ls);
+  expect(run(ls_la), 0, "entry", NULL);
+  result r = run_learned(name, ls);
+  ck_assert_int_eq(r.status, 0);
+  assert_lacks(r.err, "not allowed by");
+  result_clear(&r);
+  r = run_learned(name, ls_la);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err, "sbx: denied syscall ");
+  g_autofree char *why = g_strdup_printf("(not allowed by %s.profile: ", name);
+  assert_contains(r.err, why);
+  result_clear(&r);
+}
+END_TEST
+
+/* The same for a policy given with --policy: mkdir refused by it says so,
+ * and mkdir without it succeeds (the control). */
+START_TEST(refusals_of_a_stacked_policy_file_print_a_line) {
+  g_autofree char *dir = make_dir("stacked-out");
+  g_autofree char *sub = path_in("stacked-out/d");
+  g_autofree char *pol =
+      make_file("nomkdir.policy",
+                "@denylist\nmkdir: return EPERM\nmkdirat: return "
+                "EPERM\n");
+  const char *mk[] = {"/bin/mkdir", sub, NULL};
+  const char *refused[] = {"-w", dir, "--policy", pol, NULL};
+  result r = sbx_run(refused, mk);
+  ck_assert_int_eq(r.status, 1);
+  g_autofree char *line =
+      g_strdup_printf("sbx: denied syscall mkdir (not allowed by %s)", pol);
+  assert_contains(r.err, line);
+  assert_contains(r.err, "Operation not permitted");
+  ck_assert_int_eq(access(sub, F_OK), -1);
+  result_clear(&r);
+  const char *allowed[] = {"-w", dir, NULL};
+  expect(sbx_run(allowed, mk), 0, NULL, NULL);
+  ck_assert_int_eq(access(sub, F_OK), 0);
+}
+END_TEST
+
+static uint32_t run_prog(const sbx_bpf_program *p,
+                         const struct seccomp_data *d) {
+  return sbx_bpf_run(p->insns, p->len, d, NULL);
+}
+
+/* The two programs sbx-run makes of a stacked layer decide as stacked.h
+ * says, on every system call number and a spread of arguments: the
+ * installed layer allows what the layer refused (except the calls that
+ * skip reporting, which it decides as compiled) and keeps everything
+ * else; the baseline behind the layer notifies what the layer refused
+ * and otherwise decides as the baseline alone. */
+START_TEST(a_stacked_layer_and_the_baseline_behind_it_decide_as_documented) {
+  GError *error = NULL;
+  sbx_policy *pol = sbx_policy_parse_string(
+      "@default return EACCES\nread: 1\nclose: 1\nexecve: 1\n"
+      "openat: arg2 == 0\nsocket: arg0 == AF_UNIX\nmkdir: return EPERM\n"
+      "ptrace: kill-process\n",
+      "layer.policy", NULL, &error);
+  ck_assert_msg(pol != NULL, "%s", error ? error->message : "");
+  sbx_bpf_program layer = {0}, quiet = {0}, base = {0}, composed = {0};
+  ck_assert(sbx_bpf_compile(pol, &layer, &error));
+  sbx_policy_free(pol);
+  ck_assert(sbx_run_stacked_reportable(&layer));
+  sbx_run_stacked_without_errno(&layer, &quiet);
+  ck_assert(sbx_bpf_check(quiet.insns, quiet.len, NULL));
+  sbx_run_baseline(&base);
+  const sbx_bpf_program *parts[] = {&layer};
+  ck_assert_msg(sbx_run_stacked_compose(parts, 1, &base, &composed, &error),
+                "%s", error ? error->message : "");
+  const uint64_t values[] = {0, 1, 2, 0x80000, 0xffffffffull};
+  unsigned refused = 0, passed = 0;
+  for (int nr = 0; nr < 460; nr++) {
+    for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+      struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+      for (int a = 0; a < 6; a++)
+        d.args[a] = values[v];
+      uint32_t l = run_prog(&layer, &d);
+      bool errno_ = (l & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO;
+      bool skips = sbx_run_stacked_skips((uint32_t)nr);
+      uint32_t q = run_prog(&quiet, &d);
+      uint32_t c = run_prog(&composed, &d);
+      if (skips || !errno_)
+        ck_assert_msg(q == l, "nr %d: %x, not %x", nr, q, l);
+      else
+        ck_assert_msg(q == SECCOMP_RET_ALLOW, "nr %d: %x", nr, q);
+      if (errno_ && !skips) {
+        ck_assert_msg(c == SECCOMP_RET_USER_NOTIF, "nr %d: %x", nr, c);
+        refused++;
+      } else {
+        ck_assert_msg(c == run_prog(&base, &d), "nr %d: %x", nr, c);
+        passed++;
+      }
+    }
+  }
+  ck_assert_uint_gt(refused, 100);
+  ck_assert_uint_gt(passed, 10);
+  sbx_bpf_program_clear(&composed);
+  /* Beyond the limit: refused, nothing made. */
+  sbx_bpf_program big = {.insns = g_new0(struct sock_filter, BPF_MAXINSNS),
+                         .len = BPF_MAXINSNS};
+  const sbx_bpf_program *too_many[] = {&big};
+  ck_assert(!sbx_run_stacked_compose(too_many, 1, &base, &composed, &error));
+  ck_assert(error != NULL);
+  g_clear_error(&error);
+  ck_assert(!sbx_run_stacked_reportable(NULL));
+  sbx_bpf_program_clear(&big);
+  sbx_bpf_program_clear(&layer);
+  sbx_bpf_program_clear(&quiet);
+  sbx_bpf_program_clear(&base);
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -734,6 +859,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_add_test(runs, paths_probed_missing_are_missing_again_not_refused);
   tcase_add_test(runs,
                  a_profile_that_does_not_reproduce_the_run_fails_the_check);
+  tcase_add_test(runs, refusals_of_a_learned_policy_print_a_line);
+  tcase_add_test(runs, refusals_of_a_stacked_policy_file_print_a_line);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
@@ -741,6 +868,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_set_timeout(files, 120);
   tcase_add_test(files, every_learned_rule_says_how_many_calls_it_saw);
   tcase_add_test(files, made_up_names_look_random_ordinary_names_do_not);
+  tcase_add_test(
+      files, a_stacked_layer_and_the_baseline_behind_it_decide_as_documented);
   tcase_add_test(files, open_flags_seen_become_the_only_flags_allowed);
   tcase_add_test(
       files,
