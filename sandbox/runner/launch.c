@@ -483,6 +483,16 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
       .allow_sockets = plan->net,
+      .connect_ports = {.narrow = plan->connect_ports.set,
+                        .ports = plan->connect_ports.ports,
+                        .n = plan->connect_ports.n,
+                        .reason = "port not in the profile's [network] "
+                                  "connect-ports"},
+      .bind_ports = {.narrow = plan->bind_ports.set,
+                     .ports = plan->bind_ports.ports,
+                     .n = plan->bind_ports.n,
+                     .reason = "port not in the profile's [network] "
+                               "bind-ports"},
       .exec_dirs = sbx_run_exec_dirs,
       .on_event = sbx_run_report_event,
       .user_data = report,

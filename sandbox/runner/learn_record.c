@@ -39,12 +39,22 @@ void sbx_learn_record_init(sbx_learn_record *r) {
   r->syscalls = g_new0(sbx_learn_syscall, (gsize)r->n_syscalls);
   r->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   r->pids = g_hash_table_new(g_direct_hash, g_direct_equal);
+  r->connect_ports = g_hash_table_new(g_direct_hash, g_direct_equal);
+  r->bind_ports = g_hash_table_new(g_direct_hash, g_direct_equal);
+  r->connect_addresses =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  r->bind_addresses =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void sbx_learn_record_clear(sbx_learn_record *r) {
   g_free(r->syscalls);
   g_clear_pointer(&r->paths, g_hash_table_unref);
   g_clear_pointer(&r->pids, g_hash_table_unref);
+  g_clear_pointer(&r->connect_ports, g_hash_table_unref);
+  g_clear_pointer(&r->bind_ports, g_hash_table_unref);
+  g_clear_pointer(&r->connect_addresses, g_hash_table_unref);
+  g_clear_pointer(&r->bind_addresses, g_hash_table_unref);
   g_clear_pointer(&r->program, g_free);
 }
 
@@ -121,6 +131,14 @@ static void on_observation(const sbx_unotify_observation *o, void *data) {
   s->count++;
   for (int i = 0; i < 6; i++)
     note_arg(&s->args[i], o->args[i]);
+  if (o->inet_family && o->address) {
+    bool bind = o->nr == __NR_bind;
+    g_hash_table_add(bind ? r->bind_ports : r->connect_ports,
+                     GUINT_TO_POINTER((unsigned)o->port + 1));
+    g_hash_table_add(
+        bind ? r->bind_addresses : r->connect_addresses,
+        g_strdup_printf("%s port %u", o->address, (unsigned)o->port));
+  }
   unsigned use = o->has_open_flags ? open_use(o->open_flags) : path_use(o->nr);
   if (use == SBX_LEARN_EXEC && !r->program) {
     /* The program itself, which sbx-run always lets start. */

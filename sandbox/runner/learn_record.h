@@ -54,6 +54,12 @@ typedef struct {
   GHashTable *paths;      /* absolute path -> GUINT_TO_POINTER(bits) */
   GHashTable *pids;       /* thread ids seen */
   char *program;          /* the path of the first execve */
+  /* Internet addresses: port -> GUINT_TO_POINTER(1), and "ADDRESS port
+   * PORT" -> 1, of connect and of bind. */
+  GHashTable *connect_ports;
+  GHashTable *bind_ports;
+  GHashTable *connect_addresses;
+  GHashTable *bind_addresses;
 } sbx_learn_record;
 
 void sbx_learn_record_init(sbx_learn_record *r);

@@ -591,7 +591,10 @@ static void add_missing_rules(rule_set *rs) {
         (errno != ENOENT && errno != ENOTDIR) ||
         covered(rs->granted, p, SBX_PERM_READ_ONLY))
       continue;
-    add_rule(rs->rules, rs->granted, "read", p, false);
+    /* connect() to a socket file that is not there needs the write
+     * right to fail with ENOENT (nscd's, which glibc tries). */
+    bool write = (uses_of(rs, p) & SBX_LEARN_WRITE) != 0;
+    add_rule(rs->rules, rs->granted, write ? "read-write" : "read", p, false);
   }
 }
 
@@ -740,8 +743,44 @@ GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
 
 /* ---- the profile and the files ------------------------------------------ */
 
-static char *profile_text(const sbx_learn_output *o, GPtrArray *rules,
-                          bool network, GError **error) {
+static gint by_uint(gconstpointer a, gconstpointer b) {
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The ports of one table of the record (stored as port + 1), sorted, as
+ * profile list items. */
+static char **port_list(GHashTable *ports) {
+  g_autoptr(GArray) sorted = g_array_new(FALSE, FALSE, sizeof(unsigned));
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, ports);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    unsigned port = GPOINTER_TO_UINT(key) - 1;
+    g_array_append_val(sorted, port);
+  }
+  g_array_sort(sorted, by_uint);
+  char **out = g_new0(char *, sorted->len + 1);
+  for (guint i = 0; i < sorted->len; i++)
+    out[i] = g_strdup_printf("%u", g_array_index(sorted, unsigned, i));
+  return out;
+}
+
+static void append_addresses(GString *s, const char *what, GHashTable *set) {
+  g_autoptr(GPtrArray) all = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, set);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    g_ptr_array_add(all, key);
+  g_ptr_array_sort(all, by_name);
+  for (guint i = 0; i < all->len; i++)
+    g_string_append_printf(s, " %s %s\n", what,
+                           (const char *)g_ptr_array_index(all, i));
+}
+
+static char *profile_text(const sbx_learn_record *r, const sbx_learn_output *o,
+                          GPtrArray *rules, bool network, GError **error) {
   g_autofree char *base = g_path_get_basename(o->name);
   g_autofree char *cmd = sbx_learn_command_line(o->argv);
   g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -767,12 +806,30 @@ static char *profile_text(const sbx_learn_output *o, GPtrArray *rules,
     g_key_file_set_string_list(kf, "namespaces", "enter", all,
                                G_N_ELEMENTS(all));
   g_key_file_set_boolean(kf, "namespaces", "empty-root", FALSE);
+  if (network) {
+    /* Only the ports this run connected to and bound (sbx-run's
+     * supervisor holds the program to them). */
+    g_auto(GStrv) connect = port_list(r->connect_ports);
+    g_auto(GStrv) bind = port_list(r->bind_ports);
+    g_key_file_set_string_list(kf, "network", "connect-ports",
+                               (const char *const *)connect,
+                               g_strv_length(connect));
+    g_key_file_set_string_list(kf, "network", "bind-ports",
+                               (const char *const *)bind, g_strv_length(bind));
+    g_autoptr(GString) seen =
+        g_string_new(" The ports seen; the addresses were (not enforced):\n");
+    append_addresses(seen, "connected to", r->connect_addresses);
+    append_addresses(seen, "bound to", r->bind_addresses);
+    if (!g_key_file_set_comment(kf, "network", NULL, seen->str, error))
+      return NULL;
+  }
   g_autofree char *head = g_strdup_printf(
       " %s.profile: what one run of\n   %s\n needed, recorded by sbx-learn.\n"
       " Use it with: sbx-run --profile %s.profile -- COMMAND\n%s%s\n",
       base, cmd, o->name,
       network ? " The program made network sockets: the network is kept "
-                "(no net namespace).\n"
+                "(no net namespace),\n limited to the ports it used "
+                "([network]).\n"
               : "",
       " A learned profile is only as complete as the run that produced\n"
       " it: files this run did not touch are refused. Review the rules.");
@@ -837,7 +894,7 @@ gboolean sbx_learn_write(const sbx_learn_record *r, const sbx_learn_output *o,
   g_autoptr(GPtrArray) rules = sbx_learn_broker_rules(r, o, error);
   if (!rules)
     return FALSE;
-  g_autofree char *profile = profile_text(o, rules, summary->network, error);
+  g_autofree char *profile = profile_text(r, o, rules, summary->network, error);
   if (!profile)
     return FALSE;
   summary->n_broker_rules = rules->len;

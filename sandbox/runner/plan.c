@@ -513,6 +513,8 @@ static gboolean apply_profile(sbx_run_plan *p, const sbx_profile *prof,
     if (!(prof->namespaces & SBX_NS_NET))
       p->net = true;
   }
+  p->connect_ports = prof->connect_ports;
+  p->bind_ports = prof->bind_ports;
   *min_abi = prof->landlock_min_abi;
   p->require |= prof->require;
   GError *local = NULL;

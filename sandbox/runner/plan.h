@@ -30,6 +30,7 @@
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/layers/plan.h"
+#include "sandbox/policy/builtin/profile.h"
 
 /* Where init's layers differ from a worker's: its first filter, the
  * baseline, returns a user-notification listener that init hands to the
@@ -76,6 +77,10 @@ typedef struct {
   unsigned require; /* SBX_REQUIRE_*: --require and the profile's */
   bool net;
   bool allow_exec;
+  /* The profile's [network] ports: what network sockets may connect and
+   * bind to under net. */
+  sbx_profile_ports connect_ports;
+  sbx_profile_ports bind_ports;
   char *program; /* the path execve() receives */
   char **argv;
   char **envp;

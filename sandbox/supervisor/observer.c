@@ -7,9 +7,11 @@
  */
 #include "sandbox/supervisor/observer.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -95,23 +97,45 @@ static void observe_fs_call(sbx_unotify_target *t, const sbx_fs_call *row,
 }
 
 /* connect() and bind() name a file when their address is a unix path:
- * filled like observe_path() (relative to the working directory). */
-static bool observe_socket_path(sbx_unotify_target *t,
-                                const struct seccomp_notif *n, char *path,
-                                bool *gone) {
-  struct sockaddr_un sa;
-  size_t off = offsetof(struct sockaddr_un, sun_path);
+ * filled like observe_path() (relative to the working directory). An
+ * internet address fills the observation's family, port and address. */
+static bool observe_socket_address(sbx_unotify_target *t,
+                                   const struct seccomp_notif *n,
+                                   sbx_unotify_observation *ob, char *path,
+                                   char *address, bool *gone) {
+  struct sockaddr_storage ss;
   uint64_t len = (uint32_t)n->data.args[2];
-  if (len <= off + 1 || len > sizeof(sa))
+  if (len < sizeof(sa_family_t) || len > sizeof(ss))
     return false;
-  memset(&sa, 0, sizeof(sa));
-  int rc = sbx_target_read(t, n->data.args[1], &sa, (size_t)len);
+  memset(&ss, 0, sizeof(ss));
+  int rc = sbx_target_read(t, n->data.args[1], &ss, (size_t)len);
   if (rc == -ENOENT)
     *gone = true;
-  if (rc < 0 || sa.sun_family != AF_UNIX || sa.sun_path[0] == '\0')
+  if (rc < 0)
     return false;
-  char raw[sizeof(sa.sun_path) + 1];
-  memcpy(raw, sa.sun_path, len - off);
+  if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+    ob->inet_family = AF_INET;
+    ob->port = ntohs(in->sin_port);
+    inet_ntop(AF_INET, &in->sin_addr, address, INET6_ADDRSTRLEN);
+    ob->address = address;
+    return false;
+  }
+  if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+    ob->inet_family = AF_INET6;
+    ob->port = ntohs(in6->sin6_port);
+    inet_ntop(AF_INET6, &in6->sin6_addr, address, INET6_ADDRSTRLEN);
+    ob->address = address;
+    return false;
+  }
+  const struct sockaddr_un *sa = (const struct sockaddr_un *)&ss;
+  size_t off = offsetof(struct sockaddr_un, sun_path);
+  if (len <= off + 1 || len > sizeof(*sa) || sa->sun_family != AF_UNIX ||
+      sa->sun_path[0] == '\0')
+    return false;
+  char raw[sizeof(sa->sun_path) + 1];
+  memcpy(raw, sa->sun_path, len - off);
   raw[len - off] = '\0';
   rc = sbx_target_absolute_path(t, AT_FDCWD, raw, strlen(raw), path);
   if (rc == SBX_TARGET_GONE)
@@ -141,9 +165,10 @@ int sbx_unotify_observer_handle_one(sbx_unotify_observer *o) {
       o->fn(&ob, o->user_data);
   } else if (n.data.nr == __NR_connect || n.data.nr == __NR_bind) {
     g_autofree char *path = g_malloc(PATH_MAX);
+    char address[INET6_ADDRSTRLEN];
     sbx_unotify_target t;
     sbx_target_init(&t, o->ch.listener, n.id, (pid_t)n.pid);
-    if (observe_socket_path(&t, &n, path, &gone))
+    if (observe_socket_address(&t, &n, &ob, path, address, &gone))
       ob.path = path;
     sbx_target_release(&t);
     if (!gone && o->fn)

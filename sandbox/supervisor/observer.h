@@ -45,6 +45,11 @@ typedef struct {
   const char *path2; /* the second path (rename, link), else NULL */
   bool has_open_flags;
   uint64_t open_flags; /* open family: the flags, from struct open_how too */
+  /* connect and bind to an AF_INET or AF_INET6 address: the family (else
+   * 0), the port and the address as text. */
+  int inet_family;
+  uint16_t port;
+  const char *address;
 } sbx_unotify_observation;
 
 /* Every pointer is valid during the call only. */

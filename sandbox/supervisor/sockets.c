@@ -42,6 +42,8 @@
  */
 #include "sandbox/supervisor/call.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -451,6 +453,35 @@ static void connect_path(sbx_call *c, int sock, const char *raw) {
   close(file);
 }
 
+/* Whether an inet address's port is one ports allows; other families
+ * (AF_UNSPEC disconnects) pass. On a refusal, the address is the call's
+ * detail. */
+static bool port_allowed(sbx_call *c, const sbx_unotify_ports *ports,
+                         const struct sockaddr_storage *ss, int len) {
+  if (!ports->narrow)
+    return true;
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port;
+  if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+    port = ntohs(in->sin_port);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+  } else if (ss->ss_family == AF_INET6 &&
+             len >= (int)sizeof(struct sockaddr_in6)) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+    port = ntohs(in6->sin6_port);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+  } else {
+    return true;
+  }
+  for (size_t i = 0; i < ports->n; i++)
+    if (ports->ports[i] == port)
+      return true;
+  snprintf(c->detail, sizeof(c->detail), "%s port %u", host, (unsigned)port);
+  c->ev.detail = c->detail;
+  return false;
+}
+
 void sbx_handle_connect(sbx_call *c) {
   c->ev.operation = "connect";
   int domain;
@@ -468,6 +499,12 @@ void sbx_handle_connect(sbx_call *c) {
       close(sock);
       deny(c, EACCES, "no network without --net", SBX_UNOTIFY_HINT_NET, NULL,
            false);
+      return;
+    }
+    if (!port_allowed(c, &c->cfg->connect_ports, &ss, len)) {
+      close(sock);
+      deny(c, EACCES, c->cfg->connect_ports.reason, SBX_UNOTIFY_HINT_NEVER,
+           NULL, false);
       return;
     }
     c->ev.allowed = true;
@@ -635,6 +672,12 @@ void sbx_handle_bind(sbx_call *c) {
   if (domain != AF_UNIX && !c->cfg->allow_sockets) {
     close(sock);
     deny(c, EACCES, "no network without --net", SBX_UNOTIFY_HINT_NET, NULL,
+         false);
+    return;
+  }
+  if (domain != AF_UNIX && !port_allowed(c, &c->cfg->bind_ports, &ss, len)) {
+    close(sock);
+    deny(c, EACCES, c->cfg->bind_ports.reason, SBX_UNOTIFY_HINT_NEVER, NULL,
          false);
     return;
   }

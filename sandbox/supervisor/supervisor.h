@@ -127,6 +127,14 @@ typedef struct {
 typedef void (*sbx_unotify_event_fn)(const sbx_unotify_event *event,
                                      void *user_data);
 
+/* The ports network sockets may connect or bind to, when narrow. */
+typedef struct {
+  bool narrow;           /* false: any port */
+  const uint16_t *ports; /* borrowed */
+  size_t n;
+  const char *reason; /* for the denial; static or borrowed */
+} sbx_unotify_ports;
+
 /* A seccomp layer stacked on the filter that notifies, whose refusals
  * that filter sends here (sandbox/runner/stacked.h). */
 typedef struct {
@@ -147,6 +155,10 @@ typedef struct {
    * datagram, and connect() and bind() of sockets that are not unix
    * sockets. Unix socket files are decided by the allowlist either way. */
   bool allow_sockets;
+  /* Under allow_sockets, an AF_INET or AF_INET6 address connected or
+   * bound to must have one of these ports (a profile's [network]). */
+  sbx_unotify_ports connect_ports;
+  sbx_unotify_ports bind_ports;
   /* For hints only: the directories allow_exec would make readable
    * ("/usr/bin/", ...; NULL-terminated, borrowed), so a program looked
    * up there is hinted with --allow-exec. May be NULL. */

@@ -25,11 +25,13 @@ static const char *const ns_keys[] = {"enter", "empty-root", NULL};
 static const char *const landlock_keys[] = {"enabled", "min-abi", "optional",
                                             NULL};
 static const char *const worker_keys[] = {"status", NULL};
+static const char *const network_keys[] = {"connect-ports", "bind-ports", NULL};
 
 static const known_group known_groups[] = {
     {"profile", profile_keys}, {"broker", broker_keys},
     {"namespaces", ns_keys},   {"landlock", landlock_keys},
     {"rlimits", NULL},         {"worker", worker_keys},
+    {"network", network_keys},
 };
 
 static const struct {
@@ -316,6 +318,29 @@ static gboolean parse_require(GKeyFile *kf, sbx_profile *p, GError **error) {
   return TRUE;
 }
 
+/* [network] KEY=PORT;PORT...: each 0 to 65535, at most
+ * SBX_PROFILE_MAX_PORTS. */
+static gboolean parse_ports(GKeyFile *kf, sbx_profile *p, const char *key,
+                            sbx_profile_ports *out, GError **error) {
+  if (!g_key_file_has_key(kf, "network", key, NULL))
+    return TRUE;
+  g_auto(GStrv) items = get_list(kf, "network", key);
+  out->set = true;
+  for (char **i = items; *i; i++) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(*i, &end, 10);
+    if (errno || !**i || *end || v > 65535 || !g_ascii_isdigit(**i))
+      return invalid(error, p->source, "network", key,
+                     "\"%s\" is not a port (0 to 65535)", *i);
+    if (out->n == SBX_PROFILE_MAX_PORTS)
+      return invalid(error, p->source, "network", key, "more than %d ports",
+                     SBX_PROFILE_MAX_PORTS);
+    out->ports[out->n++] = (uint16_t)v;
+  }
+  return TRUE;
+}
+
 static gboolean parse_rlimits(GKeyFile *kf, sbx_profile *p, GError **error) {
   if (!g_key_file_has_group(kf, "rlimits"))
     return TRUE;
@@ -378,6 +403,8 @@ sbx_profile *sbx_profile_parse(const char *text, const char *name,
   if (!parse_broker(kf, p, error) || !parse_namespaces(kf, p, error) ||
       !parse_landlock(kf, p, error) || !parse_require(kf, p, error) ||
       !parse_rlimits(kf, p, error) ||
+      !parse_ports(kf, p, "connect-ports", &p->connect_ports, error) ||
+      !parse_ports(kf, p, "bind-ports", &p->bind_ports, error) ||
       !get_bool(kf, source, "worker", "status", false, &p->status, error))
     return NULL;
   return g_steal_pointer(&p);

@@ -21,6 +21,9 @@
  *                 empty-root=true
  *   [landlock]    enabled=true  min-abi=N  optional=false
  *   [rlimits]     NAME=VALUE                 nofile=64, core=0, as=4G, ...
+ *   [network]     connect-ports=53;443       when given, network sockets
+ *                 bind-ports=8080            connect (bind) to these ports
+ *                                            only (sbx-run's supervisor)
  *   [worker]      status=true                fill sbx_worker_args.status
  *
  * A POLICY is a built-in policy name ("renderer.policy") or a path,
@@ -37,6 +40,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <glib.h>
@@ -66,6 +70,14 @@ typedef enum {
   SBX_PROFILE_ERROR_INVALID,   /* the file is wrong; the message says where */
 } sbx_profile_error_code;
 
+/* Ports a [network] key lists. */
+#define SBX_PROFILE_MAX_PORTS 64
+typedef struct {
+  bool set; /* the key was given (an empty list allows no port) */
+  uint16_t ports[SBX_PROFILE_MAX_PORTS];
+  size_t n;
+} sbx_profile_ports;
+
 typedef struct {
   char *name;          /* "renderer": the file name without ".profile" */
   char *source;        /* "builtin:renderer.profile" or the path read */
@@ -87,6 +99,8 @@ typedef struct {
   sbx_rlimit rlimits[SBX_PROFILE_MAX_RLIMITS];
   size_t n_rlimits;
   bool status; /* collect the status report for the entry function */
+  sbx_profile_ports connect_ports; /* [network] connect-ports */
+  sbx_profile_ports bind_ports;    /* [network] bind-ports */
 } sbx_profile;
 
 /* Parses profile text. source names it in messages; dir is where its

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -623,6 +626,110 @@ START_TEST(a_stacked_layer_and_the_baseline_behind_it_decide_as_documented) {
 }
 END_TEST
 
+/* A loopback TCP listener that answers each connection's byte with 'y'
+ * (the probe's exchange), on a thread for the rest of the test. */
+static int listen_loopback(uint16_t *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(listen(fd, 16), 0);
+  socklen_t len = sizeof(sa);
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
+
+static void *echo_loop(void *arg) {
+  int *fds = arg;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = fds[0], .events = POLLIN},
+                          {.fd = fds[1], .events = POLLIN}};
+    if (poll(p, 2, -1) < 0)
+      continue;
+    for (int i = 0; i < 2; i++) {
+      if (!(p[i].revents & POLLIN))
+        continue;
+      int c = accept4(fds[i], NULL, NULL, SOCK_CLOEXEC);
+      if (c < 0)
+        continue;
+      char b;
+      if (read(c, &b, 1) == 1)
+        (void)!write(c, "y", 1);
+      close(c);
+    }
+  }
+  return NULL;
+}
+
+/* A program learned connecting to one TCP port may connect to it again
+ * and to no other: the profile lists the ports used ([network]
+ * connect-ports) and sbx-run's supervisor refuses the rest with a line.
+ * The control: the other port is reachable under sbx-run --net without
+ * the profile. */
+START_TEST(a_learned_network_profile_keeps_only_the_ports_used) {
+  static int fds[2];
+  uint16_t learned, other;
+  fds[0] = listen_loopback(&learned);
+  fds[1] = listen_loopback(&other);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, echo_loop, fds), 0);
+  pthread_detach(t);
+  g_autofree char *probe = probe_path();
+  g_autofree char *p1 = g_strdup_printf("%u", (unsigned)learned);
+  g_autofree char *p2 = g_strdup_printf("%u", (unsigned)other);
+  const char *to_learned[] = {probe, "connect-tcp", p1, NULL};
+  const char *to_other[] = {probe, "connect-tcp", p2, NULL};
+  g_autofree char *name = path_in("tcp");
+  g_autofree char *out = learn(name, to_learned);
+  assert_contains(out, "exchange=ok");
+
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  g_autofree char *text = file_text(profile);
+  g_autofree char *ports = g_strdup_printf("connect-ports=%s;\n", p1);
+  assert_contains(text, ports);
+  assert_contains(text, "bind-ports=\n");
+  g_autofree char *seen = g_strdup_printf("127.0.0.1 port %s", p1);
+  assert_contains(text, seen);
+
+  expect(run_learned(name, to_learned), 0, "exchange=ok", NULL);
+  result r = run_learned(name, to_other);
+  ck_assert_int_eq(r.status, 1);
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied connect 127.0.0.1 port %s (port not in the profile's "
+      "[network] connect-ports)",
+      p2);
+  assert_contains(r.err, line);
+  result_clear(&r);
+  const char *net[] = {"--net", NULL};
+  expect(sbx_run(net, to_other), 0, "exchange=ok", NULL);
+}
+END_TEST
+
+/* A [network] port that is not one is refused with the file, group and
+ * key; a valid list loads (the control). */
+START_TEST(a_profile_with_a_bad_port_is_refused) {
+  g_autofree char *bad = make_file(
+      "bad-port.profile",
+      "[profile]\nseccomp=sbx-run.policy\n[network]\nconnect-ports=443;"
+      "70000\n");
+  g_autofree char *good = make_file(
+      "good-port.profile",
+      "[profile]\nseccomp=sbx-run.policy\n[network]\nconnect-ports=443;"
+      "53\nbind-ports=\n");
+  const char *t[] = {"/bin/true", NULL};
+  const char *o1[] = {"--profile", bad, NULL};
+  result r = sbx_run(o1, t);
+  ck_assert_int_eq(r.status, 125);
+  assert_contains(r.err, "[network] connect-ports");
+  assert_contains(r.err, "\"70000\" is not a port");
+  result_clear(&r);
+  const char *o2[] = {"--profile", good, NULL};
+  expect(sbx_run(o2, t), 0, NULL, NULL);
+}
+END_TEST
+
 /* ---- what the files say -----------------------------------------------------
  */
 
@@ -861,6 +968,8 @@ static Suite *sbx_learn_suite(void) {
                  a_profile_that_does_not_reproduce_the_run_fails_the_check);
   tcase_add_test(runs, refusals_of_a_learned_policy_print_a_line);
   tcase_add_test(runs, refusals_of_a_stacked_policy_file_print_a_line);
+  tcase_add_test(runs, a_learned_network_profile_keeps_only_the_ports_used);
+  tcase_add_test(runs, a_profile_with_a_bad_port_is_refused);
   suite_add_tcase(s, runs);
 
   TCase *files = tcase_create("output");
