@@ -7,16 +7,20 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 /* The calls sbx-run's init makes between installing the baseline and
  * handing its listener to the supervisor (launch.c), when a notification
  * would wait for nobody, and on its failure paths: never sent to the
  * supervisor by a stacked layer. In the installed layer they meet the
- * layer as compiled, so they are refused as before, without a line. */
+ * layer as compiled, so they are refused as before, without a line.
+ * ioctl only as TIOCSCTTY (init takes the program's terminal). */
 static const uint32_t init_calls[] = {
     __NR_landlock_restrict_self,
     __NR_close,
+    __NR_dup2,
+    __NR_dup3,
     __NR_sendmsg,
     __NR_sendto,
     __NR_read,
@@ -25,7 +29,7 @@ static const uint32_t init_calls[] = {
     __NR_exit_group,
 };
 #define N_INIT_CALLS G_N_ELEMENTS(init_calls)
-#define GUARD_LEN (N_INIT_CALLS + 3)
+#define GUARD_LEN (N_INIT_CALLS + 6)
 
 /* Writes the guard to out[0..GUARD_LEN): for the calls above it jumps
  * past the following first_len instructions, otherwise into them. */
@@ -33,18 +37,31 @@ static void write_guard(struct sock_filter *out, size_t first_len) {
   size_t at = 0;
   out[at++] = (struct sock_filter)BPF_STMT(
       BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, nr));
-  for (size_t i = 0; i < N_INIT_CALLS; i++, at++)
-    out[at] =
-        (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, init_calls[i],
-                                     (uint8_t)(N_INIT_CALLS - i), 0);
+  for (size_t i = 1; i <= N_INIT_CALLS; i++, at++)
+    out[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                           init_calls[i - 1],
+                                           (uint8_t)(N_INIT_CALLS + 4 - i), 0);
+  /* ioctl(fd, TIOCSCTTY): the command's low 32 bits, as the kernel reads
+   * it. */
+  out[at++] =
+      (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 2);
+  out[at++] = (struct sock_filter)BPF_STMT(
+      BPF_LD | BPF_W | BPF_ABS,
+      (uint32_t)offsetof(struct seccomp_data, args[1]));
+  out[at++] =
+      (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSCTTY, 1, 0);
   out[at++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
   out[at++] =
       (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (uint32_t)first_len, 0, 0);
 }
 
-bool sbx_run_stacked_skips(uint32_t nr) {
+bool sbx_run_stacked_skips(const struct seccomp_data *d) {
+  if (!d)
+    return false;
+  if (d->nr == __NR_ioctl)
+    return (uint32_t)d->args[1] == TIOCSCTTY;
   for (size_t i = 0; i < N_INIT_CALLS; i++)
-    if (init_calls[i] == nr)
+    if (init_calls[i] == (uint32_t)d->nr)
       return true;
   return false;
 }

@@ -50,9 +50,9 @@ typedef struct {
 
 void sbx_run_reported_layer_free(gpointer layer);
 
-/* Whether a call of number nr skips the reporting copy (one of init's
- * calls before the supervisor holds the listener; see stacked.c). */
-bool sbx_run_stacked_skips(uint32_t nr);
+/* Whether a call skips the reporting copy (one of init's calls before
+ * the supervisor holds the listener; see stacked.c). */
+bool sbx_run_stacked_skips(const struct seccomp_data *d);
 
 /* Whether prog can be reported this way (see above). */
 bool sbx_run_stacked_reportable(const sbx_bpf_program *prog);
