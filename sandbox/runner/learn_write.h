@@ -24,7 +24,9 @@
  * exact read rule, so the next run finds it missing (ENOENT) rather than
  * refused; a symbolic link on the way to a path gets an exact stat rule,
  * so sbx-run follows it; other files keep exact rules; what sbx-run
- * always allows is left out.
+ * always allows is left out. A program that made network sockets keeps
+ * the network, limited to the ports it connected to and bound
+ * ([network] connect-ports, bind-ports; the addresses in a comment).
  *
  * What it refuses: output names that a built-in policy would shadow, and
  * output that its own checks reject (then nothing is written).
