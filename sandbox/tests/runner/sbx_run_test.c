@@ -307,9 +307,15 @@ START_TEST(a_path_flipped_during_100k_opens_never_opens_the_canary) {
   g_autofree char *ino = g_strdup_printf("%llu", (unsigned long long)st.st_ino);
   g_autofree char *probe = probe_path();
 
-  /* Positive control: without the supervisor the flip is real. */
+  /* Positive control: without the supervisor the flip is real. It is a
+   * race of the kernel's scheduling: on a loaded machine one round may
+   * miss it, so the control gets a few. */
   const char *control[] = {probe, "race", allowed, canary, ino, "20000", NULL};
   result r = run(control);
+  for (int round = 1; r.status != 1 && round < 5; round++) {
+    result_clear(&r);
+    r = run(control);
+  }
   ck_assert_int_eq(r.status, 1);
   assert_lacks(r.out, "canary=0\n");
   result_clear(&r);
