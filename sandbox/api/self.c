@@ -162,20 +162,14 @@ static gboolean enter_namespaces(self_plan *plan, GError **error) {
   GError *local = NULL;
   if (sbx_ns_enter(&ns, &local))
     return TRUE;
-  if (g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
-    const sbx_profile *p = plan->type.profile;
-    GError *missing = NULL;
-    gboolean ok = sbx_layer_missing(
-        SBX_LAYER_USERNS, (p->require & SBX_REQUIRE_USERNS) != 0, false,
-        plan->type.name, local->message, &missing);
-    g_error_free(local);
-    if (ok) {
-      plan->namespaces = 0;
-      return TRUE;
-    }
-    local = missing;
+  GError *failed = NULL;
+  if (sbx_layer_userns_refused(
+          local, (plan->type.profile->require & SBX_REQUIRE_USERNS) != 0,
+          plan->type.name, &failed)) {
+    plan->namespaces = 0;
+    return TRUE;
   }
-  sbx_api_propagate(error, local, "enter_self: namespaces: ");
+  sbx_api_propagate(error, failed, "enter_self: namespaces: ");
   return FALSE;
 }
 

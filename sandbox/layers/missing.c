@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/layers/plan.h"
 
 static const struct {
@@ -81,4 +82,16 @@ gboolean sbx_layer_missing(sbx_layer_kind kind, bool required, bool quiet,
     warn(line);
   }
   return TRUE;
+}
+
+gboolean sbx_layer_userns_refused(GError *failure, bool required,
+                                  const char *who, GError **error) {
+  if (!g_error_matches(failure, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, failure);
+    return FALSE;
+  }
+  gboolean ok = sbx_layer_missing(SBX_LAYER_USERNS, required, false, who,
+                                  failure->message, error);
+  g_error_free(failure);
+  return ok;
 }

@@ -40,4 +40,13 @@ const char *sbx_layer_kind_require_name(sbx_layer_kind kind);
 gboolean sbx_layer_missing(sbx_layer_kind kind, bool required, bool quiet,
                            const char *who, const char *cause, GError **error);
 
+/* The same decision where new namespaces could not be entered: failure
+ * (consumed) is what sbx_ns_clone or sbx_ns_enter reported. TRUE when
+ * it was the kernel refusing user namespaces (SBX_NS_ERROR_UNSUPPORTED)
+ * and they are not required: the caller goes on without namespaces, the
+ * warning printed. FALSE with *error set otherwise: the failure as it
+ * was, or the refusal of a required layer. */
+gboolean sbx_layer_userns_refused(GError *failure, bool required,
+                                  const char *who, GError **error);
+
 #endif /* SBX_LAYERS_MISSING_H_ */

@@ -357,15 +357,8 @@ static pid_t clone_init(sbx_run_plan *plan, GError **error) {
   pid_t pid = sbx_ns_clone(&plan->ns, &local);
   if (pid >= 0)
     return pid;
-  if (!g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
-    g_propagate_error(error, local);
-    return -1;
-  }
-  gboolean ok =
-      sbx_layer_missing(SBX_LAYER_USERNS, plan->require & SBX_REQUIRE_USERNS,
-                        false, "sbx-run", local->message, error);
-  g_error_free(local);
-  if (!ok)
+  if (!sbx_layer_userns_refused(local, plan->require & SBX_REQUIRE_USERNS,
+                                "sbx-run", error))
     return -1;
   plan->ns.namespaces = 0;
   return sbx_ns_clone(&plan->ns, error);

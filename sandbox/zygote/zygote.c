@@ -272,18 +272,11 @@ static pid_t clone_zygote(const sbx_zygote_config *config, sbx_ns_config *ns,
   pid_t pid = sbx_ns_clone(ns, &local);
   if (pid >= 0)
     return pid;
-  if (!g_error_matches(local, SBX_NS_ERROR, SBX_NS_ERROR_UNSUPPORTED)) {
-    g_propagate_error(error, local);
-    return -1;
-  }
   const char *who = config->userns_required_by;
   if (!who)
     who = config->n_types ? config->types[0].name : "the zygote";
-  gboolean ok =
-      sbx_layer_missing(SBX_LAYER_USERNS, config->userns_required_by != NULL,
-                        false, who, local->message, error);
-  g_error_free(local);
-  if (!ok)
+  if (!sbx_layer_userns_refused(local, config->userns_required_by != NULL, who,
+                                error))
     return -1;
   ns->namespaces = 0;
   s->empty_root = false;
