@@ -130,11 +130,32 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *t, const char *name,
   return TRUE;
 }
 
+gboolean sbx_prepared_type_audit_errno(sbx_prepared_type *t, GError **error) {
+  if (t->n_layers < 2 || t->verdicts.len) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "process type \"%s\": no seccomp layer of its own to audit",
+                t->name);
+    return FALSE;
+  }
+  sbx_bpf_program *last = &t->layers[t->n_layers - 1];
+  sbx_bpf_program rewritten = {0};
+  GError *local = NULL;
+  if (!sbx_bpf_notify_errno_verdicts(&rewritten, last, &local)) {
+    sbx_api_propagate(error, local, "process type \"%s\": %s: ", t->name,
+                      t->layer_names[t->n_layers - 1]);
+    return FALSE;
+  }
+  t->verdicts = *last;
+  *last = rewritten;
+  return TRUE;
+}
+
 void sbx_prepared_type_clear(sbx_prepared_type *t) {
   for (size_t i = 0; i < SBX_LAYERS_MAX_FILTERS; i++) {
     sbx_bpf_program_clear(&t->layers[i]);
     g_free(t->layer_names[i]);
   }
+  sbx_bpf_program_clear(&t->verdicts);
   if (t->allowlist)
     sbx_allowlist_free(t->allowlist);
   sbx_profile_free(t->profile);

@@ -33,6 +33,9 @@ typedef struct {
   char *layer_names[SBX_LAYERS_MAX_FILTERS + 1]; /* NULL-terminated */
   size_t n_layers;
   sbx_allowlist *allowlist; /* the profile's rules and the extra rules */
+  /* After sbx_prepared_type_audit_errno: the last layer as compiled, for
+   * the broker, while layers[] holds its rewrite; else empty. */
+  sbx_bpf_program verdicts;
 } sbx_prepared_type;
 
 /* Loads profile (NULL: name) from profile_dir, compiles every layer and
@@ -44,6 +47,13 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *type, const char *name,
                                 bool with_layer1, GError **error);
 
 void sbx_prepared_type_clear(sbx_prepared_type *type);
+
+/* Makes the type's last layer report its errno verdicts through a
+ * user-notification listener (sbx_bpf_notify_errno_verdicts): the original
+ * moves to type->verdicts for the broker, which answers and logs them
+ * (sandbox/broker/verdicts.h). Needs a layer of the profile's own after
+ * layer 1. */
+gboolean sbx_prepared_type_audit_errno(sbx_prepared_type *type, GError **error);
 
 /* Opens the audit log for appending (NULL: a duplicate of stderr).
  * Returns the descriptor (close-on-exec, the caller owns it) or -1. */

@@ -153,11 +153,18 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
   const sbx_allowlist **lists = g_new0(const sbx_allowlist *, s->n_types);
   for (size_t i = 0; i < s->n_types; i++)
     lists[i] = s->types[i].allowlist;
-  sbx_broker_config bc = {
-      .allowlists = lists, .n_allowlists = s->n_types, .audit_fd = audit_fd};
+  const sbx_bpf_program **verdicts =
+      g_new0(const sbx_bpf_program *, s->n_types);
+  for (size_t i = 0; i < s->n_types; i++)
+    verdicts[i] = s->types[i].verdicts.len ? &s->types[i].verdicts : NULL;
+  sbx_broker_config bc = {.allowlists = lists,
+                          .n_allowlists = s->n_types,
+                          .audit_fd = audit_fd,
+                          .verdict_programs = verdicts};
   GError *local = NULL;
   s->broker = sbx_broker_start(&bc, &local);
   g_free(lists);
+  g_free(verdicts);
   close(audit_fd); /* the broker keeps its own duplicate */
   if (!s->broker) {
     sbx_api_propagate(error, local, "broker: ");
@@ -219,6 +226,7 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
                                               : SBX_LANDLOCK_REQUIRED,
         .landlock_min_abi = p->landlock_min_abi,
         .collect_status = p->status,
+        .audit_last_layer = t->verdicts.len > 0,
     };
     namespaces |= p->namespaces;
     empty_root = empty_root || p->empty_root;
@@ -233,6 +241,7 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
       .userns_required_by = userns_required_by,
       .register_broker_traps_raw = sbx_layer1_register_traps_raw,
       .broker_attach_raw = sbx_layer1_attach_raw,
+      .broker_listener_raw = sbx_layer1_send_listener_raw,
       .broker_client = &s->client,
   };
   sbx_broker_client_init(&s->client, -1);
@@ -243,6 +252,13 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
   if (!ok)
     sbx_api_propagate(error, local, "%s", "");
   return ok;
+}
+
+/* The config's audit_syscalls, or SBX_AUDIT_SYSCALLS=1 in the
+ * environment. */
+static bool audit_syscalls(const sbx_sandbox_config *c) {
+  return c->audit_syscalls ||
+         g_strcmp0(g_getenv("SBX_AUDIT_SYSCALLS"), "1") == 0;
 }
 
 gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
@@ -272,6 +288,9 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
                                 c.profile_dir, t->extra_rules, true, error))
       goto fail;
     s->n_types++;
+    if (audit_syscalls(&c) &&
+        !sbx_prepared_type_audit_errno(&s->types[i], error))
+      goto fail;
   }
   if (!start_broker(s, &c, error) || !start_zygote(s, error))
     goto fail;

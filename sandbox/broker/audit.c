@@ -128,10 +128,16 @@ size_t sbx_audit_format(const sbx_audit_record *rec, char *buf, size_t size) {
     put_path(&o, "path", rec->path);
   if (rec->path2)
     put_path(&o, "path2", rec->path2);
-  puts_(&o, " flags=");
-  char flags[SBX_FS_FLAGS_TEXT_MAX];
-  sbx_fs_format_flags(rec->fs_op, rec->flags, flags, sizeof(flags));
-  puts_(&o, flags);
+  if (rec->call) {
+    puts_(&o, " call=\"");
+    put_escaped(&o, rec->call, SBX_AUDIT_HINT_MAX);
+    puts_(&o, "\"");
+  } else {
+    puts_(&o, " flags=");
+    char flags[SBX_FS_FLAGS_TEXT_MAX];
+    sbx_fs_format_flags(rec->fs_op, rec->flags, flags, sizeof(flags));
+    puts_(&o, flags);
+  }
   puts_(&o, " type=");
   put_escaped(&o, rec->type ? rec->type : "unknown", SBX_AUDIT_NAME_MAX);
   snprintf(num, sizeof(num), " pid=%d errno=", (int)rec->pid);

@@ -135,6 +135,8 @@ typedef struct {
                         "protocol" */
   const char *path;  /* may be NULL */
   const char *path2; /* may be NULL */
+  const char *call;  /* a system call with its arguments, for op=syscall
+                        (then no flags); may be NULL */
   sbx_fs_op fs_op;   /* decides how flags are printed (sbx_fs_format_flags);
                         SBX_FS_OP_NONE for the others */
   uint32_t flags;

@@ -99,11 +99,27 @@ static int write_config(const sbx_broker_process_config *config,
   GVariant *insns = g_variant_new_fixed_array(
       G_VARIANT_TYPE_BYTE, prog ? prog->insns : NULL,
       prog ? prog->len * sizeof(struct sock_filter) : 0, 1);
-  g_autoptr(GVariant) all = g_variant_ref_sink(
-      g_variant_new("(u@a(suia(ssubb))bbub@ay)", (guint32)config->parent,
-                    g_variant_builder_end(&lists), (gboolean)config->have_audit,
-                    (gboolean)config->audit_grants, (guint32)config->max_fds,
-                    (gboolean)config->dangerously_unsandboxed, insns));
+  GVariantBuilder verdicts;
+  g_variant_builder_init(&verdicts, G_VARIANT_TYPE("a(ayau)"));
+  for (size_t i = 0; i < config->n_allowlists; i++) {
+    const sbx_bpf_program *v =
+        config->verdict_programs ? config->verdict_programs[i] : NULL;
+    g_variant_builder_add_value(
+        &verdicts,
+        g_variant_new("(@ay@au)",
+                      g_variant_new_fixed_array(
+                          G_VARIANT_TYPE_BYTE, v ? v->insns : NULL,
+                          v ? v->len * sizeof(struct sock_filter) : 0, 1),
+                      g_variant_new_fixed_array(
+                          G_VARIANT_TYPE_UINT32, v ? v->self_pid_relocs : NULL,
+                          v ? v->n_self_pid_relocs : 0, sizeof(uint32_t))));
+  }
+  g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
+      "(u@a(suia(ssubb))bbub@ay@a(ayau))", (guint32)config->parent,
+      g_variant_builder_end(&lists), (gboolean)config->have_audit,
+      (gboolean)config->audit_grants, (guint32)config->max_fds,
+      (gboolean)config->dangerously_unsandboxed, insns,
+      g_variant_builder_end(&verdicts)));
   int fd = sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
                        g_variant_get_size(all));
   if (fd < 0) {
@@ -253,6 +269,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
       .dangerously_unsandboxed = config->dangerously_unsandboxed,
       .program = config->dangerously_unsandboxed ? NULL : &program,
       .parent = getpid(),
+      .verdict_programs = config->verdict_programs,
   };
   child_plan plan = {
       .parent = pc.parent, .audit = config->audit_fd, .control = -1};

@@ -71,6 +71,12 @@ typedef struct {
   /* Dangerous: run the broker without its own seccomp filter and Landlock
    * ruleset. Only for measuring what those layers cost. */
   bool dangerously_unsandboxed;
+  /* Per allowlist (NULL, or an entry NULL: none for that type): the
+   * seccomp layer whose errno verdicts that type's workers report through
+   * a user-notification listener (sandbox/api/prepare.h, audit_syscalls).
+   * The broker answers each with the errno this program returns and logs
+   * one line per distinct call. Borrowed for the call. */
+  const sbx_bpf_program *const *verdict_programs;
 } sbx_broker_config;
 
 typedef struct sbx_broker sbx_broker;

@@ -27,7 +27,38 @@ typedef struct {
   sbx_broker_process_config config;
   GPtrArray *lists; /* sbx_allowlist *, owned */
   sbx_bpf_program program;
+  sbx_bpf_program *verdicts; /* one per list; len 0: none */
+  const sbx_bpf_program **verdict_ptrs;
 } loaded_config;
+
+/* One type's verdict program: instructions and relocations, both possibly
+ * empty. */
+static gboolean read_verdicts(GVariant *v, sbx_bpf_program *out,
+                              GError **error) {
+  g_autoptr(GVariant) insns = g_variant_get_child_value(v, 0);
+  g_autoptr(GVariant) relocs = g_variant_get_child_value(v, 1);
+  gsize n_bytes = 0, n_relocs = 0;
+  const void *bytes = g_variant_get_fixed_array(insns, &n_bytes, 1);
+  const uint32_t *r =
+      g_variant_get_fixed_array(relocs, &n_relocs, sizeof(uint32_t));
+  if (n_bytes == 0 && n_relocs == 0)
+    return TRUE; /* none for this type */
+  if (n_bytes % sizeof(struct sock_filter) != 0 || n_bytes == 0) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "a verdict program is malformed (%zu bytes)", (size_t)n_bytes);
+    return FALSE;
+  }
+  if (!sbx_bpf_check(bytes, n_bytes / sizeof(struct sock_filter), error))
+    return FALSE;
+  sbx_bpf_program p = {
+      .insns = (struct sock_filter *)bytes,
+      .len = n_bytes / sizeof(struct sock_filter),
+      .self_pid_relocs = (uint32_t *)r,
+      .n_self_pid_relocs = n_relocs,
+  };
+  sbx_bpf_program_copy(out, &p);
+  return TRUE;
+}
 
 static gboolean read_config(int fd, loaded_config *out, GError **error) {
   struct stat st;
@@ -54,8 +85,10 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
   gboolean have_audit, audit_grants, unsandboxed;
   g_autoptr(GVariant) lists = NULL;
   g_autoptr(GVariant) insns = NULL;
-  g_variant_get(all, "(u@a(suia(ssubb))bbub@ay)", &parent, &lists, &have_audit,
-                &audit_grants, &max_fds, &unsandboxed, &insns);
+  g_autoptr(GVariant) verdicts = NULL;
+  g_variant_get(all, "(u@a(suia(ssubb))bbub@ay@a(ayau))", &parent, &lists,
+                &have_audit, &audit_grants, &max_fds, &unsandboxed, &insns,
+                &verdicts);
   memset(out, 0, sizeof *out);
   out->lists = g_ptr_array_new();
   for (gsize i = 0; i < g_variant_n_children(lists); i++) {
@@ -64,6 +97,21 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
     if (!list)
       return FALSE;
     g_ptr_array_add(out->lists, list);
+  }
+  if (g_variant_n_children(verdicts) != out->lists->len) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "the broker's configuration has %zu verdict programs for %u "
+                "types",
+                (size_t)g_variant_n_children(verdicts), out->lists->len);
+    return FALSE;
+  }
+  out->verdicts = g_new0(sbx_bpf_program, out->lists->len + 1);
+  out->verdict_ptrs = g_new0(const sbx_bpf_program *, out->lists->len + 1);
+  for (guint i = 0; i < out->lists->len; i++) {
+    g_autoptr(GVariant) v = g_variant_get_child_value(verdicts, i);
+    if (!read_verdicts(v, &out->verdicts[i], error))
+      return FALSE;
+    out->verdict_ptrs[i] = out->verdicts[i].len ? &out->verdicts[i] : NULL;
   }
   gsize n_bytes = 0;
   const void *bytes = g_variant_get_fixed_array(insns, &n_bytes, 1);
@@ -85,6 +133,7 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
       .dangerously_unsandboxed = unsandboxed,
       .program = &out->program,
       .parent = (pid_t)parent,
+      .verdict_programs = out->verdict_ptrs,
   };
   return TRUE;
 }
@@ -125,7 +174,10 @@ _Noreturn void sbx_broker_process_main(void) {
   sbx_rlimit_raise_nofile_raw();
   sbx_broker_server *server = sbx_broker_server_new(&audit);
   for (size_t i = 0; i < config->n_allowlists; i++)
-    if (!sbx_broker_server_add_type(server, config->allowlists[i], &error))
+    if (!sbx_broker_server_add_type(server, config->allowlists[i], &error) ||
+        (config->verdict_programs && config->verdict_programs[i] &&
+         !sbx_broker_server_set_verdicts(server, i, config->verdict_programs[i],
+                                         &error)))
       fail("broker: set-up failed", error);
 
   /* Undumpable (S5) even when dangerously unsandboxed: nobody may read

@@ -53,12 +53,15 @@ typedef struct {
   bool dangerously_unsandboxed;
   const sbx_bpf_program *program; /* its seccomp layer; NULL when unsandboxed */
   pid_t parent;                   /* the host, as the broker sees it */
+  /* Per allowlist, or NULL (broker.h, sbx_broker_config). */
+  const sbx_bpf_program *const *verdict_programs;
 } sbx_broker_process_config;
 
 /* The configuration's GVariant type: the parent's pid, the allowlists
- * (permissions.h), have_audit, audit_grants, max_fds, unsandboxed, and the
- * seccomp program's instructions. */
-#define SBX_BROKER_CONFIG_TYPE "(ua(suia(ssubb))bbubay)"
+ * (permissions.h), have_audit, audit_grants, max_fds, unsandboxed, the
+ * seccomp program's instructions, and per allowlist the verdict program's
+ * instructions and self-pid relocations (empty: none). */
+#define SBX_BROKER_CONFIG_TYPE "(ua(suia(ssubb))bbubaya(ayau))"
 
 /* The broker's main, in the broker process with the descriptors above.
  * Never returns: exits 0 when the host closes the control channel, 1 when

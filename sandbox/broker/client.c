@@ -188,6 +188,21 @@ static void fill_header(sbx_broker_request *req, uint16_t command,
   req->id = id;
 }
 
+int sbx_broker_send_listener(const sbx_broker_client *client, int listener_fd) {
+  sbx_broker_request req;
+  fill_header(&req, SBX_BROKER_LISTENER, 0);
+  req.arg = (uint32_t)getpid();
+  struct iovec iov = {.iov_base = &req, .iov_len = sizeof req};
+  sbx_broker_fd_cmsg cbuf;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  sbx_broker_msg_attach_fd(&msg, &cbuf, listener_fd);
+  ssize_t n;
+  do {
+    n = sendmsg(client->channel, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == (ssize_t)sizeof req ? 0 : n < 0 ? -errno : -EIO;
+}
+
 /* Signal-safe. One request on a socket pair made for it alone. */
 static int transact_fresh(const sbx_broker_client *client,
                           sbx_broker_request *req, transaction *t) {

@@ -52,6 +52,11 @@ typedef struct {
  * earlier init: call it once per channel, e.g. in each forked worker. */
 void sbx_broker_client_init(sbx_broker_client *client, int channel_fd);
 
+/* Hands the broker the listener of this worker's audited seccomp layer
+ * (protocol.h, LISTENER): once, before the worker's own code runs; the
+ * caller closes its copy. 0 or -errno. Async-signal-safe. */
+int sbx_broker_send_listener(const sbx_broker_client *client, int listener_fd);
+
 /* Returns a descriptor (close-on-exec exactly when flags has O_CLOEXEC), or
  * -errno. */
 int sbx_broker_open(const sbx_broker_client *client, const char *path,

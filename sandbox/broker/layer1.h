@@ -62,6 +62,11 @@ int sbx_layer1_register_traps_raw(void *client);
  * sbx_zygote_config.broker_attach_raw. Async-signal-safe. */
 int sbx_layer1_attach_raw(void *client, int channel_fd);
 
+/* Per worker of a type that audits its errno verdicts: hands the listener
+ * to the broker (sbx_broker_send_listener); matches
+ * sbx_zygote_config.broker_listener_raw. Async-signal-safe. */
+int sbx_layer1_send_listener_raw(void *client, int listener_fd);
+
 /* In-process (no zygote): register the traps for client and load the layer
  * on the calling process with TSYNC (threads already running are covered). */
 gboolean sbx_layer1_enter(sbx_broker_client *client, GError **error);

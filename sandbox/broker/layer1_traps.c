@@ -231,6 +231,13 @@ int sbx_layer1_register_traps_raw(void *client) {
   return 0;
 }
 
+/* Async-signal-safe. Runs in each worker between its filters and its entry. */
+int sbx_layer1_send_listener_raw(void *client, int listener_fd) {
+  if (client == NULL || listener_fd < 0)
+    return -EINVAL;
+  return sbx_broker_send_listener(client, listener_fd);
+}
+
 /* Async-signal-safe. Runs in each worker between fork and its entry. */
 int sbx_layer1_attach_raw(void *client, int channel_fd) {
   if (client == NULL || channel_fd < 0)

@@ -29,6 +29,17 @@ static int decode_attach(const sbx_broker_request *h, size_t len,
   return 0;
 }
 
+/* LISTENER: the header and the pid, every other field zero. */
+static int decode_listener(const sbx_broker_request *h, size_t len,
+                           sbx_broker_request_view *out, const char **reason) {
+  if (len != sizeof(*h) || h->path_len || h->path2_len || h->flags || h->id ||
+      h->arg == 0 || h->arg > INT32_MAX)
+    return refuse(reason, "listener is a header and a pid");
+  out->command = SBX_BROKER_LISTENER;
+  out->arg = h->arg;
+  return 0;
+}
+
 int sbx_broker_decode_request(const void *buf, size_t len,
                               sbx_broker_request_view *out,
                               const char **reason) {
@@ -47,6 +58,8 @@ int sbx_broker_decode_request(const void *buf, size_t len,
     return refuse(reason, "unsupported protocol version");
   if (h.command == SBX_BROKER_ATTACH)
     return decode_attach(&h, len, out, reason);
+  if (h.command == SBX_BROKER_LISTENER)
+    return decode_listener(&h, len, out, reason);
   if (h.path_len == 0 && h.path2_len != 0)
     return refuse(reason, "second path without a first");
   unsigned paths = (h.path_len != 0) + (h.path2_len != 0);

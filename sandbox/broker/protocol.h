@@ -70,6 +70,12 @@ typedef enum {
  * command numbers. */
 #define SBX_BROKER_ATTACH 0x100
 
+/* Transport: a header whose arg is the worker's pid as it sees itself,
+ * carrying the seccomp user-notification listener of the worker's audited
+ * layer in SCM_RIGHTS instead of a reply socket (verdicts.h). Sent once,
+ * by the worker before its own code runs; nothing answers it. */
+#define SBX_BROKER_LISTENER 0x101
+
 typedef struct {
   uint32_t magic;
   uint16_t version;
@@ -119,7 +125,7 @@ typedef struct {
  * length, string, command number and field is checked here, so a handler
  * only ever sees a request a correct client could have sent (paths are
  * still unvalidated as paths; the resolver does that). out->command is a
- * command of the table or SBX_BROKER_ATTACH. */
+ * command of the table, SBX_BROKER_ATTACH or SBX_BROKER_LISTENER. */
 int sbx_broker_decode_request(const void *buf, size_t len,
                               sbx_broker_request_view *out,
                               const char **reason);

@@ -18,8 +18,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "sandbox/base/syscalls.h"
 #include "sandbox/broker/commands.h"
 #include "sandbox/broker/protocol.h"
+#include "sandbox/broker/verdicts.h"
 #include "sandbox/files/resolver.h"
 
 /* Descriptors accepted per datagram before the message is refused: a
@@ -56,6 +58,9 @@ typedef struct {
   bool thread;     /* kept by ATTACH: replies go back on it */
   uint64_t origin; /* the worker channel it belongs to (itself if not) */
   uint64_t key;    /* serial number, the epoll key: never reused */
+  /* Not a channel but the worker's seccomp listener (verdicts.h), whose
+   * descriptor fd is; owned. */
+  sbx_verdict_listener *listener;
 } channel;
 
 /* What the channels of one worker share: the budget of its denial lines
@@ -67,6 +72,7 @@ typedef struct {
   sbx_audit_budget budget;
   sbx_allowlist *own_list; /* the type's entries, then the worker's */
   sbx_resolver *own;       /* on own_list; NULL: the type's resolver */
+  bool listener_taken;     /* its LISTENER came (once per worker) */
 } origin_state;
 
 static void origin_free(gpointer p) {
@@ -95,6 +101,10 @@ struct sbx_broker_server {
   GHashTable *origins;     /* &origin_state.origin -> origin_state */
   int64_t next_summary_ms; /* earliest `suppressed` line due, or NOTHING_DUE */
   int64_t audit_retry_ms;  /* when to retry a sink that owes lines */
+  /* Per type: the seccomp layer whose errno verdicts its workers report
+   * (verdicts.h), or NULL; borrowed. */
+  GPtrArray *verdict_programs;
+  sbx_unotify_buffers notif; /* sized once any type has one */
 };
 
 typedef union {
@@ -132,6 +142,7 @@ sbx_broker_server *sbx_broker_server_new(sbx_audit *audit) {
   s->next_summary_ms = NOTHING_DUE;
   s->resolvers = g_ptr_array_new_with_free_func(resolver_free_cb);
   s->channels = g_array_new(FALSE, TRUE, sizeof(channel));
+  s->verdict_programs = g_ptr_array_new();
   s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
   s->payload = g_malloc0(SBX_BROKER_MAX_PAYLOAD);
   s->dirty = true;
@@ -152,6 +163,22 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
   if (!r)
     return FALSE;
   g_ptr_array_add(s->resolvers, r);
+  g_ptr_array_add(s->verdict_programs, NULL);
+  return TRUE;
+}
+
+gboolean sbx_broker_server_set_verdicts(sbx_broker_server *s, size_t type,
+                                        const sbx_bpf_program *program,
+                                        GError **error) {
+  if (type >= s->verdict_programs->len) {
+    g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
+                "verdict program for type %zu of %u", type,
+                s->verdict_programs->len);
+    return FALSE;
+  }
+  if (!s->notif.req && !sbx_unotify_buffers_init(&s->notif, error))
+    return FALSE;
+  g_ptr_array_index(s->verdict_programs, type) = (gpointer)program;
   return TRUE;
 }
 
@@ -569,6 +596,58 @@ static verdict serve_attach(sbx_broker_server *s, const channel *ch,
   return v;
 }
 
+/* LISTENER: the worker's audited seccomp layer, once per worker, for a
+ * type that has one. Watched like a channel from here on. */
+static verdict serve_listener(sbx_broker_server *s, const channel *ch,
+                              ancillary *a, const sbx_broker_request_view *q) {
+  if (ch->thread)
+    return refuse_message(s, ch, a, "listener on a thread channel");
+  const sbx_bpf_program *program =
+      g_ptr_array_index(s->verdict_programs, ch->type);
+  if (!program)
+    return refuse_message(s, ch, a, "listener for a type without audit");
+  origin_state *o = origin_for(s, ch->origin, ch->type);
+  if (o->listener_taken)
+    return refuse_message(s, ch, a, "second listener");
+  o->listener_taken = true;
+  sbx_verdict_listener *l =
+      sbx_verdict_listener_new(program, (pid_t)q->arg, a->fds[0], NULL);
+  if (!l)
+    return CLOSE;
+  append_channel(s, sbx_verdict_listener_fd(l), ch->type, false, ch->origin);
+  g_array_index(s->channels, channel, s->channels->len - 1).listener = l;
+  return KEEP;
+}
+
+/* A notification on a worker's listener: answered as its layer's
+ * original program would, one audit line per distinct call. */
+static verdict serve_verdict(sbx_broker_server *s, size_t index) {
+  const channel chan = g_array_index(s->channels, channel, index);
+  sbx_verdict_heard heard;
+  int rc = sbx_verdict_listener_serve(chan.listener, &s->notif, &heard);
+  if (rc < 0)
+    return CLOSE;
+  if (rc == 0 || sbx_verdict_listener_seen(chan.listener, &heard))
+    return KEEP;
+  const sbx_resolver *r = g_ptr_array_index(s->resolvers, chan.type);
+  char call[160], allow[64];
+  sbx_verdict_format_call(&heard, call, sizeof call);
+  const char *name = sbx_syscall_name(heard.nr);
+  g_snprintf(allow, sizeof allow, "%s: 1", name ? name : "?");
+  sbx_audit_record rec = {
+      .type = sbx_allowlist_name(sbx_resolver_allowlist(r)),
+      .pid = heard.pid,
+      .op = "syscall",
+      .call = call,
+      .granted = false,
+      .result = -heard.error,
+      .reason = "errno verdict of a seccomp layer",
+      .allow = name ? allow : NULL,
+  };
+  audit(s, &chan, &rec);
+  return KEEP;
+}
+
 static verdict serve_one(sbx_broker_server *s, size_t index) {
   /* A copy: attaching a channel may move the array. */
   const channel chan = g_array_index(s->channels, channel, index);
@@ -615,6 +694,8 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
 
   if (q.command == SBX_BROKER_ATTACH)
     return serve_attach(s, ch, &a, &q);
+  if (q.command == SBX_BROKER_LISTENER)
+    return serve_listener(s, ch, &a, &q);
   int reply_fd = ch->thread ? ch->fd : a.fds[0];
   if (!ch->thread && reply_socket_reused(reply_fd))
     return refuse_message(s, ch, &a, "reply socket with an unread reply");
@@ -752,7 +833,11 @@ static void close_channel(sbx_broker_server *s, channel *ch) {
    * socket, and the epoll set would keep it past close(). */
   if (ch->watched)
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, ch->fd, NULL);
-  close(ch->fd);
+  if (ch->listener)
+    sbx_verdict_listener_free(ch->listener); /* closes fd */
+  else
+    close(ch->fd);
+  ch->listener = NULL;
   if (ch->thread)
     s->n_threads--;
   leave_origin(s, ch->origin);
@@ -887,8 +972,10 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
       gssize i = find_channel(s, evs[k].data.u64);
       if (i < 0)
         continue; /* closed earlier in this batch */
+      bool listener = g_array_index(s->channels, channel, i).listener;
       if (rev & EPOLLIN) {
-        if (serve_one(s, (size_t)i) == CLOSE)
+        if ((listener ? serve_verdict(s, (size_t)i)
+                      : serve_one(s, (size_t)i)) == CLOSE)
           close_channel(s, &g_array_index(s->channels, channel, i));
       } else if (rev & (EPOLLHUP | EPOLLERR)) {
         close_channel(s, &g_array_index(s->channels, channel, i));

@@ -42,6 +42,7 @@
 
 #include "sandbox/broker/audit.h"
 #include "sandbox/files/permissions.h"
+#include "sandbox/kernel/seccomp/bpf.h"
 
 /* The host <-> broker control protocol (host side: broker.c). One datagram
  * per message on a SOCK_SEQPACKET pair. */
@@ -95,6 +96,14 @@ sbx_broker_server *sbx_broker_server_new(sbx_audit *audit);
  * Opens the resolver's root directories. `list` is borrowed. */
 gboolean sbx_broker_server_add_type(sbx_broker_server *server,
                                     const sbx_allowlist *list, GError **error);
+
+/* The seccomp layer whose errno verdicts the workers of `type` report
+ * through a listener (verdicts.h, protocol.h LISTENER); borrowed for the
+ * server's life. Call before the broker confines itself: it asks the
+ * kernel for the notification sizes. */
+gboolean sbx_broker_server_set_verdicts(sbx_broker_server *server, size_t type,
+                                        const sbx_bpf_program *program,
+                                        GError **error);
 
 /* Takes ownership of `fd`, a SOCK_SEQPACKET channel to one worker of type
  * `type_index`. */

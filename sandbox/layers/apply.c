@@ -141,8 +141,8 @@ static int apply_credentials(sbx_layer_plan *plan, sbx_layer_process *process,
 }
 
 /* Step 8. Async-signal-safe. */
-static int apply_filters(sbx_layer_plan *plan, sbx_layer_result *result,
-                         size_t *loaded) {
+static int apply_filters(sbx_layer_plan *plan, const sbx_layer_process *process,
+                         sbx_layer_result *result, size_t *loaded) {
   pid_t self = getpid();
   for (size_t i = 0; i < plan->n_filters; i++) {
     sbx_bpf_program *p = &plan->filters[i].program;
@@ -153,13 +153,20 @@ static int apply_filters(sbx_layer_plan *plan, sbx_layer_result *result,
     unsigned flags = 0;
     if (plan->flags & SBX_LAYERS_TSYNC)
       flags |= SBX_SECCOMP_TSYNC;
-    if (i == 0 && (plan->flags & SBX_LAYERS_LISTENER))
+    if ((int)i == plan->listener_filter)
       flags |= SBX_SECCOMP_NEW_LISTENER;
     rc = sbx_seccomp_load_raw(p->insns, p->len, flags);
     if (rc < 0)
       return failed(result, SBX_LAYER_STEP_SECCOMP, (int)i, rc);
-    if (flags & SBX_SECCOMP_NEW_LISTENER)
+    if ((flags & SBX_SECCOMP_NEW_LISTENER) && process->listener_sink) {
+      int listener = rc;
+      rc = process->listener_sink(process->listener_ctx, listener);
+      close(listener);
+      if (rc < 0)
+        return failed(result, SBX_LAYER_STEP_SECCOMP, (int)i, rc);
+    } else if (flags & SBX_SECCOMP_NEW_LISTENER) {
       result->listener_fd = rc;
+    }
     *loaded = i + 1;
   }
   return 0;
@@ -188,7 +195,7 @@ int sbx_layer_apply_raw(sbx_layer_plan *plan, sbx_layer_process *process,
     sbx_status_collect(process->ns_reference, &kernel);
 
   size_t loaded = 0;
-  rc = apply_filters(plan, result, &loaded);
+  rc = apply_filters(plan, process, result, &loaded);
   if (rc < 0)
     return rc;
 

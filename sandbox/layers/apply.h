@@ -86,13 +86,21 @@ typedef struct {
   const sbx_ns_reference *ns_reference;
   const sbx_layer_status *early;
   sbx_process_status *status;
+  /* Where plan->listener_filter's listener goes the moment its filter is
+   * on, before any call that filter could hold (a worker's goes to its
+   * broker): called with the descriptor, which apply closes afterwards, so
+   * the process's own code never holds it. Returns 0 or -errno; must be
+   * async-signal-safe. NULL: result->listener_fd keeps it. */
+  int (*listener_sink)(void *ctx, int listener_fd);
+  void *listener_ctx;
 } sbx_layer_process;
 
 typedef struct {
   sbx_layer_step step; /* SBX_LAYER_STEP_NONE on success */
   int detail;          /* see the steps */
   int error;           /* errno */
-  /* SBX_LAYERS_LISTENER: the first filter's notification descriptor. */
+  /* plan->listener_filter's notification descriptor, when there is no
+   * listener_sink; else -1. */
   int listener_fd;
 } sbx_layer_result;
 

@@ -27,6 +27,7 @@ void sbx_layer_plan_init(sbx_layer_plan *plan, const char *process_type,
   plan->flags = flags;
   plan->landlock_fd = -1;
   plan->landlock.abi = -1;
+  plan->listener_filter = (flags & SBX_LAYERS_LISTENER) ? 0 : -1;
 }
 
 void sbx_layer_plan_clear(sbx_layer_plan *plan) {

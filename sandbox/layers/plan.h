@@ -92,6 +92,10 @@ typedef struct {
   int landlock_fd;              /* the ruleset (owned), or -1 for none */
   sbx_landlock_report landlock; /* what the ruleset enforces */
   bool collect_status;          /* sbx_layer_process.status is filled */
+  /* The filter loaded with a user-notification listener, or -1.
+   * SBX_LAYERS_LISTENER makes it the first; a worker whose type audits
+   * its errno verdicts (sandbox/api/prepare.h) names its last. */
+  int listener_filter;
 } sbx_layer_plan;
 
 #define SBX_LAYERS_ERROR (sbx_layers_error_quark())

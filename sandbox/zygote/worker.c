@@ -84,6 +84,8 @@ _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
       .ns_reference = spawn->ns_reference,
       .early = spawn->early,
       .status = &status,
+      .listener_sink = plan->broker_listener_raw,
+      .listener_ctx = spawn->broker_client,
   };
   sbx_layer_result result;
   if (sbx_layer_apply_raw(&plan->layers, &process, &result) < 0)

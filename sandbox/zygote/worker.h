@@ -59,6 +59,9 @@ typedef struct {
   void *entry_data;
   /* Async-signal-safe: gives the broker client its channel. */
   int (*broker_attach_raw)(void *client, int channel_fd);
+  /* Async-signal-safe: hands the listener of layers.listener_filter to
+   * the broker (a type that audits its errno verdicts). */
+  int (*broker_listener_raw)(void *client, int listener_fd);
 } sbx_worker_plan;
 
 /* What one spawn adds to the plan. */

@@ -144,6 +144,14 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
                   t->name);
       return FALSE;
     }
+    if (t->audit_last_layer &&
+        (!t->uses_broker || t->n_layers < 2 || !config->broker_listener_raw)) {
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                  "zygote: process type \"%s\" audits a layer but has no "
+                  "broker, no layer of its own or no listener hook",
+                  t->name);
+      return FALSE;
+    }
   }
   return TRUE;
 }
@@ -170,6 +178,8 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
     ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
                                      t->landlock_need, t->landlock_min_abi,
                                      error);
+  if (t->audit_last_layer)
+    layers->listener_filter = (int)t->n_layers - 1;
   if (!ok)
     g_prefix_error(error, "zygote: process type \"%s\": ", t->name);
   return ok;
@@ -337,6 +347,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
     if (!prepare_plan(t, &s->plans[i], error))
       goto fail;
     s->plans[i].broker_attach_raw = config->broker_attach_raw;
+    s->plans[i].broker_listener_raw = config->broker_listener_raw;
   }
 
   s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);

@@ -99,6 +99,10 @@ typedef struct {
   sbx_landlock_need landlock_need; /* REQUIRED (the default) or optional */
   int landlock_min_abi;            /* 0: any ABI; else at least this one */
   bool collect_status;             /* sbx_zygote_worker.status is filled */
+  /* The last layer is loaded with a user-notification listener, which the
+   * worker hands to the broker (broker_listener_raw) before its entry:
+   * its errno verdicts are answered and logged there. Needs uses_broker. */
+  bool audit_last_layer;
 } sbx_zygote_type;
 
 typedef struct {
@@ -117,6 +121,7 @@ typedef struct {
    * borrowed: the zygote's copy of the host's memory is what they use. */
   int (*register_broker_traps_raw)(void *client);
   int (*broker_attach_raw)(void *client, int channel_fd);
+  int (*broker_listener_raw)(void *client, int listener_fd);
   void *broker_client;
 } sbx_zygote_config;
 

@@ -327,6 +327,14 @@ typedef struct {
    * `sbx: suppressed denials=N ...` counts the rest. Lines are at most
    * 1024 bytes; docs/broker.md has the format. */
   const char *audit_log;
+  /* Also log the calls a type's seccomp layer refuses with an errno: one
+   * `sbx: denied op=syscall call="fsync(0x3, ...)"` line per worker and
+   * distinct call and errno, under the same budget. The worker sees the
+   * same errno as without it, but each such call costs a round trip to
+   * the broker. Audits the profile's last seccomp layer; a call an earlier
+   * layer refuses is refused without a line. The environment variable
+   * SBX_AUDIT_SYSCALLS=1 turns it on for a host that leaves it false. */
+  bool audit_syscalls;
 } sbx_sandbox_config;
 
 #define SBX_SANDBOX_CONFIG_INIT(...) \

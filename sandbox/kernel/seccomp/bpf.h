@@ -47,6 +47,17 @@ void sbx_bpf_program_clear(sbx_bpf_program *program);
 /* A deep copy of src, relocations included, into *dst. */
 void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src);
 
+/* A copy of src (relocations included) in which every `return ERRNO|n`
+ * returns SECCOMP_RET_USER_NOTIF instead, so a supervisor holding the
+ * listener hears each call the program refuses with an errno; it finds n
+ * again by running src on the notification's data. The kernel ranks a
+ * notification below an errno, so stacked beside other filters the copy
+ * refuses nothing that src let another filter decide. Fails for a program
+ * that returns the accumulator (its verdicts are not all visible). */
+gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
+                                       const sbx_bpf_program *src,
+                                       GError **error);
+
 /* Runs a program on one input. Returns the SECCOMP_RET_* value; an invalid
  * program (bad opcode, jump out of range, no return) yields
  * SECCOMP_RET_KILL_PROCESS. If insns_executed is not NULL it receives the

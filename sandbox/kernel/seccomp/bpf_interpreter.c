@@ -44,6 +44,28 @@ void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src) {
   dst->n_self_pid_relocs = src->n_self_pid_relocs;
 }
 
+gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
+                                       const sbx_bpf_program *src,
+                                       GError **error) {
+  for (size_t i = 0; i < src->len; i++) {
+    if (src->insns[i].code == (BPF_RET | BPF_A)) {
+      g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
+                  "instruction %zu returns the accumulator: the program's "
+                  "verdicts cannot be rewritten",
+                  i);
+      return FALSE;
+    }
+  }
+  sbx_bpf_program_copy(dst, src);
+  for (size_t i = 0; i < dst->len; i++) {
+    struct sock_filter *insn = &dst->insns[i];
+    if (insn->code == (BPF_RET | BPF_K) &&
+        (insn->k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
+      insn->k = SECCOMP_RET_USER_NOTIF;
+  }
+  return TRUE;
+}
+
 /* Opcodes seccomp accepts; the rest of classic BPF (byte and half-word
  * loads, indirect loads, MOD, LDX MSH, RET X) is refused by the kernel. */
 static bool opcode_accepted(uint16_t code) {

@@ -181,6 +181,53 @@ START_TEST(compiled_random_policies_agree_with_the_policy) {
 }
 END_TEST
 
+/* The audit rewrite (sbx_bpf_notify_errno_verdicts): wherever the
+ * original returns an errno the copy notifies, and everywhere else the two
+ * agree; the copy still passes the kernel's checks. */
+START_TEST(errno_verdicts_become_notifications_and_nothing_else_changes) {
+  rng r = {0x2545f4914f6cdd1dull + (uint64_t)_i};
+  sbx_policy *p = random_policy(&r, 60);
+  sbx_bpf_program prog, notify;
+  GError *error = NULL;
+  ck_assert(sbx_bpf_compile(p, &prog, &error));
+  ck_assert_msg(sbx_bpf_notify_errno_verdicts(&notify, &prog, &error), "%s",
+                error ? error->message : "");
+  ck_assert_msg(sbx_bpf_check(notify.insns, notify.len, &error), "%s",
+                error ? error->message : "");
+  ck_assert_uint_eq(notify.len, prog.len);
+  ck_assert_uint_eq(notify.n_self_pid_relocs, prog.n_self_pid_relocs);
+  for (int i = 0; i < 20000; i++) {
+    struct seccomp_data d;
+    random_input(&r, p, &d);
+    uint32_t before = sbx_bpf_run_checked(prog.insns, prog.len, &d, NULL);
+    uint32_t after = sbx_bpf_run_checked(notify.insns, notify.len, &d, NULL);
+    if ((before & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
+      ck_assert_uint_eq(after, SECCOMP_RET_USER_NOTIF);
+    else
+      ck_assert_uint_eq(after, before);
+  }
+  sbx_bpf_program_clear(&notify);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+/* A program that returns its accumulator hides its verdicts: refused. */
+START_TEST(a_program_returning_the_accumulator_is_not_rewritten) {
+  struct sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+      BPF_STMT(BPF_RET | BPF_A, 0),
+  };
+  sbx_bpf_program prog = {.insns = insns, .len = G_N_ELEMENTS(insns)};
+  sbx_bpf_program out = {0};
+  GError *error = NULL;
+  ck_assert(!sbx_bpf_notify_errno_verdicts(&out, &prog, &error));
+  ck_assert_ptr_nonnull(strstr(error->message, "instruction 1"));
+  ck_assert_ptr_null(out.insns);
+  g_error_free(error);
+}
+END_TEST
+
 /* Many argument-checked rules put the returns far behind the search
  * tree, so conditional jumps need helpers. */
 static sbx_policy *long_policy(size_t n_rules) {
@@ -765,6 +812,9 @@ static Suite *bpf_compiler_suite(void) {
   tcase_add_loop_test(tc, compiled_random_policies_agree_with_the_policy, 0,
                       12);
   tcase_add_test(tc, corpus_policies_compile_and_agree_with_the_policy);
+  tcase_add_loop_test(
+      tc, errno_verdicts_become_notifications_and_nothing_else_changes, 0, 8);
+  tcase_add_test(tc, a_program_returning_the_accumulator_is_not_rewritten);
   tcase_add_test(tc, long_programs_use_long_jumps_and_load_in_the_kernel);
   tcase_add_test(tc, too_long_programs_are_refused_naming_a_rule);
   tcase_add_test(tc, duplicate_rules_are_refused);
