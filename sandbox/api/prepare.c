@@ -130,7 +130,8 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *t, const char *name,
   return TRUE;
 }
 
-gboolean sbx_prepared_type_audit_errno(sbx_prepared_type *t, GError **error) {
+gboolean sbx_prepared_type_watch_verdicts(sbx_prepared_type *t,
+                                          bool every_refusal, GError **error) {
   if (t->n_layers < 2 || t->verdicts.len) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "process type \"%s\": no seccomp layer of its own to audit",
@@ -140,7 +141,9 @@ gboolean sbx_prepared_type_audit_errno(sbx_prepared_type *t, GError **error) {
   sbx_bpf_program *last = &t->layers[t->n_layers - 1];
   sbx_bpf_program rewritten = {0};
   GError *local = NULL;
-  if (!sbx_bpf_notify_errno_verdicts(&rewritten, last, &local)) {
+  if (!(every_refusal
+            ? sbx_bpf_notify_refusals(&rewritten, last, &local)
+            : sbx_bpf_notify_errno_verdicts(&rewritten, last, &local))) {
     sbx_api_propagate(error, local, "process type \"%s\": %s: ", t->name,
                       t->layer_names[t->n_layers - 1]);
     return FALSE;

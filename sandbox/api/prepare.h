@@ -49,11 +49,13 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *type, const char *name,
 void sbx_prepared_type_clear(sbx_prepared_type *type);
 
 /* Makes the type's last layer report its errno verdicts through a
- * user-notification listener (sbx_bpf_notify_errno_verdicts): the original
- * moves to type->verdicts for the broker, which answers and logs them
- * (sandbox/broker/verdicts.h). Needs a layer of the profile's own after
- * layer 1. */
-gboolean sbx_prepared_type_audit_errno(sbx_prepared_type *type, GError **error);
+ * user-notification listener (sbx_bpf_notify_errno_verdicts), or with
+ * every_refusal each call it refuses (sbx_bpf_notify_refusals, for
+ * learning, learn.h): the original moves to type->verdicts for the broker,
+ * which answers and logs them (sandbox/broker/verdicts.h). Needs a layer
+ * of the profile's own after layer 1. */
+gboolean sbx_prepared_type_watch_verdicts(sbx_prepared_type *type,
+                                          bool every_refusal, GError **error);
 
 /* Opens the audit log for appending (NULL: a duplicate of stderr).
  * Returns the descriptor (close-on-exec, the caller owns it) or -1. */

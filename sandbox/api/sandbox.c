@@ -35,6 +35,7 @@
 
 #include "sandbox/api/channel.h"
 #include "sandbox/api/error.h"
+#include "sandbox/api/learn.h"
 #include "sandbox/api/prepare.h"
 #include "sandbox/api/sized.h"
 #include "sandbox/api/status.h"
@@ -72,6 +73,8 @@ struct sbx_sandbox {
   /* The workers' broker client: the zygote's copy of this memory is what
    * layer 1's handlers read, so it lives here, before the zygote forks. */
   sbx_broker_client client;
+  /* Learning mode (learn.h): where the learned files go; NULL: off. */
+  char *learn_dir;
   /* Calls in progress on any thread, so that sbx_sandbox_stop frees the
    * sandbox only once the last has returned. */
   GMutex lock;
@@ -160,7 +163,8 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
   sbx_broker_config bc = {.allowlists = lists,
                           .n_allowlists = s->n_types,
                           .audit_fd = audit_fd,
-                          .verdict_programs = verdicts};
+                          .verdict_programs = verdicts,
+                          .learn = s->learn_dir != NULL};
   GError *local = NULL;
   s->broker = sbx_broker_start(&bc, &local);
   g_free(lists);
@@ -280,6 +284,7 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   g_mutex_init(&s->lock);
   g_cond_init(&s->idle);
   s->types = g_new0(sbx_prepared_type, c.n_types);
+  s->learn_dir = g_strdup(sbx_api_learn_dir(c.learn_dir));
   s->entries = g_new0(host_entry, c.n_types);
   for (size_t i = 0; i < c.n_types; i++) {
     const sbx_process_type *t = &types[i];
@@ -288,8 +293,9 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
                                 c.profile_dir, t->extra_rules, true, error))
       goto fail;
     s->n_types++;
-    if (audit_syscalls(&c) &&
-        !sbx_prepared_type_audit_errno(&s->types[i], error))
+    if ((s->learn_dir || audit_syscalls(&c)) &&
+        !sbx_prepared_type_watch_verdicts(&s->types[i], s->learn_dir != NULL,
+                                          error))
       goto fail;
   }
   if (!start_broker(s, &c, error) || !start_zygote(s, error))
@@ -521,6 +527,18 @@ pid_t sbx_sandbox_broker_pid(const sbx_sandbox *s) {
   return s ? sbx_broker_pid(s->broker) : -1;
 }
 
+/* Learning mode: what the broker kept, as files (learn.h); a failure is
+ * one line on stderr, since stop reports nothing. */
+static void write_learned(sbx_sandbox *s) {
+  GError *error = NULL;
+  g_autoptr(GVariant) learned = sbx_broker_learned(s->broker, &error);
+  if (!learned || !sbx_api_learn_write(s->types, s->n_types, learned,
+                                       s->learn_dir, &error)) {
+    fprintf(stderr, "sbx: learning: %s\n", error->message);
+    g_error_free(error);
+  }
+}
+
 void sbx_sandbox_stop(sbx_sandbox *s) {
   if (!s)
     return;
@@ -536,11 +554,14 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
     g_cond_wait(&s->idle, &s->lock);
   g_mutex_unlock(&s->lock);
   sbx_zygote_stop(s->zygote);
+  if (s->learn_dir && s->broker)
+    write_learned(s);
   sbx_broker_stop(s->broker, NULL, NULL);
   for (size_t i = 0; i < s->n_types; i++)
     sbx_prepared_type_clear(&s->types[i]);
   g_free(s->types);
   g_free(s->entries);
+  g_free(s->learn_dir);
   g_cond_clear(&s->idle);
   g_mutex_clear(&s->lock);
   g_free(s);

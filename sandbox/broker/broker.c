@@ -115,11 +115,11 @@ static int write_config(const sbx_broker_process_config *config,
                           v ? v->n_self_pid_relocs : 0, sizeof(uint32_t))));
   }
   g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
-      "(u@a(suia(ssubb))bbub@ay@a(ayau))", (guint32)config->parent,
+      "(u@a(suia(ssubb))bbub@ay@a(ayau)b)", (guint32)config->parent,
       g_variant_builder_end(&lists), (gboolean)config->have_audit,
       (gboolean)config->audit_grants, (guint32)config->max_fds,
       (gboolean)config->dangerously_unsandboxed, insns,
-      g_variant_builder_end(&verdicts)));
+      g_variant_builder_end(&verdicts), (gboolean)config->learn));
   int fd = sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
                        g_variant_get_size(all));
   if (fd < 0) {
@@ -270,6 +270,7 @@ sbx_broker *sbx_broker_start(const sbx_broker_config *config, GError **error) {
       .program = config->dangerously_unsandboxed ? NULL : &program,
       .parent = getpid(),
       .verdict_programs = config->verdict_programs,
+      .learn = config->learn,
   };
   child_plan plan = {
       .parent = pc.parent, .audit = config->audit_fd, .control = -1};
@@ -487,6 +488,43 @@ int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
 
 pid_t sbx_broker_pid(const sbx_broker *b) {
   return b->pid;
+}
+
+GVariant *sbx_broker_learned(sbx_broker *b, GError **error) {
+  int fd = memfd_create("sbx-learned", MFD_CLOEXEC);
+  if (fd < 0) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "a memory file for what the broker learned: %s",
+                g_strerror(errno));
+    return NULL;
+  }
+  sbx_broker_control_reply rep;
+  if (!control_call(b, SBX_BROKER_CONTROL_LEARNED, 0, fd, NULL, &rep, error)) {
+    close(fd);
+    return NULL;
+  }
+  if (rep.result < 0) {
+    close(fd);
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "the broker could not write what it learned: %s",
+                g_strerror(-rep.result));
+    return NULL;
+  }
+  char *data = g_malloc((size_t)rep.result + 1);
+  ssize_t n = pread(fd, data, (size_t)rep.result, 0);
+  close(fd);
+  if (n != rep.result) {
+    g_free(data);
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                "reading what the broker learned: short read");
+    return NULL;
+  }
+  GVariant *v = g_variant_ref_sink(
+      g_variant_new_from_data(G_VARIANT_TYPE(SBX_BROKER_LEARNED_TYPE), data,
+                              (gsize)n, FALSE, g_free, data));
+  GVariant *normal = g_variant_get_normal_form(v);
+  g_variant_unref(v);
+  return normal;
 }
 
 gboolean sbx_broker_get_stats(sbx_broker *b, sbx_broker_stats *out,

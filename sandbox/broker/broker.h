@@ -77,6 +77,11 @@ typedef struct {
    * The broker answers each with the errno this program returns and logs
    * one line per distinct call. Borrowed for the call. */
   const sbx_bpf_program *const *verdict_programs;
+  /* Learn what the workers need (server.h, sbx_broker_server_set_learning):
+   * requests outside their rules are granted and kept, verdict listeners
+   * let every call through. The broker's own Landlock then covers the
+   * whole file system. */
+  bool learn;
 } sbx_broker_config;
 
 typedef struct sbx_broker sbx_broker;
@@ -113,6 +118,13 @@ gboolean sbx_broker_get_stats(sbx_broker *broker, sbx_broker_stats *out,
  * within SBX_BROKER_EXIT_TIMEOUT_MS + SBX_BROKER_REAP_TIMEOUT_MS: a broker
  * that does not leave in time is killed (the status then says SIGKILL);
  * FALSE only when it cannot be reaped at all. NULL is ignored. */
+/* What a learning broker (sbx_broker_config.learn) was asked for beyond
+ * each type's rules, as a GVariant of type SBX_BROKER_LEARNED_TYPE
+ * (server.h): per type its name, the rules that would have granted the
+ * requests, and the numbers of the system calls its verdict layer
+ * refused. Empty when not learning. */
+GVariant *sbx_broker_learned(sbx_broker *broker, GError **error);
+
 gboolean sbx_broker_stop(sbx_broker *broker, int *status, GError **error);
 
 #endif /* SBX_BROKER_BROKER_H_ */

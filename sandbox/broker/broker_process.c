@@ -86,9 +86,10 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
   g_autoptr(GVariant) lists = NULL;
   g_autoptr(GVariant) insns = NULL;
   g_autoptr(GVariant) verdicts = NULL;
-  g_variant_get(all, "(u@a(suia(ssubb))bbub@ay@a(ayau))", &parent, &lists,
+  gboolean learn;
+  g_variant_get(all, "(u@a(suia(ssubb))bbub@ay@a(ayau)b)", &parent, &lists,
                 &have_audit, &audit_grants, &max_fds, &unsandboxed, &insns,
-                &verdicts);
+                &verdicts, &learn);
   memset(out, 0, sizeof *out);
   out->lists = g_ptr_array_new();
   for (gsize i = 0; i < g_variant_n_children(lists); i++) {
@@ -134,6 +135,7 @@ static gboolean read_config(int fd, loaded_config *out, GError **error) {
       .program = &out->program,
       .parent = (pid_t)parent,
       .verdict_programs = out->verdict_ptrs,
+      .learn = learn,
   };
   return TRUE;
 }
@@ -173,6 +175,18 @@ _Noreturn void sbx_broker_process_main(void) {
    * thread channels' share of it, server.c). */
   sbx_rlimit_raise_nofile_raw();
   sbx_broker_server *server = sbx_broker_server_new(&audit);
+  /* Learning: the whole file system, for the server's second decision and
+   * for the broker's own Landlock (the union of its lists). */
+  g_autoptr(GPtrArray) confine = g_ptr_array_new();
+  for (size_t i = 0; i < config->n_allowlists; i++)
+    g_ptr_array_add(confine, (gpointer)config->allowlists[i]);
+  if (config->learn) {
+    sbx_allowlist *everything = sbx_allowlist_new("learning");
+    if (!sbx_allowlist_add_rule(everything, "create /", &error) ||
+        !sbx_broker_server_set_learning(server, everything, &error))
+      fail("broker: set-up failed", error);
+    g_ptr_array_add(confine, everything);
+  }
   for (size_t i = 0; i < config->n_allowlists; i++)
     if (!sbx_broker_server_add_type(server, config->allowlists[i], &error) ||
         (config->verdict_programs && config->verdict_programs[i] &&
@@ -183,7 +197,7 @@ _Noreturn void sbx_broker_process_main(void) {
   /* Undumpable (S5) even when dangerously unsandboxed: nobody may read
    * the broker's memory or attach to it. */
   if (!sbx_broker_sandbox_self(
-          config->allowlists, config->n_allowlists,
+          (const sbx_allowlist *const *)confine->pdata, confine->len,
           config->dangerously_unsandboxed ? NULL : config->program,
           config->max_fds, config->parent, &error))
     fail("broker: cannot sandbox itself", error);

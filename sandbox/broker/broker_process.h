@@ -55,13 +55,14 @@ typedef struct {
   pid_t parent;                   /* the host, as the broker sees it */
   /* Per allowlist, or NULL (broker.h, sbx_broker_config). */
   const sbx_bpf_program *const *verdict_programs;
+  bool learn; /* broker.h, sbx_broker_config.learn */
 } sbx_broker_process_config;
 
 /* The configuration's GVariant type: the parent's pid, the allowlists
  * (permissions.h), have_audit, audit_grants, max_fds, unsandboxed, the
  * seccomp program's instructions, and per allowlist the verdict program's
- * instructions and self-pid relocations (empty: none). */
-#define SBX_BROKER_CONFIG_TYPE "(ua(suia(ssubb))bbubaya(ayau))"
+ * instructions and self-pid relocations (empty: none), and learn. */
+#define SBX_BROKER_CONFIG_TYPE "(ua(suia(ssubb))bbubaya(ayau)b)"
 
 /* The broker's main, in the broker process with the descriptors above.
  * Never returns: exits 0 when the host closes the control channel, 1 when

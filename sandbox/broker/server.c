@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/epoll.h>
@@ -105,6 +106,12 @@ struct sbx_broker_server {
    * (verdicts.h), or NULL; borrowed. */
   GPtrArray *verdict_programs;
   sbx_unotify_buffers notif; /* sized once any type has one */
+  /* Learning (sbx_broker_server_set_learning): what each type was refused
+   * and given all the same. NULL when not learning. */
+  sbx_resolver *learn_resolver;
+  sbx_allowlist *learn_list;
+  GPtrArray *learned_rules; /* per type: GHashTable of rule texts */
+  GPtrArray *learned_calls; /* per type: GHashTable of system call numbers */
 };
 
 typedef union {
@@ -164,7 +171,88 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
     return FALSE;
   g_ptr_array_add(s->resolvers, r);
   g_ptr_array_add(s->verdict_programs, NULL);
+  if (s->learned_rules) {
+    g_ptr_array_add(
+        s->learned_rules,
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL));
+    g_ptr_array_add(s->learned_calls, g_hash_table_new(NULL, NULL));
+  }
   return TRUE;
+}
+
+gboolean sbx_broker_server_set_learning(sbx_broker_server *s,
+                                        const sbx_allowlist *everything,
+                                        GError **error) {
+  if (s->resolvers->len) {
+    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
+                "learning is set before the types are added");
+    return FALSE;
+  }
+  s->learn_resolver = sbx_resolver_new(everything, error);
+  if (!s->learn_resolver)
+    return FALSE;
+  s->learned_rules =
+      g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+  s->learned_calls =
+      g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+  return TRUE;
+}
+
+static gint compare_strings(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sbx_broker_server_write_learned(sbx_broker_server *s, int fd) {
+  GVariantBuilder all;
+  g_variant_builder_init(&all, G_VARIANT_TYPE(SBX_BROKER_LEARNED_TYPE));
+  for (guint t = 0; s->learned_rules && t < s->resolvers->len; t++) {
+    const sbx_resolver *r = g_ptr_array_index(s->resolvers, t);
+    guint n = 0;
+    g_autofree gpointer *rules = g_hash_table_get_keys_as_array(
+        g_ptr_array_index(s->learned_rules, t), &n);
+    qsort(rules, n, sizeof *rules, compare_strings);
+    GVariantBuilder calls;
+    g_variant_builder_init(&calls, G_VARIANT_TYPE("ai"));
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, g_ptr_array_index(s->learned_calls, t));
+    while (g_hash_table_iter_next(&it, &key, NULL))
+      g_variant_builder_add(&calls, "i", GPOINTER_TO_INT(key) - 1);
+    g_variant_builder_add(&all, "(s^asai)",
+                          sbx_allowlist_name(sbx_resolver_allowlist(r)),
+                          (char **)rules, &calls);
+  }
+  g_autoptr(GVariant) v = g_variant_ref_sink(g_variant_builder_end(&all));
+  const char *data = g_variant_get_data(v);
+  size_t len = g_variant_get_size(v), off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, data + off, len - off); /* a fresh memory file */
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return w < 0 ? -errno : -EIO;
+    off += (size_t)w;
+  }
+  return (int)MIN(len, (size_t)INT_MAX);
+}
+
+/* Learning: a request the type's rules refused is decided again under
+ * `everything`; when that grants it, the rule that would have granted it
+ * is kept for the type and the worker gets what it asked for. */
+static int learn_instead(sbx_broker_server *s, const channel *ch,
+                         sbx_broker_call *call, int refused) {
+  if (!s->learn_resolver || call->decision.granted || !call->decision.allow[0])
+    return refused;
+  g_autofree char *rule = g_strdup(call->decision.allow);
+  call->resolver = s->learn_resolver;
+  call->fd = -1;
+  call->payload_len = 0;
+  call->decision = (sbx_decision){.granted = false, .reason = "no decision"};
+  int result = sbx_broker_command_run(call);
+  if (call->decision.granted)
+    g_hash_table_add(g_ptr_array_index(s->learned_rules, ch->type),
+                     g_steal_pointer(&rule));
+  return result;
 }
 
 gboolean sbx_broker_server_set_verdicts(sbx_broker_server *s, size_t type,
@@ -610,8 +698,8 @@ static verdict serve_listener(sbx_broker_server *s, const channel *ch,
   if (o->listener_taken)
     return refuse_message(s, ch, a, "second listener");
   o->listener_taken = true;
-  sbx_verdict_listener *l =
-      sbx_verdict_listener_new(program, (pid_t)q->arg, a->fds[0], NULL);
+  sbx_verdict_listener *l = sbx_verdict_listener_new(
+      program, (pid_t)q->arg, a->fds[0], s->learn_resolver != NULL, NULL);
   if (!l)
     return CLOSE;
   append_channel(s, sbx_verdict_listener_fd(l), ch->type, false, ch->origin);
@@ -627,7 +715,12 @@ static verdict serve_verdict(sbx_broker_server *s, size_t index) {
   int rc = sbx_verdict_listener_serve(chan.listener, &s->notif, &heard);
   if (rc < 0)
     return CLOSE;
-  if (rc == 0 || sbx_verdict_listener_seen(chan.listener, &heard))
+  if (rc == 0)
+    return KEEP;
+  if (s->learned_calls)
+    g_hash_table_add(g_ptr_array_index(s->learned_calls, chan.type),
+                     GINT_TO_POINTER(heard.nr + 1));
+  if (sbx_verdict_listener_seen(chan.listener, &heard))
     return KEEP;
   const sbx_resolver *r = g_ptr_array_index(s->resolvers, chan.type);
   char call[160], allow[64];
@@ -641,7 +734,9 @@ static verdict serve_verdict(sbx_broker_server *s, size_t index) {
       .call = call,
       .granted = false,
       .result = -heard.error,
-      .reason = "errno verdict of a seccomp layer",
+      .reason = heard.error
+                    ? "errno verdict of a seccomp layer"
+                    : "refused by a seccomp layer, let through to learn",
       .allow = name ? allow : NULL,
   };
   audit(s, &chan, &rec);
@@ -709,6 +804,7 @@ static verdict serve_one(sbx_broker_server *s, size_t index) {
       .decision = {.granted = false, .reason = "no decision"},
   };
   int result = sbx_broker_command_run(&call);
+  result = learn_instead(s, ch, &call, result);
   s->stats.requests++;
   s->stats.denied += !call.decision.granted;
   reply_outcome out = answer(s, ch, &q, reply_fd, result, &call);
@@ -800,6 +896,10 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
         g_error_free(error);
       }
     }
+    close_all(&a);
+  } else if (req.op == SBX_BROKER_CONTROL_LEARNED) {
+    if (a.n_fds == 1 && a.n_rights_blocks == 1)
+      rep.result = sbx_broker_server_write_learned(s, a.fds[0]);
     close_all(&a);
   } else if (req.op == SBX_BROKER_CONTROL_STATUS) {
     close_all(&a);

@@ -55,6 +55,9 @@ typedef enum {
    * an allowlist (sbx_allowlist_to_variant's bytes) of at most
    * SBX_BROKER_CONTROL_MAX_GRANTS bytes. */
   SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS,
+  /* SCM_RIGHTS: a memory file the broker writes what it learned to
+   * (sbx_broker_server_write_learned); the reply's result is its size. */
+  SBX_BROKER_CONTROL_LEARNED,
 } sbx_broker_control_op;
 
 #define SBX_BROKER_CONTROL_MAX_GRANTS 32768
@@ -104,6 +107,22 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *server,
 gboolean sbx_broker_server_set_verdicts(sbx_broker_server *server, size_t type,
                                         const sbx_bpf_program *program,
                                         GError **error);
+
+/* Learning (sbx_sandbox_config.learn_dir): a request that a type's rules
+ * refuse is decided again under `everything` (borrowed for the server's
+ * life; the broker's own Landlock must cover it), and when that grants it
+ * the rule that would have granted it is kept for the type; a verdict
+ * listener lets every call through and keeps its number. Before any type
+ * is added. */
+gboolean sbx_broker_server_set_learning(sbx_broker_server *server,
+                                        const sbx_allowlist *everything,
+                                        GError **error);
+
+/* Writes what was learned to fd (a memory file the host passed) as one
+ * GVariant of type SBX_BROKER_LEARNED_TYPE: per type, its name, the rules
+ * and the system call numbers. Returns the bytes written or -errno. */
+int sbx_broker_server_write_learned(sbx_broker_server *server, int fd);
+#define SBX_BROKER_LEARNED_TYPE "a(sasai)"
 
 /* Takes ownership of `fd`, a SOCK_SEQPACKET channel to one worker of type
  * `type_index`. */

@@ -19,11 +19,12 @@ struct sbx_verdict_listener {
   sbx_bpf_program program; /* the original, patched with the worker's pid */
   uint64_t seen[MAX_SEEN]; /* nr << 32 | errno */
   size_t n_seen;
+  bool learning;
 };
 
 sbx_verdict_listener *sbx_verdict_listener_new(const sbx_bpf_program *program,
                                                pid_t self, int fd,
-                                               GError **error) {
+                                               bool learning, GError **error) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
     int err = errno;
@@ -34,6 +35,7 @@ sbx_verdict_listener *sbx_verdict_listener_new(const sbx_bpf_program *program,
   }
   sbx_verdict_listener *l = g_new0(sbx_verdict_listener, 1);
   l->fd = fd;
+  l->learning = learning;
   sbx_bpf_program_copy(&l->program, program);
   if (sbx_self_pid_patch(l->program.insns, l->program.len,
                          l->program.self_pid_relocs,
@@ -72,7 +74,10 @@ int sbx_verdict_listener_serve(sbx_verdict_listener *l, sbx_unotify_buffers *b,
   int err = (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO
                 ? (int)(action & SECCOMP_RET_DATA)
                 : EPERM;
-  rc = sbx_unotify_reply(l->fd, b, req->id, 0, err);
+  if (l->learning)
+    err = 0;
+  rc = l->learning ? sbx_unotify_continue(l->fd, b, req->id)
+                   : sbx_unotify_reply(l->fd, b, req->id, 0, err);
   if (rc == -ENOENT)
     return 0;
   if (rc < 0)

@@ -16,9 +16,11 @@
  * no line), and layer 1's traps still go to the broker first.
  *
  * What it trusts: the kernel's notification data and the host's program.
- * What it refuses: to continue a call. Whatever the program says for a
- * notified call other than an errno (which a correct rewrite never
- * produces) is answered with EPERM.
+ * What it refuses: to continue a call, unless the host asked to learn
+ * (sbx_sandbox_config.learn_dir): then the layer notifies every refusal
+ * (sbx_bpf_notify_refusals) and each call is let through and recorded.
+ * Otherwise, whatever the program says for a notified call other than an
+ * errno (which a correct rewrite never produces) is answered with EPERM.
  */
 #ifndef SBX_BROKER_VERDICTS_H_
 #define SBX_BROKER_VERDICTS_H_
@@ -38,10 +40,10 @@ typedef struct sbx_verdict_listener sbx_verdict_listener;
 /* A listener for one worker: program is the type's original layer (its
  * copy is patched with self, the worker's pid as it sees itself); fd is
  * the worker's listener, made non-blocking and owned from here on (closed
- * on failure too). */
+ * on failure too). learning: every call continues. */
 sbx_verdict_listener *sbx_verdict_listener_new(const sbx_bpf_program *program,
                                                pid_t self, int fd,
-                                               GError **error);
+                                               bool learning, GError **error);
 
 /* Closes the listener. NULL is ignored. */
 void sbx_verdict_listener_free(sbx_verdict_listener *listener);
@@ -53,7 +55,7 @@ typedef struct {
   pid_t pid; /* as the broker sees it */
   int nr;
   uint64_t args[6];
-  int error; /* the errno it was answered with */
+  int error; /* the errno it was answered with; 0: it continued */
 } sbx_verdict_heard;
 
 /* Receives one notification and answers it. Returns 1 with *heard filled,

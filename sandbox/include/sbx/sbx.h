@@ -335,6 +335,16 @@ typedef struct {
    * layer refuses is refused without a line. The environment variable
    * SBX_AUDIT_SYSCALLS=1 turns it on for a host that leaves it false. */
   bool audit_syscalls;
+  /* Learning mode, for finding what each type needs (trusted input only:
+   * it lets workers do what they ask). A worker's last seccomp layer lets
+   * every call it would refuse through, and the broker grants file
+   * requests outside the type's rules; sbx_sandbox_stop then writes, for
+   * each type refused anything, TYPE.learned.profile and
+   * TYPE.learned.policy into this directory (made if missing), which allow
+   * it, and says so on stderr. Rerun with .profile =
+   * "DIR/TYPE.learned.profile". NULL: $SBX_LEARN_DIR when set, else off.
+   * docs/api.md, "Learning what a type needs". */
+  const char *learn_dir;
 } sbx_sandbox_config;
 
 #define SBX_SANDBOX_CONFIG_INIT(...) \

@@ -58,6 +58,12 @@ gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
                                        const sbx_bpf_program *src,
                                        GError **error);
 
+/* The same for every refusal: errno, trap, trace and both kills become
+ * notifications, allow and log stay. For learning what a process needs:
+ * the supervisor may then let the call continue. */
+gboolean sbx_bpf_notify_refusals(sbx_bpf_program *dst,
+                                 const sbx_bpf_program *src, GError **error);
+
 /* Runs a program on one input. Returns the SECCOMP_RET_* value; an invalid
  * program (bad opcode, jump out of range, no return) yields
  * SECCOMP_RET_KILL_PROCESS. If insns_executed is not NULL it receives the

@@ -44,9 +44,18 @@ void sbx_bpf_program_copy(sbx_bpf_program *dst, const sbx_bpf_program *src) {
   dst->n_self_pid_relocs = src->n_self_pid_relocs;
 }
 
-gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
-                                       const sbx_bpf_program *src,
-                                       GError **error) {
+static bool is_errno(uint32_t action) {
+  return action == SECCOMP_RET_ERRNO;
+}
+
+static bool is_refusal(uint32_t action) {
+  return action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG;
+}
+
+static gboolean notify_verdicts(sbx_bpf_program *dst,
+                                const sbx_bpf_program *src,
+                                bool (*which)(uint32_t action),
+                                GError **error) {
   for (size_t i = 0; i < src->len; i++) {
     if (src->insns[i].code == (BPF_RET | BPF_A)) {
       g_set_error(error, SBX_BPF_ERROR, SBX_BPF_ERROR_INVALID_PROGRAM,
@@ -60,10 +69,21 @@ gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
   for (size_t i = 0; i < dst->len; i++) {
     struct sock_filter *insn = &dst->insns[i];
     if (insn->code == (BPF_RET | BPF_K) &&
-        (insn->k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
+        which(insn->k & SECCOMP_RET_ACTION_FULL))
       insn->k = SECCOMP_RET_USER_NOTIF;
   }
   return TRUE;
+}
+
+gboolean sbx_bpf_notify_errno_verdicts(sbx_bpf_program *dst,
+                                       const sbx_bpf_program *src,
+                                       GError **error) {
+  return notify_verdicts(dst, src, is_errno, error);
+}
+
+gboolean sbx_bpf_notify_refusals(sbx_bpf_program *dst,
+                                 const sbx_bpf_program *src, GError **error) {
+  return notify_verdicts(dst, src, is_refusal, error);
 }
 
 /* Opcodes seccomp accepts; the rest of classic BPF (byte and half-word
