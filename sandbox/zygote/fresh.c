@@ -151,8 +151,9 @@ static GVariant *read_start(GError **error) {
   if (fstat(fd, &st) != 0 || seals < 0 || (seals & ALL_SEALS) != ALL_SEALS ||
       st.st_size <= 0 || st.st_size > 64 * 1024 * 1024) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
-                "descriptor %d is not the sealed start data a host writes "
-                "(was this program started by hand with %s?)",
+                "descriptor %d is not the sealed start data a host writes: "
+                "this program was not started by libsbx as a zygote (argv[1] "
+                "%s is libsbx's marker)",
                 fd, SBX_ZYGOTE_FRESH_ARG);
     return NULL;
   }
@@ -318,7 +319,11 @@ _Noreturn void sbx_zygote_fresh_main(int argc, char **argv,
    * ends the zygote too (server.h). */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (fcntl(SBX_ZYGOTE_FRESH_SOCK_FD, F_SETFD, FD_CLOEXEC) != 0)
-    fresh_failed("its socket, descriptor 3, is not open", NULL);
+    fresh_failed(
+        "descriptor 3, its socket to the host, is not open: this "
+        "program was not started by libsbx as a zygote "
+        "(argv[1] " SBX_ZYGOTE_FRESH_ARG " is libsbx's marker)",
+        NULL);
   int rc = sbx_zygote_fresh_caps_settle_raw();
   if (rc < 0) {
     GError *e = g_error_new(SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED, "%s",
