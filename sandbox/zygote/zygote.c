@@ -240,7 +240,7 @@ static char *reap_zygote(sbx_zygote *z) {
   return g_strdup("ended");
 }
 
-static gboolean wait_ready(sbx_zygote *z, GError **error) {
+static gboolean wait_ready(sbx_zygote *z, bool fresh, GError **error) {
   struct pollfd pfd = {.fd = z->sock, .events = POLLIN};
   int r;
   do {
@@ -263,10 +263,21 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   const sbx_zygote_header *h = (const sbx_zygote_header *)buf;
   if (n == 0) {
     g_autofree char *how = reap_zygote(z);
-    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
-                "zygote: %s before it was ready (namespace setup failed? "
-                "its stderr says which step)",
-                how);
+    int st = z->zygote_status;
+    if (fresh && st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                  "zygote: %s before it was ready: the exec'd program could "
+                  "not be loaded (its stderr says what was missing). A fresh "
+                  "zygote runs as uid %d in its user namespace (nobody for a "
+                  "root host) and must be able to read the executable's "
+                  "libraries on their paths; make them readable, or use fork "
+                  "mode",
+                  how, (int)(geteuid() == 0 ? 65534 : geteuid()));
+    else
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                  "zygote: %s before it was ready (namespace setup failed? "
+                  "its stderr says which step)",
+                  how);
     return FALSE;
   }
   if (h->type == SBX_ZMSG_INIT_FAILED) {
@@ -431,7 +442,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->own_pid_ns = s->own_pid_ns;
   sbx_zygote_server_free(s); /* the zygote has its own copy */
   s = NULL;
-  if (!wait_ready(z, error)) {
+  if (!wait_ready(z, config->fresh, error)) {
     sbx_zygote_stop(z);
     return FALSE;
   }
