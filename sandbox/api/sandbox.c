@@ -8,9 +8,11 @@
  *
  * What it trusts: the host's configuration and the files it names. What it
  * refuses: a NULL argument, a struct whose size the rule of sized.h
- * refuses, a host that already runs threads (the zygote is a fork that
- * keeps running host code), and any type whose profile, policy
- * or rule does not load; nothing half-starts (whatever was started is
+ * refuses, a host that already runs threads (the zygote is cloned from
+ * it and runs host code until it execs, or for good in fork mode), any
+ * type whose profile, policy or rule does not load, and in fresh mode
+ * (hook.h) an entry the zygote cannot find or a user_data it cannot
+ * have; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
  * Threads: spawn, wait and stop may run on any threads at once; the

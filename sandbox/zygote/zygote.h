@@ -3,7 +3,9 @@
  * Why it exists: see server.h for the zygote itself. This is the part of
  * the fork server that stays in the host: it prepares everything the
  * zygote will ever need (compiled programs, Landlock rulesets, tables),
- * forks it into new namespaces, then speaks protocol.h to it.
+ * clones it into new namespaces, where it either goes on as a fork of the
+ * host or execs the host's executable afresh (fresh.h), then speaks
+ * protocol.h to it.
  *
  * Life cycle:
  *   1. sbx_zygote_start(&config, &z, &error)  while the host is
