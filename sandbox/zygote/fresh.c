@@ -207,8 +207,11 @@ static gboolean load_type(GVariant *v, sbx_worker_plan *plan, size_t *ruleset,
     return FALSE;
   }
   sbx_layer_plan_init(l, name, flags);
+  /* A byte array in a GVariant has no alignment: structs are copied out
+   * of it before they are read. */
   gsize n = 0;
-  const sbx_rlimit *rl = fixed(limits, 1, &n);
+  const void *bytes = fixed(limits, 1, &n);
+  g_autofree sbx_rlimit *rl = n ? g_memdup2(bytes, n) : NULL;
   if (n % sizeof *rl != 0 ||
       !sbx_layer_plan_add_rlimits(l, rl, n / sizeof *rl, error))
     goto invalid;
@@ -218,7 +221,8 @@ static gboolean load_type(GVariant *v, sbx_worker_plan *plan, size_t *ruleset,
     g_autoptr(GVariant) relocs = NULL;
     g_variant_get_child(filters, j, "(&s@ay@au)", &fname, &insns, &relocs);
     gsize n_insns = 0, n_relocs = 0;
-    const void *code = fixed(insns, 1, &n_insns);
+    const void *bytes_in = fixed(insns, 1, &n_insns);
+    g_autofree void *code = n_insns ? g_memdup2(bytes_in, n_insns) : NULL;
     const void *rel = fixed(relocs, sizeof(uint32_t), &n_relocs);
     sbx_bpf_program p = {
         .insns = (struct sock_filter *)code,
