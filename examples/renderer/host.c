@@ -564,6 +564,8 @@ static bool print_tables(GPtrArray *pages, GArray *attacks,
 }
 
 int main(int argc, char **argv) {
+  /* In the zygote (a fresh exec of this program) it never returns. */
+  sbx_main_hook(argc, argv);
   char *pages_dir = NULL, *out_dir = NULL;
   int width = 72;
   GOptionEntry entries[] = {

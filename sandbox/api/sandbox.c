@@ -8,9 +8,11 @@
  *
  * What it trusts: the host's configuration and the files it names. What it
  * refuses: a NULL argument, a struct whose size the rule of sized.h
- * refuses, a host that already runs threads (the zygote is a fork that
- * keeps running host code), and any type whose profile, policy
- * or rule does not load; nothing half-starts (whatever was started is
+ * refuses, a host that already runs threads (the zygote is cloned from
+ * it and runs host code until it execs, or for good in fork mode), any
+ * type whose profile, policy or rule does not load, and in fresh mode
+ * (hook.h) an entry the zygote cannot find or a user_data it cannot
+ * have; nothing half-starts (whatever was started is
  * stopped again before the error is returned).
  *
  * Threads: spawn, wait and stop may run on any threads at once; the
@@ -28,6 +30,7 @@
  * line) for every file request instead.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,6 +38,7 @@
 
 #include "sandbox/api/channel.h"
 #include "sandbox/api/error.h"
+#include "sandbox/api/hook.h"
 #include "sandbox/api/learn.h"
 #include "sandbox/api/prepare.h"
 #include "sandbox/api/sized.h"
@@ -57,11 +61,13 @@ G_STATIC_ASSERT(SBX_AUDIT_DENIAL_BURST == 100 &&
                 SBX_AUDIT_DENIALS_PER_SECOND == 10 &&
                 SBX_AUDIT_LINE_MAX == 1024);
 
-/* A type's entry function as the host registered it. The zygote calls
- * run_worker with it; workers see it as it was at sbx_sandbox_start. */
+/* A type's entry function as the host registered it. A forked zygote
+ * calls run_worker with it; workers see it as it was at
+ * sbx_sandbox_start. A fresh one gets ref, plain data (hook.h). */
 typedef struct {
   sbx_worker_entry entry;
   void *user_data;
+  sbx_api_entry_ref ref;
 } host_entry;
 
 struct sbx_sandbox {
@@ -70,6 +76,11 @@ struct sbx_sandbox {
   size_t n_types;
   sbx_broker *broker;
   sbx_zygote *zygote;
+  /* Fresh mode (sbx.h): the host's executable, opened at start, and the
+   * zygote's environment. */
+  bool fresh;
+  int exe_fd;
+  char **zygote_env;
   /* The workers' broker client: the zygote's copy of this memory is what
    * layer 1's handlers read, so it lives here, before the zygote forks. */
   sbx_broker_client client;
@@ -139,9 +150,9 @@ static gboolean check_types(const sbx_process_type *types, size_t n,
                     ? "sbx_sandbox_start: cannot count the host's threads "
                       "(/proc/self/stat unreadable)"
                     : "sbx_sandbox_start: the host already runs %ld threads; "
-                      "call it before creating any thread (the zygote is a "
-                      "fork of the host, and a lock held by another thread "
-                      "would stay locked in it)",
+                      "call it before creating any thread (the zygote is "
+                      "cloned from the host, and a lock held by another "
+                      "thread would stay locked in it)",
                 threads);
     return FALSE;
   }
@@ -179,8 +190,8 @@ static gboolean start_broker(sbx_sandbox *s, const sbx_sandbox_config *config,
 
 /* In the worker, every layer on: the public arguments built from the
  * zygote's, then the host's entry function. */
-static int run_worker(const sbx_zygote_worker *w) {
-  const host_entry *host = w->entry_data;
+int sbx_api_run_entry(const sbx_zygote_worker *w, sbx_worker_entry entry,
+                      void *user_data) {
   sbx_sandbox_status status;
   if (w->status)
     sbx_api_status_render(w->status, &status);
@@ -192,12 +203,18 @@ static int run_worker(const sbx_zygote_worker *w) {
       .n_fds = w->n_fds,
       .broker_fd = w->broker_fd,
       .report_fd = w->report_fd,
-      .user_data = host->user_data,
+      .user_data = user_data,
       .status = w->status ? &status : NULL,
       .channel =
           w->message_fd >= 0 ? sbx_api_channel_wrap(w->message_fd) : NULL,
   };
-  return host->entry(&args);
+  return entry(&args);
+}
+
+/* A forked zygote's workers: the entry as the host registered it. */
+static int run_worker(const sbx_zygote_worker *w) {
+  const host_entry *host = w->entry_data;
+  return sbx_api_run_entry(w, host->entry, host->user_data);
 }
 
 /* One zygote for every type: its namespaces are the union of what the
@@ -218,7 +235,8 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
     zt[i] = (sbx_zygote_type){
         .name = t->name,
         .entry = run_worker,
-        .entry_data = &s->entries[i],
+        .entry_data = s->fresh ? (void *)&s->entries[i].ref : &s->entries[i],
+        .entry_data_len = sizeof s->entries[i].ref,
         .layers = t->layers,
         .layer_names = layer_names,
         .n_layers = t->n_layers,
@@ -247,6 +265,9 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
       .broker_attach_raw = sbx_layer1_attach_raw,
       .broker_listener_raw = sbx_layer1_send_listener_raw,
       .broker_client = &s->client,
+      .fresh = s->fresh,
+      .exec_fd = s->exe_fd,
+      .exec_env = (const char *const *)s->zygote_env,
   };
   sbx_broker_client_init(&s->client, -1);
   GError *local = NULL;
@@ -263,6 +284,74 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
 static bool audit_syscalls(const sbx_sandbox_config *c) {
   return c->audit_syscalls ||
          g_strcmp0(g_getenv("SBX_AUDIT_SYSCALLS"), "1") == 0;
+}
+
+/* The zygote's environment (sbx.h, "Fresh and fork mode"): the names
+ * the host chose, and those that tune the runtime and the loader. */
+static const char *const always_passed[] = {
+    "ASAN_OPTIONS", "UBSAN_OPTIONS",   "LSAN_OPTIONS", "G_SLICE",
+    "G_DEBUG",      "LD_LIBRARY_PATH", "LD_PRELOAD",
+};
+
+static gboolean env_chosen(const char *name, const char *const *chosen) {
+  for (size_t i = 0; i < G_N_ELEMENTS(always_passed); i++) {
+    if (!strcmp(name, always_passed[i]))
+      return TRUE;
+  }
+  for (size_t i = 0; chosen && chosen[i]; i++) {
+    size_t len = strlen(chosen[i]);
+    if (len && chosen[i][len - 1] == '*' ? !strncmp(name, chosen[i], len - 1)
+                                         : !strcmp(name, chosen[i]))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean prepare_fresh(sbx_sandbox *s, const sbx_sandbox_config *c,
+                              GError **error) {
+  for (size_t i = 0; c->env && c->env[i]; i++) {
+    if (!*c->env[i] || strchr(c->env[i], '=')) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "sbx_sandbox_start: env[%zu] \"%s\" is not a variable "
+                  "name (a name, or a prefix ending in '*')",
+                  i, c->env[i]);
+      return FALSE;
+    }
+  }
+  /* The program this process runs, whatever is at its path now. */
+  s->exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+  if (s->exe_fd < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "fresh mode: opening /proc/self/exe (the zygote is a new exec "
+                "of the host's program; fork_mode avoids it): %s",
+                g_strerror(errno));
+    return FALSE;
+  }
+  GPtrArray *env = g_ptr_array_new();
+  g_auto(GStrv) host_env = g_get_environ();
+  for (size_t i = 0; host_env[i]; i++) {
+    g_autofree char *name = g_strndup(host_env[i], strcspn(host_env[i], "="));
+    if (env_chosen(name, c->env))
+      g_ptr_array_add(env, g_strdup(host_env[i]));
+  }
+  g_ptr_array_add(env, NULL);
+  s->zygote_env = (char **)g_ptr_array_free(env, FALSE);
+  return TRUE;
+}
+
+/* A type's entry as a fresh zygote finds it; only plain data crosses. */
+static gboolean fresh_entry(const sbx_process_type *t, sbx_api_entry_ref *ref,
+                            GError **error) {
+  const char *name = t->name ? t->name : "(null)";
+  if (t->user_data) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                "process type \"%s\": user_data is set, but in fresh mode "
+                "the worker's memory is not the host's (pass the data in the "
+                "spawn's payload, or set fork_mode)",
+                name);
+    return FALSE;
+  }
+  return t->entry && sbx_api_entry_ref_make(t->entry, name, ref, error);
 }
 
 gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
@@ -283,12 +372,19 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   sbx_sandbox *s = g_new0(sbx_sandbox, 1);
   g_mutex_init(&s->lock);
   g_cond_init(&s->idle);
+  s->exe_fd = -1;
+  s->fresh = sbx_api_hook_ran() && !c.fork_mode;
   s->types = g_new0(sbx_prepared_type, c.n_types);
   s->learn_dir = g_strdup(sbx_api_learn_dir(c.learn_dir));
   s->entries = g_new0(host_entry, c.n_types);
+  if (s->fresh && !prepare_fresh(s, &c, error))
+    goto fail;
   for (size_t i = 0; i < c.n_types; i++) {
     const sbx_process_type *t = &types[i];
-    s->entries[i] = (host_entry){.entry = t->entry, .user_data = t->user_data};
+    s->entries[i].entry = t->entry;
+    s->entries[i].user_data = t->user_data;
+    if (s->fresh && !fresh_entry(t, &s->entries[i].ref, error))
+      goto fail;
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
                                 c.profile_dir, t->extra_rules, true, error))
       goto fail;
@@ -562,6 +658,9 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
   g_free(s->types);
   g_free(s->entries);
   g_free(s->learn_dir);
+  if (s->exe_fd >= 0)
+    close(s->exe_fd);
+  g_strfreev(s->zygote_env);
   g_cond_clear(&s->idle);
   g_mutex_clear(&s->lock);
   g_free(s);

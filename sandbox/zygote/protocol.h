@@ -3,9 +3,9 @@
  * Why it exists: the zygote is a fork server that never runs host code
  * after it starts, so everything the host wants (spawn a worker, report on
  * it) crosses this socket as one fixed-layout message per datagram. Both
- * ends are the same binary (the zygote is a fork of the host), so the
- * layout is plain C structs; each side still checks every length, count
- * and index before using it.
+ * ends are the same binary (the zygote is a fork of the host, or a fresh
+ * exec of its executable: fresh.h), so the layout is plain C structs; each side
+ * still checks every length, count and index before using it.
  *
  * What it trusts: the host trusts the zygote (it runs no untrusted code);
  * the zygote trusts the host. Neither trusts a message's lengths: a

@@ -7,7 +7,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -256,6 +259,90 @@ static bool handle_request(sbx_zygote_server *z) {
    * request (its payload above all) may still be in it then (S36). */
   explicit_bzero(z->buf, (size_t)n);
   return true;
+}
+
+/* The child holds every capability in its new user namespace, but as a
+ * uid other than 0 there it would lose them all in the exec, and the
+ * zygote needs them (its empty root, naming workers to the host). The
+ * ambient set carries them across; the exec'd zygote clears it and the
+ * inheritable set again (sbx_zygote_fresh_caps_settle_raw). Without a user
+ * namespace of its own an unprivileged child has nothing to carry, and
+ * root keeps its capabilities anyway. Async-signal-safe. */
+static int carry_capabilities(void) {
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+  if (syscall(SYS_capget, &hdr, data) != 0)
+    return -errno;
+  bool any = false;
+  for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+    data[i].inheritable = data[i].permitted;
+    any = any || data[i].permitted;
+  }
+  if (!any)
+    return 0;
+  if (syscall(SYS_capset, &hdr, data) != 0)
+    return -errno;
+  for (int cap = 0; cap < 32 * _LINUX_CAPABILITY_U32S_3; cap++) {
+    if ((data[cap / 32].permitted & (1u << (cap % 32))) &&
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
+      return -errno;
+  }
+  return 0;
+}
+
+int sbx_zygote_fresh_caps_settle_raw(void) {
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
+      errno != EINVAL)
+    return -errno;
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+  if (syscall(SYS_capget, &hdr, data) != 0)
+    return -errno;
+  bool any = false;
+  for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+    any = any || data[i].inheritable;
+    data[i].inheritable = 0;
+  }
+  if (any && syscall(SYS_capset, &hdr, data) != 0)
+    return -errno;
+  return 0;
+}
+
+_Noreturn void sbx_zygote_server_exec(sbx_zygote_server *z,
+                                      const sbx_zygote_exec *e) {
+  int caps = carry_capabilities();
+  if (caps < 0)
+    init_failed(z, "fresh zygote: raising ambient capabilities", -caps);
+  sbx_fd_keep keep[SBX_FD_KEEP_MAX];
+  size_t n = 0;
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0)
+      keep[n++] = (sbx_fd_keep){.fd = fd, .target = SBX_FD_SAME};
+  }
+  size_t sock = n;
+  keep[n++] = (sbx_fd_keep){.fd = z->sock, .target = SBX_ZYGOTE_FRESH_SOCK_FD};
+  keep[n++] =
+      (sbx_fd_keep){.fd = e->data_fd, .target = SBX_ZYGOTE_FRESH_DATA_FD};
+  if (e->n_rulesets + n + 1 > SBX_FD_KEEP_MAX)
+    init_failed(z, "fresh zygote: too many Landlock rulesets", E2BIG);
+  for (size_t i = 0; i < e->n_rulesets; i++)
+    keep[n++] =
+        (sbx_fd_keep){.fd = e->rulesets[i],
+                      .target = SBX_ZYGOTE_FRESH_FIRST_RULESET_FD + (int)i};
+  size_t exe = n;
+  keep[n++] = (sbx_fd_keep){
+      .fd = e->exec_fd,
+      .target = SBX_ZYGOTE_FRESH_FIRST_RULESET_FD + (int)e->n_rulesets,
+      .cloexec = true};
+  int rc = sbx_fd_keep_only_raw(keep, n);
+  if (rc < 0)
+    init_failed(z, "fresh zygote: descriptors for the exec", -rc);
+  z->sock = keep[sock].fd;
+  e->settings[0] = z->empty_root ? 'r' : '-';
+  e->settings[1] = z->own_pid_ns ? 'p' : '-';
+  e->settings[2] = '\0';
+  syscall(SYS_execveat, keep[exe].fd, "", e->argv, e->envp, AT_EMPTY_PATH);
+  init_failed(z, "fresh zygote: execveat of the host's executable", errno);
 }
 
 _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {

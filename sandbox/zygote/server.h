@@ -67,6 +67,39 @@ typedef struct {
   void *broker_client;
 } sbx_zygote_server;
 
+/* A fresh zygote (fresh.h): argv[1] of the exec'd program (argv[0] is
+ * SBX_ZYGOTE_FRESH_NAME) and the descriptors it finds. */
+#define SBX_ZYGOTE_FRESH_ARG "--sbx-zygote"
+#define SBX_ZYGOTE_FRESH_NAME "sbx-zygote"
+#define SBX_ZYGOTE_FRESH_SOCK_FD 3
+#define SBX_ZYGOTE_FRESH_DATA_FD 4
+#define SBX_ZYGOTE_FRESH_FIRST_RULESET_FD 5
+
+typedef struct {
+  int exec_fd;         /* the host's executable */
+  int data_fd;         /* the start data */
+  const int *rulesets; /* Landlock rulesets, in the zygote's order */
+  size_t n_rulesets;
+  char *const *argv;
+  char *const *envp;
+  /* argv[2], at least 3 bytes, which the child fills: 'r' or '-' (an
+   * empty root), 'p' or '-' (a pid namespace of its own). Only the child
+   * knows them: where the kernel refuses namespaces it runs without. */
+  char *settings;
+} sbx_zygote_exec;
+
+/* In the child of sbx_ns_clone(), instead of sbx_zygote_server_main():
+ * lays out the descriptors above (everything else is closed) and execs
+ * the host's executable. Never returns: when the exec fails it tells the
+ * host (INIT_FAILED, with the errno) and exits 1. Async-signal-safe. */
+_Noreturn void sbx_zygote_server_exec(sbx_zygote_server *server,
+                                      const sbx_zygote_exec *exec);
+
+/* In the exec'd zygote, first: clears the ambient and inheritable sets
+ * that carried its capabilities across the exec, so no worker inherits
+ * them. Returns 0 or -errno. Async-signal-safe. */
+int sbx_zygote_fresh_caps_settle_raw(void);
+
 /* The zygote's life, in the child of sbx_ns_clone(). Never returns: exits
  * when the host closes its end of the socket. */
 _Noreturn void sbx_zygote_server_main(sbx_zygote_server *server);

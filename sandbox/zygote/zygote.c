@@ -16,6 +16,7 @@
 #include "sandbox/kernel/namespaces/reap.h"
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/layers/missing.h"
+#include "sandbox/zygote/fresh.h"
 #include "sandbox/zygote/report.h"
 #include "sandbox/zygote/server.h"
 
@@ -68,20 +69,6 @@ struct sbx_zygote {
 
 /* ---- Starting ----------------------------------------------------------- */
 
-static void free_server(sbx_zygote_server *s) {
-  if (!s)
-    return;
-  for (size_t i = 0; i < s->n_plans; i++)
-    sbx_layer_plan_clear(&s->plans[i].layers);
-  g_free(s->plans);
-  if (s->slots)
-    munmap(s->slots, s->capacity * sizeof *s->slots);
-  g_free(s->buf);
-  if (s->devnull >= 0)
-    close(s->devnull);
-  g_free(s);
-}
-
 /* The worker table holds every sibling's pid. It is wiped in each fork, so
  * no worker learns which pids its siblings have (S39), at no cost to the
  * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
@@ -104,6 +91,41 @@ static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
     return NULL;
   }
   return p;
+}
+
+sbx_zygote_server *sbx_zygote_server_alloc(size_t n_types, size_t capacity,
+                                           GError **error) {
+  sbx_zygote_server *s = g_new0(sbx_zygote_server, 1);
+  s->sock = -1;
+  s->devnull = -1;
+  s->n_plans = n_types;
+  s->plans = g_new0(sbx_worker_plan, n_types);
+  for (size_t i = 0; i < n_types; i++)
+    sbx_layer_plan_init(&s->plans[i].layers, "", 0);
+  s->capacity = capacity ? capacity : DEFAULT_MAX_WORKERS;
+  s->slots = new_slot_table(s->capacity, error);
+  if (!s->slots) {
+    sbx_zygote_server_free(s);
+    return NULL;
+  }
+  s->buf = g_malloc0(SBX_ZYGOTE_MAX_MESSAGE);
+  return s;
+}
+
+void sbx_zygote_server_free(sbx_zygote_server *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->n_plans; i++)
+    sbx_layer_plan_clear(&s->plans[i].layers);
+  g_free(s->plans);
+  if (s->slots)
+    munmap(s->slots, s->capacity * sizeof *s->slots);
+  g_free(s->buf);
+  if (s->devnull >= 0)
+    close(s->devnull);
+  if (s->sock >= 0)
+    close(s->sock);
+  g_free(s);
 }
 
 static void copy_name(char *dst, const char *src) {
@@ -228,7 +250,7 @@ static char *reap_zygote(sbx_zygote *z) {
   return g_strdup("ended");
 }
 
-static gboolean wait_ready(sbx_zygote *z, GError **error) {
+static gboolean wait_ready(sbx_zygote *z, bool fresh, GError **error) {
   struct pollfd pfd = {.fd = z->sock, .events = POLLIN};
   int r;
   do {
@@ -251,10 +273,21 @@ static gboolean wait_ready(sbx_zygote *z, GError **error) {
   const sbx_zygote_header *h = (const sbx_zygote_header *)buf;
   if (n == 0) {
     g_autofree char *how = reap_zygote(z);
-    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
-                "zygote: %s before it was ready (namespace setup failed? "
-                "its stderr says which step)",
-                how);
+    int st = z->zygote_status;
+    if (fresh && st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                  "zygote: %s before it was ready: the exec'd program could "
+                  "not be loaded (its stderr says what was missing). A fresh "
+                  "zygote runs as uid %d in its user namespace (nobody for a "
+                  "root host) and must be able to read the executable's "
+                  "libraries on their paths; make them readable, or use fork "
+                  "mode",
+                  how, (int)(geteuid() == 0 ? 65534 : geteuid()));
+    else
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
+                  "zygote: %s before it was ready (namespace setup failed? "
+                  "its stderr says which step)",
+                  how);
     return FALSE;
   }
   if (h->type == SBX_ZMSG_INIT_FAILED) {
@@ -303,12 +336,23 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   if (threads > 1) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "zygote: the host already runs %ld threads; start the sandbox "
-                "before creating any thread (the zygote is a fork of the "
+                "before creating any thread (the zygote is cloned from the "
                 "host, and locks held by other threads would stay locked in "
-                "every worker)",
+                "it until it runs a program of its own, or for good when it "
+                "is a fork)",
                 threads);
     return FALSE;
   }
+
+  /* A fresh zygote's exec (fresh.h); exec_fd -1 for a forked one. Its
+   * settings argument is written by the child (server.h), which alone
+   * knows what the namespaces came to. */
+  static char *const no_env[] = {NULL};
+  char settings[] = "--";
+  char *argv[] = {(char *)SBX_ZYGOTE_FRESH_NAME, (char *)SBX_ZYGOTE_FRESH_ARG,
+                  settings, NULL};
+  int *rulesets = NULL;
+  sbx_zygote_exec fresh = {.exec_fd = -1, .data_fd = -1, .settings = settings};
 
   sbx_zygote *z = g_new0(sbx_zygote, 1);
   z->sock = -1;
@@ -325,17 +369,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   g_cond_init(&z->news);
   z->awaited = g_ptr_array_new();
 
-  sbx_zygote_server *s = g_new0(sbx_zygote_server, 1);
-  s->devnull = -1;
-  s->n_plans = config->n_types;
-  s->plans = g_new0(sbx_worker_plan, config->n_types);
-  for (size_t i = 0; i < config->n_types; i++)
-    sbx_layer_plan_init(&s->plans[i].layers, "", 0);
-  s->capacity = config->max_workers ? config->max_workers : DEFAULT_MAX_WORKERS;
-  s->slots = new_slot_table(s->capacity, error);
-  if (!s->slots)
+  sbx_zygote_server *s =
+      sbx_zygote_server_alloc(config->n_types, config->max_workers, error);
+  if (!s)
     goto fail;
-  s->buf = g_malloc0(SBX_ZYGOTE_MAX_MESSAGE);
   s->empty_root = !config->host_root;
   s->register_broker_traps_raw = config->register_broker_traps_raw;
   s->broker_client = config->broker_client;
@@ -386,20 +423,37 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   if (!(ns.namespaces & SBX_NS_MOUNT))
     s->empty_root = false;
   s->own_pid_ns = (ns.namespaces & SBX_NS_PID) != 0;
+  if (config->fresh) {
+    fresh.data_fd =
+        sbx_zygote_fresh_write(s, config, &rulesets, &fresh.n_rulesets, error);
+    if (fresh.data_fd < 0)
+      goto fail;
+    fresh.exec_fd = config->exec_fd;
+    fresh.rulesets = rulesets;
+    fresh.argv = argv;
+    fresh.envp = config->exec_env ? (char *const *)config->exec_env : no_env;
+  }
   pid_t pid = clone_zygote(config, &ns, s, error);
-  if (pid == 0)
-    sbx_zygote_server_main(s); /* the zygote; never returns */
+  if (pid == 0) {
+    if (fresh.exec_fd >= 0)
+      sbx_zygote_server_exec(s, &fresh); /* never returns */
+    sbx_zygote_server_main(s);           /* the zygote; never returns */
+  }
   close(s->sock);
   s->sock = -1;
+  if (fresh.data_fd >= 0)
+    close(fresh.data_fd);
+  fresh.data_fd = -1;
+  g_clear_pointer(&rulesets, g_free);
   if (pid < 0) {
     g_prefix_error(error, "zygote: ");
     goto fail;
   }
   z->pid = pid;
   z->own_pid_ns = s->own_pid_ns;
-  free_server(s); /* the zygote has its own copy */
+  sbx_zygote_server_free(s); /* the zygote has its own copy */
   s = NULL;
-  if (!wait_ready(z, error)) {
+  if (!wait_ready(z, config->fresh, error)) {
     sbx_zygote_stop(z);
     return FALSE;
   }
@@ -407,7 +461,10 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   return TRUE;
 
 fail:
-  free_server(s);
+  if (fresh.data_fd >= 0)
+    close(fresh.data_fd);
+  g_free(rulesets);
+  sbx_zygote_server_free(s);
   sbx_zygote_stop(z);
   return FALSE;
 }

@@ -3,7 +3,9 @@
  * Why it exists: see server.h for the zygote itself. This is the part of
  * the fork server that stays in the host: it prepares everything the
  * zygote will ever need (compiled programs, Landlock rulesets, tables),
- * forks it into new namespaces, then speaks protocol.h to it.
+ * clones it into new namespaces, where it either goes on as a fork of the
+ * host or execs the host's executable afresh (fresh.h), then speaks
+ * protocol.h to it.
  *
  * Life cycle:
  *   1. sbx_zygote_start(&config, &z, &error)  while the host is
@@ -85,8 +87,13 @@ typedef enum {
 
 typedef struct {
   const char *name;
-  sbx_zygote_entry entry; /* runs in the worker, given entry_data */
+  sbx_zygote_entry entry; /* runs in the worker, given entry_data; a fresh
+                             zygote runs its hooks' entry instead */
   void *entry_data;       /* borrowed: workers see it as it was at start */
+  /* A fresh zygote (fresh.h) cannot follow pointers of the host: there
+   * entry_data is entry_data_len bytes of plain data, copied into the
+   * zygote (0: the entry gets NULL). A forked one ignores this. */
+  size_t entry_data_len;
   /* Seccomp layers, loaded in this order (the broker-client layer first
    * when uses_broker). */
   const sbx_bpf_program *layers;
@@ -123,6 +130,16 @@ typedef struct {
   int (*broker_attach_raw)(void *client, int channel_fd);
   int (*broker_listener_raw)(void *client, int listener_fd);
   void *broker_client;
+  /* How the zygote starts. false: a fork of the host (it shares the
+   * host's memory as it is now, and its address-space layout). true: a
+   * fresh exec of exec_fd (fresh.h), whose main must call
+   * sbx_zygote_fresh_main() when it finds its marker; the hooks above are
+   * then the exec'd program's own, and broker_client is not used. */
+  bool fresh;
+  int exec_fd; /* the host's executable (O_PATH is enough), when fresh */
+  /* Its environment, "NAME=value" strings, NULL-terminated; NULL: empty.
+   * Nothing else of the host's reaches it. */
+  const char *const *exec_env;
 } sbx_zygote_config;
 
 typedef struct sbx_zygote sbx_zygote;

@@ -32,6 +32,7 @@
 #include "tools/sbx-bench/policy_bench.h"
 #include "tools/sbx-bench/worker_bench.h"
 #include "tools/sbx-bench/run_bench.h"
+#include "sbx/sbx.h"
 
 #define DEFAULT_REPEAT 3
 #define MAX_REPEAT 100
@@ -428,6 +429,8 @@ static GPtrArray *select_metrics(const char *only, GError **error) {
 }
 
 int main(int argc, char **argv) {
+  /* In the zygote (a fresh exec of this program) it never returns. */
+  sbx_main_hook(argc, argv);
   setlocale(LC_ALL, "C");
   gboolean json = FALSE, quick = FALSE;
   char *only = NULL;

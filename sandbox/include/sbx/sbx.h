@@ -10,11 +10,14 @@
  * the object it actually opened.
  *
  * Life cycle of a host (the numbers are the order of the calls):
+ *   0. sbx_main_hook(argc, argv) - the first thing main() does. In an
+ *      ordinary run it returns at once; in the host's executable started
+ *      again as a zygote it never returns (see "Fresh and fork mode").
  *   1. Register the worker entry points: one sbx_process_type per kind of
  *      worker, naming its entry function and its profile (a built-in one,
  *      "baseline", "renderer", "utility", or a .profile file).
  *   2. sbx_sandbox_start() - while the host is still single-threaded (the
- *      zygote is a fork of the host, and fork copies only the calling
+ *      zygote is cloned from the host, and a clone copies only the calling
  *      thread): loads every profile, compiles every policy, starts the
  *      broker and the zygote. Nothing untrusted has run yet.
  *   3. sbx_sandbox_spawn() - one worker per call; returns its pid as the
@@ -24,6 +27,31 @@
  *      sandbox layer that could not be installed, or that the zygote died.
  *   5. sbx_sandbox_stop() - stops the zygote (every remaining worker dies
  *      with it) and the broker.
+ *
+ * Fresh and fork mode: where the zygote, and so every worker, comes from.
+ *   fresh  (the default once sbx_main_hook has run in this process) - the
+ *          zygote is a new exec of the host's own executable (the file
+ *          the host was started from, even if it was replaced on disk
+ *          since), with an environment of its own: only the variables
+ *          sbx_sandbox_config.env names, plus those that tune the runtime
+ *          (ASAN_OPTIONS, UBSAN_OPTIONS, LSAN_OPTIONS, G_SLICE, G_DEBUG)
+ *          and the dynamic loader's (LD_LIBRARY_PATH, LD_PRELOAD), which
+ *          the zygote needs to load the same program. Its main calls the
+ *          hook, which makes it the zygote. Workers hold nothing of the
+ *          host's memory (no global the host set, no stdio buffer, no
+ *          atexit handler of the host's: exit() in a worker runs only what
+ *          the program's own start registered), and their address-space
+ *          layout is the kernel's new pick, not the host's. Entry functions
+ *          must lie in the executable or in libsbx, and user_data must be
+ *          NULL: the zygote finds an entry by its offset in its object, and
+ *          a pointer into the host's memory means nothing there.
+ *   fork   (when the hook has not run, or sbx_sandbox_config.fork_mode) -
+ *          the zygote is a fork of the host at sbx_sandbox_start: workers
+ *          see the host's memory and environment as they were then
+ *          (globals set before the call, user_data), and share the host's
+ *          layout. For hosts that cannot call the hook first thing.
+ * Either way a worker's code is the host's program; only what it starts
+ * from differs.
  *
  * In-process use (Chromium's model for a process that sandboxes itself):
  *   1. sbx_sandbox_enter_self() - starts this process's own broker, then
@@ -286,9 +314,13 @@ typedef struct {
 } sbx_worker_args;
 
 /* A worker's main function. Its return value is the worker's exit code.
- * The worker is a fork of the host as it was at sbx_sandbox_start(), so
- * globals set before that call are visible. Memory-leak checkers cannot
- * run inside a seccomp sandbox; workers end with _exit(). */
+ * In fresh mode the worker is forked from a zygote that is a new exec of
+ * the host's program: its globals are as the program's start left them
+ * (nothing the host set later), and it must lie in the executable or in
+ * libsbx. In fork mode the worker is a fork of the host as it was at
+ * sbx_sandbox_start(), so globals set before that call are visible.
+ * Memory-leak checkers cannot run inside a seccomp sandbox; workers end
+ * with _exit() after the entry returns. */
 typedef int (*sbx_worker_entry)(const sbx_worker_args *args);
 
 /* ---- The host side ---------------------------------------------------- */
@@ -298,9 +330,14 @@ typedef struct {
   size_t size;
   const char *name;    /* "renderer"; at most SBX_NAME_MAX - 1 bytes */
   const char *profile; /* built-in name or a .profile path; NULL: name */
+  /* In fresh mode: a function of the executable or of libsbx (one in
+   * another shared object fails the start with SBX_ERROR_INVALID). */
   sbx_worker_entry entry;
-  void *user_data; /* borrowed: must be valid when sbx_sandbox_start runs
-                      (workers see the host's memory as it was then) */
+  /* Fork mode only (fresh mode refuses anything but NULL: the worker's
+   * memory is not the host's; pass data in the spawn's payload). Borrowed:
+   * must be valid when sbx_sandbox_start runs (workers see the host's
+   * memory as it was then). */
+  void *user_data;
   /* Extra broker rules for this type, in the allowlist's text form
    * ("read /usr/share/doc/", "create /tmp/home-xyz/"), NULL-terminated;
    * may be NULL. For paths only known at run time, such as a home
@@ -345,6 +382,15 @@ typedef struct {
    * "DIR/TYPE.learned.profile". NULL: $SBX_LEARN_DIR when set, else off.
    * docs/api.md, "Learning what a type needs". */
   const char *learn_dir;
+  /* Fresh mode: the names of the host's environment variables the zygote
+   * and its workers receive, NULL-terminated; a name ending in '*' is a
+   * prefix ("LC_*"). NULL (the default): none, only those that tune the
+   * runtime and the loader (see "Fresh and fork mode" above). Fork mode
+   * ignores it: workers see the host's environment as it was at start. */
+  const char *const *env;
+  /* Start the zygote as a fork of the host even though sbx_main_hook ran
+   * (without the hook the zygote is a fork anyway). */
+  bool fork_mode;
 } sbx_sandbox_config;
 
 #define SBX_SANDBOX_CONFIG_INIT(...) \
@@ -352,10 +398,24 @@ typedef struct {
 
 typedef struct sbx_sandbox sbx_sandbox;
 
+/* Step 0: call it first thing in main(), with main's arguments, before
+ * anything that starts threads or reads input. In an ordinary run it
+ * records that the program can be started again as a zygote (so
+ * sbx_sandbox_start uses fresh mode) and returns at once; it makes no
+ * system call. When libsbx started this executable as a zygote (argv[1]
+ * is its marker, "--sbx-zygote"), it never returns: it reads the start
+ * data the host left, serves the host's spawns, and the workers run
+ * their entry functions. A program started with the marker by hand finds
+ * no start data and exits with status 1 and a message on stderr. */
+SBX_EXPORT void sbx_main_hook(int argc, char **argv);
+
 /* Step 2. On success *out (required) is a new sandbox the caller owns
  * (free it with sbx_sandbox_stop). Fails if the host already runs more than one
  * thread, or if any type's profile, policy or rule does not load (the message
- * names the file and line); nothing is left running after a failure.
+ * names the file and line); in fresh mode also for an entry outside the
+ * executable and libsbx, a non-NULL user_data, or a zygote that cannot be
+ * exec'd (the message names the step; fork_mode avoids the exec); nothing
+ * is left running after a failure.
  * Every type gets a broker channel per worker (a profile without rules
  * gets EACCES for every file request). All types share one zygote: it
  * enters the union of the profiles' namespaces, and an empty root if any

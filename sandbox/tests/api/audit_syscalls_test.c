@@ -256,7 +256,9 @@ START_TEST(listener_refused_without_audit) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
+  /* Fresh mode: the zygote is a new exec of this program. */
+  sbx_main_hook(argc, argv);
   Suite *suite = suite_create("api_audit_syscalls");
   TCase *tc = tcase_create("verdicts");
   tcase_add_checked_fixture(tc, setup, teardown);

@@ -514,6 +514,7 @@ static Suite *channel_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(channel_suite());
 }

@@ -604,6 +604,7 @@ static Suite *contract_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(contract_suite());
 }

@@ -557,6 +557,7 @@ static Suite *grants_suite(void) {
   return suite;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(grants_suite());
 }

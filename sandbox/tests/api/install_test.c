@@ -60,6 +60,11 @@ static void setup(void) {
   work = g_dir_make_tmp("sbx-api-work-XXXXXX", &error);
   ck_assert_ptr_nonnull(prefix);
   ck_assert_ptr_nonnull(work);
+  /* The example's zygote is a fresh exec of it, which loads libsbx.so.0
+   * from the prefix as the zygote's identity (nobody when the test runs
+   * as root): like an installed library, it must be readable by all. */
+  ck_assert_int_eq(g_chmod(prefix, 0755), 0);
+  ck_assert_int_eq(g_chmod(work, 0755), 0);
   g_autofree char *cmd =
       g_strdup_printf("python3 '%s/build/install.py' '%s' '%s'",
                       SBX_TEST_SOURCE_ROOT, build_dir(), prefix);
@@ -143,7 +148,9 @@ static int count_lines(const char *path) {
 }
 
 /* The worker read the whole allowed file (so the sandbox works, rather
- * than refusing everything) and was refused /etc/shadow by the broker. */
+ * than refusing everything), was refused /etc/shadow by the broker, and
+ * wrote its result into the directory granted to it at spawn. The
+ * example calls sbx_main_hook, so its zygote is a fresh exec of it. */
 static void run_example(const char *binary) {
   int status;
   g_autofree char *err = NULL;
@@ -155,6 +162,9 @@ static void run_example(const char *binary) {
       g_strdup_printf("renderer: %d lines; /etc/shadow: Permission denied\n",
                       count_lines("/usr/share/common-licenses/Apache-2.0"));
   ck_assert_msg(g_str_has_prefix(out, want), "%s printed:\n%s", binary, out);
+  /* Its own directory, granted at spawn, took the same result. */
+  g_autofree char *file = g_strdup_printf("host: its file says: %s", want);
+  ck_assert_msg(strstr(out, file), "%s printed:\n%s", binary, out);
   ck_assert_msg(
       strstr(out, "host: worker ") && strstr(out, " exited with status 0\n"),
       "%s printed:\n%s", binary, out);

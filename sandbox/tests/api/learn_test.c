@@ -188,7 +188,9 @@ START_TEST(the_environment_turns_learning_on) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
+  /* Fresh mode: the zygote is a new exec of this program. */
+  sbx_main_hook(argc, argv);
   Suite *suite = suite_create("api_learn");
   TCase *tc = tcase_create("learn");
   tcase_add_checked_fixture(tc, setup, teardown);

@@ -28,11 +28,15 @@
  * unsandboxed the kernel answers ENOSYS. */
 #define UNKNOWN_SYSCALL __NR_tuxcall
 
-static api_dirs dirs; /* set before sbx_sandbox_start: workers see it */
+/* The host's; a worker gets its copy in the spawn's payload (the zygote
+ * is a fresh exec of this program: it does not share the host's memory). */
+static api_dirs dirs;
 
 static int entry_probe(const sbx_worker_args *args) {
   api_probe p;
-  api_probe_run(&dirs, &p);
+  if (args->payload_len != sizeof(api_dirs))
+    return 91;
+  api_probe_run(args->payload, &p);
   if (write(3, &p, sizeof p) != (ssize_t)sizeof p)
     return 90;
   return 42;
@@ -101,7 +105,8 @@ static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
 static pid_t spawn_with_fd(sbx_sandbox *s, int fd) {
   int fds[] = {0, 1, 2, fd};
   sbx_spawn_config spawn =
-      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .fds = fds, .n_fds = 4);
+      SBX_SPAWN_CONFIG_INIT(.process_type = "renderer", .fds = fds, .n_fds = 4,
+                            .payload = &dirs, .payload_len = sizeof dirs);
   pid_t pid = -1;
   GError *error = NULL;
   if (!sbx_sandbox_spawn(s, &spawn, &pid, &error))
@@ -543,6 +548,7 @@ static Suite *sandbox_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(sandbox_suite());
 }

@@ -173,6 +173,7 @@ static Suite *sets_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(sets_suite());
 }

@@ -299,6 +299,7 @@ static Suite *threads_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  sbx_main_hook(argc, argv);
   return api_run_suite(threads_suite());
 }

@@ -139,13 +139,15 @@ START_TEST(json_has_exactly_every_metric_each_measured_or_skipped) {
   for (size_t i = 0; i < G_N_ELEMENTS(kKeys); i++)
     ck_assert_msg(has_key(names, kKeys[i]), "missing %s", kKeys[i]);
   /* An undumpable worker's smaps_rollup opens for root (CAP_SYS_PTRACE in
-   * the host's namespace) and for nobody else. */
+   * the host's namespace). sbx-bench calls sbx_main_hook, so its zygote
+   * is exec'd inside the user namespace the host's user owns, and that
+   * namespace owns the workers' memory: it opens for that user too. Where
+   * the kernel refuses user namespaces it does not (EACCES). */
   JsonObject *mem = metric_of(parser, "worker_private_kib");
   if (geteuid() == 0) {
     ck_assert_msg(!is_skipped(mem), "skipped as root: %s",
                   json_object_get_string_member(mem, "skipped"));
-  } else {
-    ck_assert(is_skipped(mem));
+  } else if (is_skipped(mem)) {
     ck_assert_ptr_nonnull(
         strstr(json_object_get_string_member(mem, "skipped"), "EACCES"));
   }
