@@ -391,7 +391,7 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
 /* The baseline, behind the reported layers' refusals (stacked.h). */
 static gboolean add_baseline(sbx_run_plan *p, GError **error) {
   sbx_bpf_program baseline;
-  sbx_run_baseline(&baseline);
+  sbx_run_baseline(false, &baseline);
   if (p->reported->len > 0) {
     g_autofree const sbx_bpf_program **parts =
         g_new(const sbx_bpf_program *, p->reported->len);
