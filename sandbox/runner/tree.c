@@ -31,10 +31,28 @@ static bool is_below(const char *path, const char *dir) {
   return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* The link text at path, or NULL when it is no link; each path is
+ * examined once per plan (grants share their parents). */
+static const char *link_at(GHashTable *seen, const char *path) {
+  gpointer cached;
+  if (g_hash_table_lookup_extended(seen, path, NULL, &cached))
+    return cached;
+  char target[PATH_MAX];
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  char *text = NULL;
+  if (n > 0) {
+    target[n] = '\0';
+    text = g_strdup(target);
+  }
+  g_hash_table_insert(seen, g_strdup(path), text);
+  return text;
+}
+
 /* Resolves path component by component as the kernel would, recording
  * every symbolic link met (its path and text) so the tree can hold it
  * too; returns the path it leads to (g_free), which may not exist. */
-static char *resolve_recording_links(GHashTable *links, const char *path) {
+static char *resolve_recording_links(GHashTable *links, GHashTable *seen,
+                                     const char *path) {
   char *rest = g_strdup(path);
   char *done = g_strdup("/");
   for (int hops = 0; hops < 40;) {
@@ -63,15 +81,8 @@ static char *resolve_recording_links(GHashTable *links, const char *path) {
       rest = next_rest;
       continue;
     }
-    struct stat st;
-    if (lstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
-      char target[PATH_MAX];
-      ssize_t n = readlink(next, target, sizeof(target) - 1);
-      if (n <= 0) {
-        g_free(next_rest);
-        break;
-      }
-      target[n] = '\0';
+    const char *target = link_at(seen, next);
+    if (target) {
       g_hash_table_replace(links, g_strdup(next), g_strdup(target));
       char *joined = target[0] == '/'
                          ? g_strconcat(target, next_rest, NULL)
@@ -80,14 +91,9 @@ static char *resolve_recording_links(GHashTable *links, const char *path) {
       g_free(next_rest);
       g_free(rest);
       rest = joined;
-      if (target[0] == '/') {
-        g_free(done);
-        done = g_strdup("/");
-      } else {
-        /* joined is absolute from done: restart from the root */
-        g_free(done);
-        done = g_strdup("/");
-      }
+      /* joined is absolute: walk it again from the root */
+      g_free(done);
+      done = g_strdup("/");
       hops++;
       continue;
     }
@@ -148,6 +154,48 @@ static void add_op(GArray *ops, sbx_tree_op_kind kind, unsigned flags,
   g_array_append_val(ops, op);
 }
 
+/* Whether a write grant of list covers path (canonical). */
+static bool writable_in(const sbx_allowlist *list, const char *path) {
+  size_t n = sbx_allowlist_n_entries(list);
+  for (size_t i = 0; i < n; i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
+    if (e->proc_self || !(e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE)))
+      continue;
+    if (strcmp(e->path, path) == 0 || (e->recursive && is_below(path, e->path)))
+      return true;
+  }
+  return false;
+}
+
+/* A descriptor the program inherits changes its file whatever the tree
+ * shows: fchmod, fchown and futimens work on it. Standard input, output
+ * and error that are files or directories outside every write grant are
+ * kept from such changes only by the supervisor. (The device nodes of the
+ * fixed set are opened again through the tree's read-only binds by init,
+ * tree_raw.c.) */
+static bool stdio_outside_write_grants(const sbx_allowlist *list,
+                                       const char **why_path, sbx_run_tree *t) {
+  for (int fd = 0; fd <= 2; fd++) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 ||
+        !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)))
+      continue;
+    char link[32], path[PATH_MAX];
+    g_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n > 0) {
+      path[n] = '\0';
+      if (path[0] == '/' && writable_in(list, path))
+        continue;
+    }
+    static const char *const names[] = {"standard input", "standard output",
+                                        "standard error"};
+    *why_path = keep(t, names[fd]);
+    return true;
+  }
+  return false;
+}
+
 gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
                            bool allow_exec, const char **why,
                            const char **why_path) {
@@ -155,10 +203,19 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   t->strings = g_string_chunk_new(4096);
   g_autoptr(GHashTable) links =
       g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) seen =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GArray) binds = g_array_new(FALSE, TRUE, sizeof(bind_spec));
   g_array_set_clear_func(binds, clear_bind);
   bool devices = false;
 
+  if (stdio_outside_write_grants(list, why_path, t)) {
+    *why =
+        "a file outside the write grants is given as standard input, "
+        "output or error, and only the supervisor keeps its mode and "
+        "times from changing through the descriptor";
+    return FALSE;
+  }
   size_t n = sbx_allowlist_n_entries(list);
   for (size_t i = 0; i < n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
@@ -174,7 +231,7 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
     size_t wl = strlen(written);
     if (wl > 1 && written[wl - 1] == '/')
       written[wl - 1] = '\0';
-    g_autofree char *real = resolve_recording_links(links, written);
+    g_autofree char *real = resolve_recording_links(links, seen, written);
     struct stat st;
     if (stat(real, &st) != 0) {
       if (writes) {
@@ -194,7 +251,10 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
     if (!S_ISDIR(st.st_mode))
       flags |= SBX_TREE_FILE;
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-      flags |= SBX_TREE_DEVICE;
+      /* Read-only whatever the grant: a device is read and written
+       * through the mount all the same, and its mode, owner and times,
+       * which are the host's, cannot change. */
+      flags = (flags | SBX_TREE_DEVICE) & ~(unsigned)SBX_TREE_WRITABLE;
       devices = true;
     }
     add_bind(binds, real, flags, S_ISDIR(st.st_mode));

@@ -244,6 +244,32 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
   return rc == 0 ? 0 : fail(f, STEP_PROC_RULE, -1, err);
 }
 
+/* Standard input, output or error that is one of the fixed set's device
+ * nodes (/dev/null, most often) is opened again through the tree's
+ * read-only bind, so its mode, owner and times cannot change through the
+ * descriptor. Async-signal-safe. */
+static void reopen_devices(void) {
+  static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
+                                      "/dev/random", "/dev/urandom"};
+  for (int fd = 0; fd <= 2; fd++) {
+    struct stat st, node;
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode))
+      continue;
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+      if (stat(nodes[i], &node) != 0 || node.st_rdev != st.st_rdev)
+        continue;
+      int flags = fcntl(fd, F_GETFL);
+      int again =
+          flags < 0 ? -1 : open(nodes[i], flags & (O_ACCMODE | O_APPEND));
+      if (again >= 0) {
+        dup2(again, fd);
+        close(again);
+      }
+      break;
+    }
+  }
+}
+
 /* Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            sbx_run_tree_failure *f) {
@@ -282,5 +308,6 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     return fail(f, STEP_READ_ONLY_ROOT, -1, -rc);
   if (t->cwd && chdir(t->cwd) != 0)
     return fail(f, STEP_CWD, -1, errno);
+  reopen_devices();
   return 0;
 }
