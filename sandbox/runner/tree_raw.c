@@ -260,7 +260,7 @@ static void reopen_devices(void) {
         continue;
       int flags = fcntl(fd, F_GETFL);
       int again =
-          flags < 0 ? -1 : open(nodes[i], flags & (O_ACCMODE | O_APPEND));
+          flags < 0 ? -1 : open(nodes[i], flags & (O_ACCMODE | O_APPEND), 0);
       if (again >= 0) {
         dup2(again, fd);
         close(again);
