@@ -6,7 +6,9 @@ user and, when that user is root and the suite is marked unprivileged, once
 more as nobody (65534) under setpriv: users of sbx are not root. A suite
 marked without_userns is run again in each of those ways under
 tests/sbx-without --no-userns, which answers CLONE_NEWUSER the way a
-kernel that refuses user namespaces does. Output is
+kernel that refuses user namespaces does. A suite marked sbx_run_modes is
+run again in every one of those ways with SBX_RUN_MODE=explain, so its
+sbx-run calls use the supervisor (--explain). Output is
 streamed; the closing line is `N passed, N failed, N skipped`. A test
 that cannot run here prints a line starting `sbx-skip: ` (with its name
 and why) and passes; it counts as skipped, not passed.
@@ -85,8 +87,14 @@ def main(argv):
                 i = len(UNPRIV) if cmd[0] == UNPRIV[0] else 0
                 runs.append((cmd[:i] + without + cmd[i:],
                              label + ", without user namespaces"))
-        for cmd, label in runs:
-            p, f, k = run_suite(test, cmd, label, env)
+        runs = [(cmd, label, env) for cmd, label in runs]
+        if test.get("sbx_run_modes"):
+            explain = dict(env)
+            explain["SBX_RUN_MODE"] = "explain"
+            runs += [(cmd, label + ", sbx-run --explain", explain)
+                     for cmd, label, _ in runs]
+        for cmd, label, run_env in runs:
+            p, f, k = run_suite(test, cmd, label, run_env)
             total_pass += p
             total_fail += f
             total_skip += k

@@ -22,7 +22,8 @@ static const struct {
                           "no pid, network, ipc or mount namespace of its "
                           "own and no empty root",
                           "the seccomp filters, the broker (sbx-run: its "
-                          "supervisor) and Landlock"},
+                          "supervisor, which then decides every file call) "
+                          "and Landlock"},
     [SBX_LAYER_LANDLOCK] = {"Landlock", "landlock",
                             "no file-access check inside the kernel's path "
                             "walk",

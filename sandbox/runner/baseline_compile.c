@@ -10,8 +10,9 @@
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/policy/compiler.h"
 
-gboolean sbx_run_baseline_compile(sbx_bpf_program *out, GError **error) {
-  sbx_policy *pol = sbx_builtin_policy(SBX_RUN_BASELINE_POLICY, error);
+gboolean sbx_run_baseline_compile(const char *name, sbx_bpf_program *out,
+                                  GError **error) {
+  sbx_policy *pol = sbx_builtin_policy(name, error);
   if (!pol)
     return FALSE;
   gboolean ok = sbx_bpf_compile(pol, out, error);

@@ -34,6 +34,7 @@
 #include "sandbox/runner/terminal.h"
 #include "sandbox/runner/baseline.h"
 #include "sandbox/runner/stacked.h"
+#include "sandbox/runner/tree.h"
 #include "sandbox/supervisor/supervisor.h"
 
 /* The signals a terminal or a supervisor (systemd, a shell) sends that
@@ -55,6 +56,7 @@ typedef enum {
   MSG_EXEC_FAILED,     /* errno of execve */
   MSG_EXITED,          /* the program's wait status */
   MSG_STOPPED,         /* the program stopped: the signal */
+  MSG_TREE_FAILED,     /* the default mode's tree: step, operation, errno */
 } msg_kind;
 
 typedef struct {
@@ -135,11 +137,21 @@ static _Noreturn void run_program(const child_args *a, int chan) {
   _exit(err == ENOENT ? SBX_RUN_EXIT_NOTFOUND : SBX_RUN_EXIT_NOEXEC);
 }
 
-/* pid 1 of the sandbox: init's layers by the engine (sandbox/layers/
- * apply.h), then the listener handed over. Async-signal-safe from here to
- * the end. */
+/* pid 1 of the sandbox: in the default mode its file tree (tree.h), which
+ * needs the capabilities the layers then drop; init's layers by the
+ * engine (sandbox/layers/apply.h); under the supervisor, the listener
+ * handed over. Async-signal-safe from here to the end. */
 static _Noreturn void run_init(const child_args *a) {
   sbx_run_plan *p = a->plan;
+  bool supervised = p->mode == SBX_RUN_MODE_SUPERVISOR;
+  if (!supervised) {
+    sbx_run_tree_failure tf;
+    if (sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd, &tf) < 0) {
+      child_msg m = {MSG_TREE_FAILED, (uint32_t)tf.step, tf.op, tf.error};
+      (void)send(a->chan, &m, sizeof(m), MSG_NOSIGNAL);
+      _exit(SBX_RUN_EXIT_SETUP);
+    }
+  }
   sbx_fd_keep keep[5]; /* 0, 1, 2, the channel, the terminal */
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
@@ -169,17 +181,19 @@ static _Noreturn void run_init(const child_args *a) {
       close(tty);
   }
 
-  /* Until the supervisor holds the listener, a notified call would wait
-   * for nobody: nothing but these calls runs before the go-ahead. */
-  child_msg lm = {MSG_LISTENER, 0, 0, 0};
-  rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
-  close(r.listener_fd);
-  if (rc < 0)
-    child_fail(chan, MSG_HANDOVER_FAILED, -rc);
-  /* No go-ahead, no program: the supervisor may have failed (S32). */
-  char go = 0;
-  if (read(chan, &go, 1) != 1 || go != 'G')
-    _exit(SBX_RUN_EXIT_SETUP);
+  if (supervised) {
+    /* Until the supervisor holds the listener, a notified call would
+     * wait for nobody: nothing but these calls runs before the go-ahead. */
+    child_msg lm = {MSG_LISTENER, 0, 0, 0};
+    rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
+    close(r.listener_fd);
+    if (rc < 0)
+      child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+    /* No go-ahead, no program: the supervisor may have failed (S32). */
+    char go = 0;
+    if (read(chan, &go, 1) != 1 || go != 'G')
+      _exit(SBX_RUN_EXIT_SETUP);
+  }
 
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -275,7 +289,15 @@ static const char *setup_hint(const child_msg *m) {
 static void set_setup_error(GError **error, const sbx_run_plan *plan,
                             const child_msg *m) {
   g_autofree char *what = NULL;
-  if (m->kind == MSG_INIT_FAILED || m->kind == MSG_PROGRAM_FAILED) {
+  if (m->kind == MSG_TREE_FAILED) {
+    const char *path = m->detail >= 0 && (size_t)m->detail < plan->tree.n_ops
+                           ? plan->tree.ops[m->detail].path
+                           : NULL;
+    what =
+        g_strdup_printf("the sandbox's file tree: %s%s%s: %s",
+                        sbx_run_tree_step_name((int)m->step), path ? " " : "",
+                        path ? path : "", g_strerror(m->value));
+  } else if (m->kind == MSG_INIT_FAILED || m->kind == MSG_PROGRAM_FAILED) {
     const sbx_layer_plan *layers =
         m->kind == MSG_INIT_FAILED ? &plan->init : &plan->program_filters;
     sbx_layer_result r = {.step = (sbx_layer_step)m->step,
@@ -352,6 +374,8 @@ static unsigned own_filter_count(void) {
   return (unsigned)strtoul(at + strlen("\nSeccomp_filters:"), NULL, 10);
 }
 
+/* Without namespaces there is no mount tree: the default mode falls
+ * back to the supervisor, never to less. */
 static pid_t clone_init(sbx_run_plan *plan, GError **error) {
   GError *local = NULL;
   pid_t pid = sbx_ns_clone(&plan->ns, &local);
@@ -361,6 +385,12 @@ static pid_t clone_init(sbx_run_plan *plan, GError **error) {
                                 "sbx-run", error))
     return -1;
   plan->ns.namespaces = 0;
+  if (plan->mode == SBX_RUN_MODE_KERNEL &&
+      !sbx_run_plan_use_supervisor(plan,
+                                   "the kernel refuses user namespaces, "
+                                   "without which there is no mount tree",
+                                   error))
+    return -1;
   return sbx_ns_clone(&plan->ns, error);
 }
 
@@ -432,6 +462,10 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   if (term)
     sbx_run_terminal_after_start(term);
 
+  child_msg m;
+  if (plan->mode == SBX_RUN_MODE_KERNEL)
+    goto serve; /* nothing to supervise: init goes on by itself */
+
   /* While init drops privileges and installs its filter on the other
    * CPU, this side gets the supervisor's resolver ready: neither waits
    * for the other until the listener arrives. */
@@ -441,7 +475,6 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   if (!resolver)
     goto out;
 
-  child_msg m;
   int listener = -1;
   ssize_t n = recv_msg(sv[0], &m, &listener, 0);
   if (n <= 0 || m.kind != MSG_LISTENER || listener < 0) {
@@ -501,7 +534,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     goto out;
   }
 
-  bool listening = true, chan_open = true, init_done = false;
+serve:;
+  bool listening = u != NULL, chan_open = true, init_done = false;
   init_news news = {0};
   int init_status = 0;
   int supervisor_error = 0;
@@ -511,7 +545,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
         {.fd = listening ? sbx_unotify_listener(u) : -1, .events = POLLIN},
-        {.fd = sbx_unotify_waiting_fd(u), .events = POLLIN},
+        {.fd = u ? sbx_unotify_waiting_fd(u) : -1, .events = POLLIN},
     };
     int n_term = term ? sbx_run_terminal_poll_fds(term, fds + 4) : 0;
     if (poll(fds, (nfds_t)(4 + n_term), -1) < 0) {

@@ -48,6 +48,10 @@ void sbx_run_plan_free(sbx_run_plan *p) {
   if (!p)
     return;
   sbx_allowlist_free(p->allowlist);
+  g_free(p->mode_reason_detail);
+  sbx_run_tree_clear(&p->tree);
+  g_clear_pointer(&p->layer_sources, g_ptr_array_unref);
+  g_clear_pointer(&p->exec_files, g_ptr_array_unref);
   sbx_layer_plan_clear(&p->init);
   sbx_layer_plan_clear(&p->program_filters);
   g_clear_pointer(&p->reported, g_ptr_array_unref);
@@ -246,19 +250,23 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
   return false;
 }
 
-/* What a write grant lets the program do itself. Never make a socket
- * file, a FIFO or a symbolic link: the program's own calls for those are
- * refused, and a socket file is bound by the supervisor's helper (which
- * Landlock restricts to the directory the allowlist granted), so the
- * kernel refuses any such call that reached it. */
-#define SANDBOXED_WRITE_RIGHTS                                               \
+/* What a write grant lets the program do itself. Never make a FIFO
+ * (S28). Under the supervisor, not a socket file or a symbolic link
+ * either: the supervisor makes those (its helper binds socket files,
+ * restricted by Landlock to the directory granted), so the kernel
+ * refuses any such call that reached it. In the default mode the program
+ * makes them itself, inside its write grants. */
+#define SUPERVISED_WRITE_RIGHTS                                              \
   (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
    ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
                LANDLOCK_ACCESS_FS_MAKE_SYM))
+#define KERNEL_WRITE_RIGHTS \
+  (SBX_LANDLOCK_RIGHTS_READ_WRITE & ~(uint64_t)LANDLOCK_ACCESS_FS_MAKE_FIFO)
 
 /* The same rules as the allowlist, enforced by the kernel on the objects
- * the program itself opens or executes: a second line behind the
- * supervisor, and the only one for execve. */
+ * the program itself opens or executes: in the default mode, with the
+ * mount tree, what decides; under the supervisor a second line, and the
+ * only one for execve. */
 static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
                                int min_abi, GError **error) {
   sbx_landlock_builder *b = sbx_landlock_builder_new();
@@ -275,7 +283,8 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue; /* GRANTABLE: a ceiling for a broker's per-worker rules */
     uint64_t rights = 0;
     if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
-      rights = SANDBOXED_WRITE_RIGHTS;
+      rights = p->mode == SBX_RUN_MODE_KERNEL ? KERNEL_WRITE_RIGHTS
+                                              : SUPERVISED_WRITE_RIGHTS;
     else if (e->rights & SBX_PERM_READ)
       rights = SBX_LANDLOCK_RIGHTS_READ;
     if (!rights)
@@ -296,8 +305,9 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       return FALSE;
     }
   }
-  /* Optional unless required: the supervisor still decides every file
-   * access; docs/sbx-run.md says what is lost (exec is then unchecked). */
+  /* Optional unless required: without it the plan falls back to the
+   * supervisor, which still decides every file access; docs/sbx-run.md
+   * says what is lost (exec is then unchecked). */
   GError *local = NULL;
   sbx_landlock_need need = (p->require & SBX_REQUIRE_LANDLOCK)
                                ? SBX_LANDLOCK_REQUIRED
@@ -346,21 +356,45 @@ static gboolean check_layer(const sbx_policy *pol, const char *name,
   return TRUE;
 }
 
+static void layer_source_free(gpointer data) {
+  sbx_run_layer_source *l = data;
+  g_free(l->name);
+  sbx_bpf_program_clear(&l->prog);
+  g_free(l);
+}
+
+/* Checks and compiles a stacked layer; it is installed by install_layer
+ * when the mode is known. */
 static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
                           GError **error) {
   if (!check_layer(pol, name, error))
     return FALSE;
   GError *local = NULL;
-  sbx_bpf_program prog;
-  if (!sbx_bpf_compile(pol, &prog, &local)) {
+  sbx_run_layer_source *l = g_new0(sbx_run_layer_source, 1);
+  if (!sbx_bpf_compile(pol, &l->prog, &local)) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY, "%s: %s", name,
                 local->message);
     g_error_free(local);
+    g_free(l);
     return FALSE;
   }
-  /* Its refusals go through the baseline, which reports them
-   * (stacked.h); the filter itself keeps only what a signal shows. */
-  bool reported = sbx_run_stacked_reportable(&prog);
+  l->name = g_strdup(name);
+  g_ptr_array_add(p->layer_sources, l);
+  return TRUE;
+}
+
+static gboolean install_layer(sbx_run_plan *p, const sbx_run_layer_source *src,
+                              GError **error) {
+  const char *name = src->name;
+  GError *local = NULL;
+  sbx_bpf_program prog;
+  sbx_bpf_program_copy(&prog, &src->prog);
+  /* Under the supervisor its refusals go through the baseline, which
+   * reports them (stacked.h); the filter itself keeps only what a signal
+   * shows. In the default mode nothing reports: the layer is installed as
+   * written. */
+  bool reported =
+      p->mode == SBX_RUN_MODE_SUPERVISOR && sbx_run_stacked_reportable(&prog);
   sbx_bpf_program installed;
   if (reported)
     sbx_run_stacked_without_errno(&prog, &installed);
@@ -388,10 +422,10 @@ static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
   return TRUE;
 }
 
-/* The baseline, behind the reported layers' refusals (stacked.h). */
+/* The mode's baseline, behind the reported layers' refusals (stacked.h). */
 static gboolean add_baseline(sbx_run_plan *p, GError **error) {
   sbx_bpf_program baseline;
-  sbx_run_baseline(&baseline);
+  sbx_run_baseline(p->mode == SBX_RUN_MODE_KERNEL, &baseline);
   if (p->reported->len > 0) {
     g_autofree const sbx_bpf_program **parts =
         g_new(const sbx_bpf_program *, p->reported->len);
@@ -413,8 +447,11 @@ static gboolean add_baseline(sbx_run_plan *p, GError **error) {
     }
     baseline = composed;
   }
-  gboolean ok =
-      sbx_layer_plan_add_filter(&p->init, "sbx-run.policy", &baseline, error);
+  gboolean ok = sbx_layer_plan_add_filter(&p->init,
+                                          p->mode == SBX_RUN_MODE_KERNEL
+                                              ? SBX_RUN_KERNEL_BASELINE_POLICY
+                                              : SBX_RUN_BASELINE_POLICY,
+                                          &baseline, error);
   sbx_bpf_program_clear(&baseline);
   return ok;
 }
@@ -518,13 +555,20 @@ static gboolean apply_profile(sbx_run_plan *p, const sbx_profile *prof,
   *min_abi = prof->landlock_min_abi;
   p->require |= prof->require;
   GError *local = NULL;
-  if (!sbx_layer_plan_add_rlimits(&p->init, prof->rlimits, prof->n_rlimits,
-                                  &local)) {
+  /* Checked now, installed with the mode's layers. */
+  sbx_layer_plan check;
+  sbx_layer_plan_init(&check, "sbx-run", 0);
+  gboolean limits_ok = sbx_layer_plan_add_rlimits(&check, prof->rlimits,
+                                                  prof->n_rlimits, &local);
+  sbx_layer_plan_clear(&check);
+  if (!limits_ok) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "%s: [rlimits]: %s",
                 prof->source, local->message);
     g_error_free(local);
     return FALSE;
   }
+  memcpy(p->rlimits, prof->rlimits, prof->n_rlimits * sizeof(sbx_rlimit));
+  p->n_rlimits = prof->n_rlimits;
 
   g_autoptr(GPtrArray) names = g_ptr_array_new();
   for (char **s = prof->seccomp; s && *s; s++)
@@ -635,6 +679,63 @@ static gboolean choose_identity(const sbx_run_options *o, sbx_ns_config *ns,
   return TRUE;
 }
 
+/* The parts of the plan that depend on the mode: init's layers (limits,
+ * baseline, Landlock), the program's stacked filters, the tree. The
+ * default mode falls back to the supervisor where it cannot hold: a
+ * write grant of a name yet to be made, a kernel without Landlock. */
+static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
+                           const char *reason, GError **error) {
+  p->mode = mode;
+  p->mode_reason = reason;
+  sbx_run_tree_clear(&p->tree);
+  if (mode == SBX_RUN_MODE_KERNEL) {
+    const char *why = NULL, *why_path = NULL;
+    if (!sbx_run_tree_plan(&p->tree, p->allowlist, p->allow_exec, &why,
+                           &why_path)) {
+      g_free(p->mode_reason_detail);
+      p->mode_reason_detail = g_strdup(why_path);
+      return build_mode(p, SBX_RUN_MODE_SUPERVISOR, why, error);
+    }
+  }
+  sbx_layer_plan_clear(&p->init);
+  sbx_layer_plan_init(
+      &p->init, "sbx-run",
+      mode == SBX_RUN_MODE_SUPERVISOR ? SBX_LAYERS_LISTENER : 0);
+  sbx_layer_plan_clear(&p->program_filters);
+  sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
+  p->n_program_filters = 0;
+  g_ptr_array_set_size(p->reported, 0);
+  GError *local = NULL;
+  if (!sbx_layer_plan_add_rlimits(&p->init, p->rlimits, p->n_rlimits, &local)) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE, "[rlimits]: %s",
+                local->message);
+    g_error_free(local);
+    return FALSE;
+  }
+  for (guint i = 0; i < p->layer_sources->len; i++)
+    if (!install_layer(p, g_ptr_array_index(p->layer_sources, i), error))
+      return FALSE;
+  if (!add_baseline(p, error) ||
+      !build_landlock(p, p->exec_files, p->landlock_min_abi, error))
+    return FALSE;
+  if (mode == SBX_RUN_MODE_KERNEL && p->init.landlock_fd < 0)
+    return build_mode(p, SBX_RUN_MODE_SUPERVISOR,
+                      "the kernel has no Landlock, which decides what the "
+                      "program may do inside its tree",
+                      error);
+  return TRUE;
+}
+
+gboolean sbx_run_plan_use_supervisor(sbx_run_plan *p, const char *reason,
+                                     GError **error) {
+  if (!p || !reason) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
+                "sbx_run_plan_use_supervisor: no plan or no reason");
+    return FALSE;
+  }
+  return build_mode(p, SBX_RUN_MODE_SUPERVISOR, reason, error);
+}
+
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (!o->argv || !o->argv[0]) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
@@ -649,15 +750,17 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   if (!choose_identity(o, &ns, error))
     return NULL;
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);
-  sbx_layer_plan_init(&p->init, "sbx-run", SBX_RUN_INIT_LAYERS);
+  sbx_layer_plan_init(&p->init, "sbx-run", 0);
   sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
   p->reported = g_ptr_array_new_with_free_func(sbx_run_reported_layer_free);
+  p->layer_sources = g_ptr_array_new_with_free_func(layer_source_free);
+  p->exec_files = g_ptr_array_new_with_free_func(g_free);
   p->net = o->net;
   p->allow_exec = o->allow_exec;
   p->audit = g_strdup(o->audit);
   p->ns = ns;
   p->argv = g_strdupv(o->argv);
-  g_autoptr(GPtrArray) exec_files = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *exec_files = p->exec_files;
   g_autoptr(sbx_profile) prof = NULL;
   g_autoptr(GPtrArray) interps = NULL;
   int min_abi = 0;
@@ -722,8 +825,6 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     if (!ok)
       goto fail;
   }
-  if (!add_baseline(p, error))
-    goto fail;
 
   /* Landlock paths are canonical like the allowlist's, so the two agree
    * on which object a rule means. */
@@ -735,7 +836,23 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
       free(real);
     }
   }
-  if (!build_landlock(p, exec_files, min_abi, error))
+  p->landlock_min_abi = min_abi;
+
+  /* The default mode, unless the run needs what only the supervisor
+   * does (docs/sbx-run.md, "Which mode"). */
+  const char *reason = NULL;
+  if (o->explain)
+    reason = "--explain";
+  else if (o->audit)
+    reason =
+        "--audit records every decision, which only the supervisor "
+        "makes";
+  else if (p->connect_ports.set || p->bind_ports.set)
+    reason =
+        "the profile's [network] ports are checked on every address "
+        "by the supervisor";
+  if (!build_mode(p, reason ? SBX_RUN_MODE_SUPERVISOR : SBX_RUN_MODE_KERNEL,
+                  reason, error))
     goto fail;
   return p;
 

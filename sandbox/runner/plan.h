@@ -31,11 +31,33 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/layers/plan.h"
 #include "sandbox/policy/builtin/profile.h"
+#include "sandbox/runner/tree.h"
 
-/* Where init's layers differ from a worker's: its first filter, the
- * baseline, returns a user-notification listener that init hands to the
- * supervisor before the program runs. */
-#define SBX_RUN_INIT_LAYERS SBX_LAYERS_LISTENER
+/* Who decides the program's file calls.
+ *
+ * The default, SBX_RUN_MODE_KERNEL: the kernel. Init builds a mount tree
+ * holding only the grants (tree.h) and the program's calls go straight
+ * to it, checked by the mount flags and Landlock; the baseline
+ * (sbx-run-kernel.policy) sends nothing to a supervisor. Nothing is
+ * printed for a refusal: the program sees the errno, and a program that
+ * fails gets one line pointing at --explain.
+ *
+ * SBX_RUN_MODE_SUPERVISOR (--explain): init's first filter, the baseline
+ * (sbx-run.policy), returns a user-notification listener that init hands
+ * to the supervisor before the program runs; the supervisor decides and
+ * performs every file call and names each refusal with its hint. The plan
+ * chooses it for a run the default mode cannot enforce exactly (reason
+ * below), and the launcher where the kernel refuses user namespaces. */
+typedef enum {
+  SBX_RUN_MODE_KERNEL,
+  SBX_RUN_MODE_SUPERVISOR,
+} sbx_run_mode;
+
+/* A seccomp layer of --policy or the profile, compiled. */
+typedef struct {
+  char *name;
+  sbx_bpf_program prog;
+} sbx_run_layer_source;
 
 /* The command line (and profile) as given. */
 typedef struct {
@@ -50,7 +72,8 @@ typedef struct {
   char **unsetenv;
   char *audit;
   char *user;       /* --user NAME|UID, NULL: the caller's own identity */
-  gboolean explain; /* --explain: every refusal as it happens */
+  gboolean explain; /* --explain: the supervisor mode, every refusal as
+                     * it happens */
   /* --require LAYER[,LAYER]: layers that must be in place (profile.h's
    * names); the rest are left out with a warning where the kernel lacks
    * them. */
@@ -62,9 +85,16 @@ void sbx_run_options_clear(sbx_run_options *o);
 
 typedef struct {
   sbx_allowlist *allowlist;
-  /* init's layers: the profile's rlimits, the baseline
-   * (builtin:sbx-run.policy, baseline.h) with its listener, and the
-   * Landlock ruleset (none on a kernel without Landlock). */
+  sbx_run_mode mode;
+  /* Why the supervisor decides without --explain (static text), and the
+   * path or option it concerns (owned), or NULL. */
+  const char *mode_reason;
+  char *mode_reason_detail;
+  /* The default mode's file tree (empty in the supervisor mode). */
+  sbx_run_tree tree;
+  /* init's layers: the profile's rlimits, the mode's baseline
+   * (baseline.h; the supervisor's with its listener), and the Landlock
+   * ruleset (none on a kernel without Landlock). */
   sbx_layer_plan init;
   /* The program's own filters, stacked on init's: --policy and the
    * profile's, which init itself must not run under. */
@@ -85,11 +115,25 @@ typedef struct {
   char **argv;
   char **envp;
   char *audit;
+  /* What the mode-dependent parts are built from (sbx_run_plan_use_
+   * supervisor builds them again). */
+  GPtrArray *layer_sources; /* of sbx_run_layer_source */
+  GPtrArray *exec_files;    /* the program and its interpreters */
+  int landlock_min_abi;
+  sbx_rlimit rlimits[SBX_PROFILE_MAX_RLIMITS];
+  size_t n_rlimits;
 } sbx_run_plan;
 
 /* Builds the plan; on failure *error names the option, file or path. */
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error);
 void sbx_run_plan_free(sbx_run_plan *p);
+
+/* Switches a plan to the supervisor mode (reason: static text, why),
+ * rebuilding its baseline, stacked layers and Landlock ruleset. For the
+ * launcher, where the kernel refuses the namespaces the default mode's
+ * tree needs. */
+gboolean sbx_run_plan_use_supervisor(sbx_run_plan *p, const char *reason,
+                                     GError **error);
 
 /* Adds the fixed set above (the loader's and libc's needs) to list:
  * what every sbx-run program may read without an option. */

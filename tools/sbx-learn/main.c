@@ -62,7 +62,7 @@ static char *find_sbx_run(void) {
 /* How many of the rerun's refusal lines a failed check shows. */
 #define SHOWN_REFUSALS 10
 
-/* Runs run_argv under sbx-run, stdin from /dev/null and stdout
+/* Runs run_argv under sbx-run --explain, stdin from /dev/null and stdout
  * discarded, and compares its exit status with the learning run's.
  * TRUE if they match; otherwise says so with the rerun's first
  * refusals. */
@@ -76,6 +76,8 @@ static gboolean verify(char **run_argv, int learned_status) {
   }
   g_autoptr(GPtrArray) a = g_ptr_array_new();
   g_ptr_array_add(a, sbx_run);
+  /* The supervisor names each refusal, which a failed check shows. */
+  g_ptr_array_add(a, "--explain");
   for (char **p = run_argv; *p; p++)
     g_ptr_array_add(a, *p);
   g_ptr_array_add(a, NULL);

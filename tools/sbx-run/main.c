@@ -19,14 +19,17 @@
 
 static const char description[] =
     "Runs PROGRAM in new user, pid, ipc, uts, mount, cgroup and network\n"
-    "namespaces, with no capabilities, no_new_privs, a new session, Landlock\n"
-    "rules built from the allowlist, and a seccomp filter whose file-system\n"
-    "calls are decided (and performed) by a supervisor in sbx-run. Without\n"
-    "--allow-* options the program can read only what its dynamic loader and\n"
-    "libc need. A run that succeeds prints only the program's output; if\n"
-    "the program fails, sbx-run sums up what was refused, e.g.\n"
+    "namespaces, with no capabilities, no_new_privs, a new session, a seccomp\n"
+    "filter and Landlock rules built from the allowlist. By default the\n"
+    "program sees a file tree holding only its grants (read-only where the\n"
+    "grant is) and the kernel decides each file call; without --allow-*\n"
+    "options it can read only what its dynamic loader and libc need. A run\n"
+    "that succeeds prints only the program's output; one that fails adds\n"
+    "  sbx: PROGRAM exited with status N; run again with --explain to see\n"
+    "  what the sandbox refused\n"
+    "--explain runs the same grants under a supervisor in sbx-run that\n"
+    "decides every file call and prints each refusal as it happens, e.g.\n"
     "  sbx: denied open /etc/shadow (allow with --allow-read /etc/shadow)\n"
-    "and --explain prints each refusal as it happens.\n"
     "\n"
     "Exit status: the program's, 128+N if signal N killed it; 125 if the\n"
     "sandbox could not be set up, 126 if the program could not be executed,\n"
@@ -81,8 +84,9 @@ int main(int argc, char **argv) {
       {"audit", 'a', 0, G_OPTION_ARG_FILENAME, &o.audit,
        "Append one JSON object per decision to FILE", "FILE"},
       {"explain", 'v', 0, G_OPTION_ARG_NONE, &o.explain,
-       "Print every refusal as it happens, with the option that would "
-       "allow it (otherwise they are summed up only if the program fails)",
+       "Let a supervisor decide every file call and print every refusal as "
+       "it happens, with the option that would allow it (slower: each file "
+       "call is a round trip)",
        NULL},
       {"user", 0, 0, G_OPTION_ARG_STRING, &o.user,
        "Run the program as NAME or UID (root only, for another user); "
@@ -140,6 +144,13 @@ int main(int argc, char **argv) {
   }
   int status = sbx_run_launch(plan, report, &error);
   sbx_run_report_summary(report, status);
+  /* The default mode saw no refusal (the kernel made them): one line
+   * says where to look. */
+  if (!error && status != 0 && plan->mode == SBX_RUN_MODE_KERNEL)
+    fprintf(stderr,
+            "sbx: %s exited with status %d; run again with --explain to see "
+            "what the sandbox refused\n",
+            o.argv[0], status);
   if (error) {
     fprintf(stderr, "sbx-run: %s\n", error->message);
     g_error_free(error);

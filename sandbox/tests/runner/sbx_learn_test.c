@@ -583,7 +583,7 @@ START_TEST(a_stacked_layer_and_the_baseline_behind_it_decide_as_documented) {
   ck_assert(sbx_run_stacked_reportable(&layer));
   sbx_run_stacked_without_errno(&layer, &quiet);
   ck_assert(sbx_bpf_check(quiet.insns, quiet.len, NULL));
-  sbx_run_baseline(&base);
+  sbx_run_baseline(false, &base);
   const sbx_bpf_program *parts[] = {&layer};
   ck_assert_msg(sbx_run_stacked_compose(parts, 1, &base, &composed, &error),
                 "%s", error ? error->message : "");

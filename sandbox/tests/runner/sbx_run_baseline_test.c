@@ -1,9 +1,11 @@
-/* sbx-run's build-time baseline (sandbox/runner/baseline.h): the program
- * embedded in sbx-run must be exactly what compiling builtin:sbx-run.policy
- * gives with the compiler and syscall table in this tree, and it must
- * decide like the policy text does. */
+/* sbx-run's build-time baselines (sandbox/runner/baseline.h): each program
+ * embedded in sbx-run must be exactly what compiling its built-in text
+ * (sbx-run.policy, sbx-run-kernel.policy) gives with the compiler and
+ * syscall table in this tree, and it must decide like the text does.
+ * Loop index 0: the supervisor's baseline; 1: the default mode's. */
 #include <check.h>
 #include <linux/audit.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -15,9 +17,22 @@
 #include "sandbox/policy/parser.h"
 #include "sandbox/runner/baseline.h"
 
-static void assert_is_the_embedded_program(const sbx_bpf_program *p) {
-  ck_assert_uint_eq(p->len, sbx_run_baseline_len);
-  ck_assert_int_eq(memcmp(p->insns, sbx_run_baseline_insns,
+static const struct sock_filter *embedded_insns(bool kernel) {
+  return kernel ? sbx_run_kernel_baseline_insns : sbx_run_baseline_insns;
+}
+
+static size_t embedded_len(bool kernel) {
+  return kernel ? sbx_run_kernel_baseline_len : sbx_run_baseline_len;
+}
+
+static const char *policy_name(bool kernel) {
+  return kernel ? SBX_RUN_KERNEL_BASELINE_POLICY : SBX_RUN_BASELINE_POLICY;
+}
+
+static void assert_is_the_embedded_program(bool kernel,
+                                           const sbx_bpf_program *p) {
+  ck_assert_uint_eq(p->len, embedded_len(kernel));
+  ck_assert_int_eq(memcmp(p->insns, embedded_insns(kernel),
                           p->len * sizeof(struct sock_filter)),
                    0);
 }
@@ -25,18 +40,18 @@ static void assert_is_the_embedded_program(const sbx_bpf_program *p) {
 START_TEST(the_embedded_baseline_is_what_compiling_the_builtin_text_gives) {
   sbx_bpf_program fresh = {0};
   GError *error = NULL;
-  ck_assert_msg(sbx_run_baseline_compile(&fresh, &error), "%s",
+  ck_assert_msg(sbx_run_baseline_compile(policy_name(_i), &fresh, &error), "%s",
                 error ? error->message : "");
-  assert_is_the_embedded_program(&fresh);
+  assert_is_the_embedded_program(_i, &fresh);
   sbx_bpf_program_clear(&fresh);
 }
 END_TEST
 
 START_TEST(sbx_run_baseline_hands_out_a_copy_of_the_embedded_program) {
   sbx_bpf_program p = {0};
-  sbx_run_baseline(&p);
-  ck_assert_ptr_ne(p.insns, sbx_run_baseline_insns);
-  assert_is_the_embedded_program(&p);
+  sbx_run_baseline(_i, &p);
+  ck_assert_ptr_ne(p.insns, embedded_insns(_i));
+  assert_is_the_embedded_program(_i, &p);
   sbx_bpf_program_clear(&p);
 }
 END_TEST
@@ -46,30 +61,40 @@ END_TEST
  * argument filter on both sides of its test. */
 START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
   GError *error = NULL;
-  sbx_policy *pol = sbx_builtin_policy(SBX_RUN_BASELINE_POLICY, &error);
+  bool kernel = _i;
+  sbx_policy *pol = sbx_builtin_policy(policy_name(kernel), &error);
   ck_assert_msg(pol, "%s", error ? error->message : "");
+  const uint32_t file_call =
+      kernel ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF;
+  const uint32_t refused = kernel ? SECCOMP_RET_ERRNO : SECCOMP_RET_USER_NOTIF;
   struct {
     int nr;
-    uint64_t arg0;
+    uint64_t args[4];
     uint32_t action;
   } cases[] = {
-      {__NR_getpid, 0, SECCOMP_RET_ALLOW},
-      {__NR_openat, 0, SECCOMP_RET_USER_NOTIF},
-      {__NR_execve, 0, SECCOMP_RET_USER_NOTIF},
-      {__NR_io_uring_setup, 0, SECCOMP_RET_ERRNO},
-      {__NR_personality, 0, SECCOMP_RET_ALLOW},
-      {__NR_personality, 0x0400000, SECCOMP_RET_USER_NOTIF},
-      {__NR_ptrace, 0, SECCOMP_RET_USER_NOTIF},
+      {__NR_getpid, {0}, SECCOMP_RET_ALLOW},
+      {__NR_openat, {0}, file_call},
+      {__NR_execve, {0}, file_call},
+      {__NR_io_uring_setup, {0}, SECCOMP_RET_ERRNO},
+      {__NR_personality, {0}, SECCOMP_RET_ALLOW},
+      {__NR_personality, {0x0400000}, refused},
+      {__NR_ptrace, {0}, refused},
+      /* The default mode's mode checks: a setuid bit is never set. */
+      {__NR_fchmod, {3, 0755}, kernel ? SECCOMP_RET_ALLOW : file_call},
+      {__NR_fchmod, {3, 04755}, refused},
+      {__NR_openat, {3, 0, 0101, 0644}, file_call},
+      {__NR_openat, {3, 0, 0101, 02755}, refused},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     struct seccomp_data d = {.nr = cases[i].nr, .arch = AUDIT_ARCH_X86_64};
-    d.args[0] = cases[i].arg0;
+    for (size_t a = 0; a < 4; a++)
+      d.args[a] = cases[i].args[a];
     uint32_t embedded =
-        sbx_bpf_run(sbx_run_baseline_insns, sbx_run_baseline_len, &d, NULL);
+        sbx_bpf_run(embedded_insns(kernel), embedded_len(kernel), &d, NULL);
     ck_assert_uint_eq(embedded, sbx_policy_eval(pol, &d));
     ck_assert_msg((embedded & SECCOMP_RET_ACTION_FULL) == cases[i].action,
-                  "syscall %d arg0 %#llx: got %#x", cases[i].nr,
-                  (unsigned long long)cases[i].arg0, embedded);
+                  "%s: syscall %d arg0 %#llx: got %#x", policy_name(kernel),
+                  cases[i].nr, (unsigned long long)cases[i].args[0], embedded);
   }
   sbx_policy_free(pol);
 }
@@ -78,10 +103,12 @@ END_TEST
 static Suite *baseline_suite(void) {
   Suite *s = suite_create("sbx-run-baseline");
   TCase *tc = tcase_create("embedded");
-  tcase_add_test(
-      tc, the_embedded_baseline_is_what_compiling_the_builtin_text_gives);
-  tcase_add_test(tc, sbx_run_baseline_hands_out_a_copy_of_the_embedded_program);
-  tcase_add_test(tc, the_embedded_baseline_decides_like_the_policy_text);
+  tcase_add_loop_test(
+      tc, the_embedded_baseline_is_what_compiling_the_builtin_text_gives, 0, 2);
+  tcase_add_loop_test(
+      tc, sbx_run_baseline_hands_out_a_copy_of_the_embedded_program, 0, 2);
+  tcase_add_loop_test(tc, the_embedded_baseline_decides_like_the_policy_text, 0,
+                      2);
   suite_add_tcase(s, tc);
   return s;
 }

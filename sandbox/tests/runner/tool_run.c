@@ -120,12 +120,19 @@ result run(const char *const *argv) {
   return run_fd(argv, -1);
 }
 
+bool sbx_run_explaining(void) {
+  const char *mode = getenv("SBX_RUN_MODE");
+  return mode && strcmp(mode, "explain") == 0;
+}
+
 static result tool_run_at(const char *tool, const char *cwd, int stdin_fd,
                           int stdout_fd, const char *const *opts,
                           const char *const *cmd) {
   g_autofree char *bin = tool_path(tool);
   GPtrArray *a = g_ptr_array_new();
   g_ptr_array_add(a, bin);
+  if (strcmp(tool, "sbx-run") == 0 && sbx_run_explaining())
+    g_ptr_array_add(a, "--explain");
   for (const char *const *o = opts; o && *o; o++)
     g_ptr_array_add(a, (char *)*o);
   g_ptr_array_add(a, "--");

@@ -9,6 +9,8 @@
 #ifndef SBX_TESTS_RUNNER_TOOL_RUN_H_
 #define SBX_TESTS_RUNNER_TOOL_RUN_H_
 
+#include <stdbool.h>
+
 typedef struct {
   int status; /* exit code, or 128+signal */
   char *out;
@@ -37,8 +39,15 @@ result run(const char *const *argv);
 result run_at(const char *const *argv, const char *cwd, int stdin_fd,
               int stdout_fd);
 
+/* Whether sbx-run runs in its --explain (supervisor) mode in this run of
+ * the suite: SBX_RUN_MODE=explain, which the test runner sets for suites
+ * declared with sbx_run_modes (build/test.gni). Otherwise the default
+ * mode, where the kernel decides file access. */
+bool sbx_run_explaining(void);
+
 /* TOOL OPTS... -- CMD... with TOOL from the build directory; both lists
- * NULL-terminated, opts may be NULL. */
+ * NULL-terminated, opts may be NULL. sbx-run gets --explain first when
+ * sbx_run_explaining(). */
 result tool_run(const char *tool, const char *const *opts,
                 const char *const *cmd);
 result sbx_run(const char *const *opts, const char *const *cmd);

@@ -144,6 +144,11 @@ START_TEST(every_builtin_policy_is_an_allowlist_with_a_refusing_default) {
     } else if (strcmp(name, "sbx-run.policy") == 0) {
       /* Unlisted calls go to sbx-run's supervisor, which refuses them. */
       ck_assert_int_eq(d, SBX_ACTION_USER_NOTIF);
+    } else if (strcmp(name, "sbx-run-kernel.policy") == 0) {
+      /* sbx-run's default mode has no supervisor: unlisted calls fail
+       * with ENOSYS, as the supervisor answers them. */
+      ck_assert_int_eq(d, SBX_ACTION_ERRNO);
+      ck_assert_int_eq(p->default_action.data, ENOSYS);
     } else {
       /* Worker policies trap (the policy-kill handler reports and dies);
        * the broker's own policy kills outright. */

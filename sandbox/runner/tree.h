@@ -1,0 +1,104 @@
+/* The file tree of sbx-run's default mode: an empty root holding only the
+ * grants, each bind-mounted at its own path, in which the kernel decides
+ * every file call of the program.
+ *
+ * Why it exists: the supervisor (--explain) decides each file call with a
+ * round trip, which file-heavy programs pay for on every call. Here the
+ * plan turns the allowlist into mounts once, before the program runs,
+ * and the kernel's own path walk does the rest: a name outside the
+ * grants is not in the tree (ENOENT, for stat and chdir alike: S39), a
+ * read-only grant is a read-only mount (metadata changes fail with
+ * EROFS), and a symbolic link that leads out of the grants leads into the
+ * empty root. Landlock, built from the same allowlist, decides what may
+ * be read, written and executed inside the tree and on descriptors the
+ * program inherited.
+ *
+ * Parent side (sbx_run_tree_plan, GLib): the operations in order, from
+ * the allowlist, with every path canonical and every symbolic link met on
+ * the way to a grant recorded so the tree has it too (/lib64 ->
+ * usr/lib64). Child side (sbx_run_tree_build_raw, async-signal-safe, in
+ * init's new user and mount namespaces, before any layer is applied):
+ *   1. every mount a slave of the host's, a tmpfs on /tmp (the scratch),
+ *      with a tmpfs "newroot" and the old root pivoted to "oldroot";
+ *   2. directories and symbolic links on newroot, then each grant bound
+ *      from oldroot to newroot (parents first) and its mount flags set:
+ *      read-only unless the grant writes, always nosuid, nodev unless it
+ *      is a device node named itself, noexec on a write grant unless
+ *      --allow-exec;
+ *   3. a procfs of init's pid namespace at /proc, readable through one
+ *      Landlock rule added to init's ruleset (only the sandbox's own
+ *      processes are in it);
+ *   4. pivot into newroot, the scratch and the old root detached, the
+ *      root read-only, nosuid, nodev; the working directory the
+ *      launcher's (made, empty, when no grant holds it).
+ *
+ * What it trusts: the plan. What it refuses: to leave the old root
+ * attached; any failure is reported and init exits.
+ */
+#ifndef SBX_RUNNER_TREE_H_
+#define SBX_RUNNER_TREE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <glib.h>
+
+#include "sandbox/files/permissions.h"
+
+typedef enum {
+  SBX_TREE_DIR,  /* mkdir -p on the new root */
+  SBX_TREE_LINK, /* a symbolic link: path -> target */
+  SBX_TREE_BIND, /* the host's path bound at the same path */
+} sbx_tree_op_kind;
+
+enum {
+  SBX_TREE_WRITABLE = 1u << 0, /* read-write; otherwise read-only */
+  SBX_TREE_FILE = 1u << 1,     /* not a directory: the mount point is a file */
+  SBX_TREE_DEVICE = 1u << 2,   /* a device node named itself: keep dev */
+  SBX_TREE_NOEXEC = 1u << 3,
+};
+
+typedef struct {
+  sbx_tree_op_kind kind;
+  unsigned flags;     /* SBX_TREE_*, for binds */
+  const char *path;   /* absolute, canonical */
+  const char *target; /* SBX_TREE_LINK: the link's text */
+} sbx_tree_op;
+
+typedef struct {
+  sbx_tree_op *ops; /* directories and links first, then binds, parents
+                     * before what they hold */
+  size_t n_ops;
+  const char *cwd;       /* where the program starts, or NULL for "/" */
+  bool proc;             /* a procfs of the pid namespace at /proc */
+  GStringChunk *strings; /* owns every path */
+} sbx_run_tree;
+
+/* Builds t from list (allow_exec: no noexec mount). FALSE with *why set
+ * (static text naming the grant in *why_path, owned by t) when a grant
+ * cannot be a mount: a write grant of a path that does not exist yet
+ * (the default mode has no way to let one name be created). */
+gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
+                           bool allow_exec, const char **why,
+                           const char **why_path);
+void sbx_run_tree_clear(sbx_run_tree *t);
+
+/* Where building failed: the step (sbx_run_tree_step_name), the index of
+ * the operation (-1: none), the errno. Plain numbers, so a failure can
+ * cross to the launcher in a message. */
+typedef struct {
+  int step;
+  int op;
+  int error;
+} sbx_run_tree_failure;
+
+/* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
+ * rule for /proc (-1: none). Returns 0 or -errno with *failure set.
+ * Async-signal-safe. */
+int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
+                           sbx_run_tree_failure *failure);
+
+/* "mount the scratch tmpfs", "bind mount", ... */
+const char *sbx_run_tree_step_name(int step);
+
+#endif /* SBX_RUNNER_TREE_H_ */

@@ -1,0 +1,313 @@
+/* Building the default mode's file tree in init; see tree.h.
+ *
+ * Async-signal-safe: raw system calls, PATH_MAX buffers on the stack, no
+ * allocation. Trusts the plan; never leaves the old root attached.
+ */
+#include "sandbox/runner/tree.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h> /* the ST_* flag names */
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/base/strbuf.h"
+#include "sandbox/kernel/landlock/landlock_uapi.h"
+
+enum {
+  STEP_SLAVE,
+  STEP_SCRATCH,
+  STEP_NEWROOT,
+  STEP_PIVOT_OLD,
+  STEP_DIR,
+  STEP_LINK,
+  STEP_MOUNT_POINT,
+  STEP_BIND,
+  STEP_FLAGS,
+  STEP_PROC_RULE,
+  STEP_PIVOT_NEW,
+  STEP_DETACH,
+  STEP_READ_ONLY_ROOT,
+  STEP_CWD,
+  STEP_PATH_TOO_LONG,
+};
+
+static const char *const step_names[] = {
+    [STEP_SLAVE] = "make the host's mounts slaves",
+    [STEP_SCRATCH] = "mount the scratch tmpfs on /tmp",
+    [STEP_NEWROOT] = "mount the new root's tmpfs",
+    [STEP_PIVOT_OLD] = "pivot_root to the scratch",
+    [STEP_DIR] = "make a directory",
+    [STEP_LINK] = "make a symbolic link",
+    [STEP_MOUNT_POINT] = "make a mount point",
+    [STEP_BIND] = "bind mount",
+    [STEP_FLAGS] = "set the mount's flags",
+    [STEP_PROC_RULE] = "the Landlock rule for /proc",
+    [STEP_PIVOT_NEW] = "pivot_root into the new root",
+    [STEP_DETACH] = "detach the old root",
+    [STEP_READ_ONLY_ROOT] = "remount the new root read-only",
+    [STEP_CWD] = "enter the working directory",
+    [STEP_PATH_TOO_LONG] = "a path too long",
+};
+
+/* Async-signal-safe. */
+const char *sbx_run_tree_step_name(int step) {
+  if (step < 0 || step >= (int)(sizeof step_names / sizeof step_names[0]) ||
+      !step_names[step])
+    return "unknown step";
+  return step_names[step];
+}
+
+/* Async-signal-safe. */
+static int fail(sbx_run_tree_failure *f, int step, int op, int err) {
+  f->step = step;
+  f->op = op;
+  f->error = err;
+  return -err;
+}
+
+/* prefix + path into out. Async-signal-safe. */
+static bool join(char *out, const char *prefix, const char *path) {
+  sbx_strbuf sb;
+  sbx_strbuf_init(&sb, out, PATH_MAX);
+  sbx_strbuf_add(&sb, prefix);
+  if (strcmp(path, "/") != 0)
+    sbx_strbuf_add(&sb, path);
+  return sbx_strbuf_finish(&sb) < PATH_MAX;
+}
+
+/* mkdir -p of every directory from after skip up to the end of path
+ * (with parents_only, up to its last '/'). Existing ones are fine,
+ * including ones inside a read-only grant (mkdir reports EEXIST first).
+ * Async-signal-safe. */
+static int make_dirs(char *path, size_t skip, bool parents_only) {
+  for (char *c = path + skip + 1; *c; c++) {
+    if (*c != '/')
+      continue;
+    *c = '\0';
+    int rc = mkdir(path, 0755);
+    *c = '/';
+    if (rc != 0 && errno != EEXIST)
+      return -errno;
+  }
+  if (!parents_only && mkdir(path, 0755) != 0 && errno != EEXIST)
+    return -errno;
+  return 0;
+}
+
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#define SBX_AT_RECURSIVE 0x8000
+
+struct sbx_mount_attr {
+  unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* statfs(2)'s f_flags are valid only with this bit (linux/statfs.h). */
+#define SBX_ST_VALID 0x0020
+
+/* The flags a remount in a user namespace must keep (the kernel locks
+ * them), for kernels without mount_setattr. Async-signal-safe. */
+static unsigned long locked_flags(const char *path) {
+  struct statfs sf;
+  if (statfs(path, &sf) != 0 || !(sf.f_flags & SBX_ST_VALID))
+    return 0;
+  unsigned long f = 0;
+  if (sf.f_flags & ST_RDONLY)
+    f |= MS_RDONLY;
+  if (sf.f_flags & ST_NOSUID)
+    f |= MS_NOSUID;
+  if (sf.f_flags & ST_NODEV)
+    f |= MS_NODEV;
+  if (sf.f_flags & ST_NOEXEC)
+    f |= MS_NOEXEC;
+  if (sf.f_flags & ST_NOATIME)
+    f |= MS_NOATIME;
+  if (sf.f_flags & ST_NODIRATIME)
+    f |= MS_NODIRATIME;
+  if (sf.f_flags & ST_RELATIME)
+    f |= MS_RELATIME;
+  return f;
+}
+
+/* Only ever adds restrictions: a flag the host's mount has stays.
+ * Async-signal-safe. */
+static int restrict_mount(const char *path, unsigned flags, bool recursive) {
+  struct sbx_mount_attr a = {0};
+  a.attr_set = MOUNT_ATTR_NOSUID;
+  if (!(flags & SBX_TREE_WRITABLE))
+    a.attr_set |= MOUNT_ATTR_RDONLY;
+  if (!(flags & SBX_TREE_DEVICE))
+    a.attr_set |= MOUNT_ATTR_NODEV;
+  if (flags & SBX_TREE_NOEXEC)
+    a.attr_set |= MOUNT_ATTR_NOEXEC;
+  if (syscall(__NR_mount_setattr, AT_FDCWD, path,
+              recursive ? SBX_AT_RECURSIVE : 0, &a, sizeof(a)) == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -errno;
+  unsigned long f = MS_REMOUNT | MS_BIND | locked_flags(path) | MS_NOSUID;
+  if (!(flags & SBX_TREE_WRITABLE))
+    f |= MS_RDONLY;
+  if (!(flags & SBX_TREE_DEVICE))
+    f |= MS_NODEV;
+  if (flags & SBX_TREE_NOEXEC)
+    f |= MS_NOEXEC;
+  return mount(NULL, path, NULL, f, NULL) == 0 ? 0 : -errno;
+}
+
+#define NEW "/newroot"
+#define OLD "/oldroot"
+
+/* One operation on the new root. Async-signal-safe. */
+static int apply_op(const sbx_tree_op *op, int i, sbx_run_tree_failure *f) {
+  char dst[PATH_MAX];
+  if (!join(dst, NEW, op->path))
+    return fail(f, STEP_PATH_TOO_LONG, i, ENAMETOOLONG);
+  size_t skip = strlen(NEW);
+  int rc;
+  if (op->kind == SBX_TREE_DIR) {
+    if ((rc = make_dirs(dst, skip, false)) < 0)
+      return fail(f, STEP_DIR, i, -rc);
+    return 0;
+  }
+  if (op->kind == SBX_TREE_LINK) {
+    if ((rc = make_dirs(dst, skip, true)) < 0)
+      return fail(f, STEP_DIR, i, -rc);
+    if (syscall(SYS_symlinkat, op->target, AT_FDCWD, dst) != 0 &&
+        errno != EEXIST)
+      return fail(f, STEP_LINK, i, errno);
+    return 0;
+  }
+  char src[PATH_MAX];
+  if (!join(src, OLD, op->path))
+    return fail(f, STEP_PATH_TOO_LONG, i, ENAMETOOLONG);
+  struct stat st;
+  if (fstatat(AT_FDCWD, src, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return 0; /* gone since the plan: nothing to show */
+  if (op->flags & SBX_TREE_FILE) {
+    if ((rc = make_dirs(dst, skip, true)) < 0)
+      return fail(f, STEP_MOUNT_POINT, i, -rc);
+    if (fstatat(AT_FDCWD, dst, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0)
+        return fail(f, STEP_MOUNT_POINT, i, errno);
+      close(fd);
+    }
+  } else if ((rc = make_dirs(dst, skip, false)) < 0) {
+    return fail(f, STEP_MOUNT_POINT, i, -rc);
+  }
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+    return fail(f, STEP_BIND, i, errno);
+  if ((rc = restrict_mount(dst, op->flags, true)) < 0)
+    return fail(f, STEP_FLAGS, i, -rc);
+  return 0;
+}
+
+/* /proc of init's pid namespace, and the Landlock rule that lets the
+ * program read it. A kernel that refuses the mount (a container whose
+ * /proc is partly covered) leaves the program without /proc.
+ * Async-signal-safe. */
+static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
+  char dst[PATH_MAX];
+  join(dst, NEW, "/proc");
+  if (mkdir(dst, 0555) != 0 && errno != EEXIST)
+    return fail(f, STEP_DIR, -1, errno);
+  if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+    return 0;
+  if (landlock_fd < 0)
+    return 0;
+  int fd = open(dst, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (fd < 0)
+    return fail(f, STEP_PROC_RULE, -1, errno);
+  struct sbx_landlock_path_beneath_attr rule = {
+      .allowed_access =
+          LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+      .parent_fd = fd,
+  };
+  int rc = sbx_landlock_add_rule(landlock_fd, SBX_LANDLOCK_RULE_PATH_BENEATH,
+                                 &rule, 0);
+  int err = errno;
+  close(fd);
+  return rc == 0 ? 0 : fail(f, STEP_PROC_RULE, -1, err);
+}
+
+/* Standard input, output or error that is one of the fixed set's device
+ * nodes (/dev/null, most often) is opened again through the tree's
+ * read-only bind, so its mode, owner and times cannot change through the
+ * descriptor. Async-signal-safe. */
+static void reopen_devices(void) {
+  static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
+                                      "/dev/random", "/dev/urandom"};
+  for (int fd = 0; fd <= 2; fd++) {
+    struct stat st, node;
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode))
+      continue;
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+      if (stat(nodes[i], &node) != 0 || node.st_rdev != st.st_rdev)
+        continue;
+      int flags = fcntl(fd, F_GETFL);
+      int again =
+          flags < 0 ? -1 : open(nodes[i], flags & (O_ACCMODE | O_APPEND), 0);
+      if (again >= 0) {
+        dup2(again, fd);
+        close(again);
+      }
+      break;
+    }
+  }
+}
+
+/* Async-signal-safe. */
+int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
+                           sbx_run_tree_failure *f) {
+  f->step = -1;
+  f->op = -1;
+  f->error = 0;
+  /* Nothing done here propagates back to the host. */
+  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+    return fail(f, STEP_SLAVE, -1, errno);
+  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    return fail(f, STEP_SCRATCH, -1, errno);
+  if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 ||
+      mkdir("oldroot", 0755) != 0)
+    return fail(f, STEP_SCRATCH, -1, errno);
+  if (mount("tmpfs", "newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") !=
+      0)
+    return fail(f, STEP_NEWROOT, -1, errno);
+  if (syscall(SYS_pivot_root, ".", "oldroot") != 0)
+    return fail(f, STEP_PIVOT_OLD, -1, errno);
+  int rc;
+  for (size_t i = 0; i < t->n_ops; i++)
+    if ((rc = apply_op(&t->ops[i], (int)i, f)) < 0)
+      return rc;
+  if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
+    return rc;
+  if (chdir(NEW) != 0)
+    return fail(f, STEP_PIVOT_NEW, -1, errno);
+  if (syscall(SYS_pivot_root, ".", ".") != 0)
+    return fail(f, STEP_PIVOT_NEW, -1, errno);
+  /* The scratch, with the old root under it, is stacked on "." now. */
+  if (umount2(".", MNT_DETACH) != 0)
+    return fail(f, STEP_DETACH, -1, errno);
+  if (chdir("/") != 0)
+    return fail(f, STEP_CWD, -1, errno);
+  if ((rc = restrict_mount("/", 0, false)) < 0)
+    return fail(f, STEP_READ_ONLY_ROOT, -1, -rc);
+  if (t->cwd && chdir(t->cwd) != 0)
+    return fail(f, STEP_CWD, -1, errno);
+  reopen_devices();
+  return 0;
+}

@@ -1,0 +1,249 @@
+/* sbx-run's default mode, where the kernel decides file access in a tree
+ * of the grants (sandbox/runner/tree.h): what only that mode promises.
+ * Names outside the grants are absent, read-only grants refuse metadata
+ * changes, a write grant holds the links made in it and none leads out,
+ * socket files outside are unreachable, nothing runs without -x, and a
+ * failing program gets one line pointing at --explain.
+ *
+ * Output is collected through pipes: a file outside the write grants as
+ * standard output would make the plan choose the supervisor (docs/
+ * sbx-run.md, "Which mode"). Each refusal has a positive control: the
+ * same call outside the sandbox, or under a grant that allows it. */
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "sandbox/tests/runner/tool_run.h"
+
+/* sbx-run OPTS -- ARGV, stdio on pipes (and stdin on /dev/null). */
+static result piped(const char *const *opts, const char *const *argv,
+                    bool sandboxed) {
+  g_autofree char *bin = sbx_run_path();
+  GPtrArray *a = g_ptr_array_new();
+  if (sandboxed) {
+    g_ptr_array_add(a, bin);
+    for (const char *const *o = opts; o && *o; o++)
+      g_ptr_array_add(a, (char *)*o);
+    g_ptr_array_add(a, "--");
+  }
+  for (const char *const *c = argv; *c; c++)
+    g_ptr_array_add(a, (char *)*c);
+  g_ptr_array_add(a, NULL);
+  result r = {0};
+  int wait = 0;
+  GError *error = NULL;
+  gboolean ok = g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT,
+                             NULL, NULL, &r.out, &r.err, &wait, &error);
+  ck_assert_msg(ok, "%s", error ? error->message : "");
+  g_ptr_array_free(a, TRUE);
+  r.status = WIFEXITED(wait) ? WEXITSTATUS(wait) : 128 + WTERMSIG(wait);
+  return r;
+}
+
+static result probe(const char *const *opts, const char *const *args,
+                    bool sandboxed) {
+  g_autofree char *p = probe_path();
+  GPtrArray *cmd = g_ptr_array_new();
+  g_ptr_array_add(cmd, p);
+  for (const char *const *a = args; *a; a++)
+    g_ptr_array_add(cmd, (char *)*a);
+  g_ptr_array_add(cmd, NULL);
+  result r = piped(opts, (const char *const *)cmd->pdata, sandboxed);
+  g_ptr_array_free(cmd, TRUE);
+  return r;
+}
+
+#define IN(opts, ...) \
+  probe(opts, (const char *const[]){__VA_ARGS__, NULL}, true)
+#define OUT(...) probe(NULL, (const char *const[]){__VA_ARGS__, NULL}, false)
+
+static void refused(result r, int err) {
+  g_autofree char *e = g_strdup_printf("errno=%d\n", err);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, e);
+  result_clear(&r);
+}
+
+static mode_t stat_mode(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st.st_mode & 07777;
+}
+
+/* The sandboxed program owns what it attacks: only the sandbox refuses. */
+static char *owned_file(const char *name, const char *text) {
+  char *path = make_file(name, text);
+  ck_assert_int_eq(chown(path, geteuid(), getegid()), 0);
+  return path;
+}
+
+START_TEST(a_name_outside_the_grants_is_absent_for_stat_read_and_chdir) {
+  g_autofree char *secret = owned_file("secret.txt", "secret\n");
+  g_autofree char *dir = make_dir("elsewhere");
+  expect(OUT("read", secret), 0, "data=secret", NULL);
+  expect(OUT("chdir", dir), 0, "chdir=ok", NULL);
+  refused(IN(NULL, "read", secret), ENOENT);
+  refused(IN(NULL, "chdir", dir), ENOENT);
+  /* Present and absent answer alike (S39). */
+  g_autofree char *absent = path_in("absent");
+  refused(IN(NULL, "chdir", absent), ENOENT);
+  const char *opts[] = {"-r", secret, NULL};
+  expect(IN(opts, "read", secret), 0, "data=secret", NULL);
+}
+END_TEST
+
+START_TEST(a_read_only_grant_refuses_mode_times_and_setuid) {
+  g_autofree char *dir = make_dir("ro");
+  g_autofree char *f = owned_file("ro/f.txt", "data\n");
+  ck_assert_int_eq(chown(dir, geteuid(), getegid()), 0);
+  const char *ro[] = {"-r", dir, NULL};
+  const char *rw[] = {"-w", dir, NULL};
+  expect(OUT("fchmod", f, "0640"), 0, "fchmod=ok", NULL);
+  refused(IN(ro, "fchmod", f, "0600"), EROFS);
+  refused(IN(ro, "futimens", f, "1000"), EROFS);
+  refused(IN(ro, "write", f), EROFS);
+  ck_assert_int_eq(stat_mode(f), 0640);
+  /* Controls: a write grant allows them... */
+  expect(IN(rw, "fchmod", f, "0600"), 0, "fchmod=ok", NULL);
+  expect(IN(rw, "futimens", f, "1000"), 0, "futimens=ok", NULL);
+  ck_assert_int_eq(stat_mode(f), 0600);
+  /* ...but never a setuid or setgid bit, which outside the sandbox the
+   * owner may set. */
+  expect(OUT("fchmod", f, "04755"), 0, "fchmod=ok", NULL);
+  ck_assert_int_eq(chmod(f, 0600), 0);
+  refused(IN(rw, "fchmod", f, "04755"), EPERM);
+  refused(IN(rw, "fchmod", f, "02755"), EPERM);
+  ck_assert_int_eq(stat_mode(f), 0600);
+}
+END_TEST
+
+START_TEST(a_write_grant_holds_its_links_and_none_leads_out) {
+  g_autofree char *dir = make_dir("rw");
+  ck_assert_int_eq(chown(dir, geteuid(), getegid()), 0);
+  g_autofree char *inside = owned_file("rw/in.txt", "inside\n");
+  g_autofree char *canary = owned_file("canary.txt", "canary\n");
+  g_autofree char *sym_in = g_build_filename(dir, "sym-in", NULL);
+  g_autofree char *sym_out = g_build_filename(dir, "sym-out", NULL);
+  g_autofree char *hard = g_build_filename(dir, "hard", NULL);
+  const char *rw[] = {"-w", dir, NULL};
+  expect(IN(rw, "symlink", inside, sym_in), 0, "symlink=ok", NULL);
+  expect(IN(rw, "read", sym_in), 0, "data=inside", NULL);
+  expect(IN(rw, "link", inside, hard), 0, "link=ok", NULL);
+  expect(IN(rw, "read", hard), 0, "data=inside", NULL);
+  expect(IN(rw, "symlink", canary, sym_out), 0, "symlink=ok", NULL);
+  /* Control: outside the sandbox the link reaches the canary. */
+  expect(OUT("read", sym_out), 0, "data=canary", NULL);
+  refused(IN(rw, "read", sym_out), ENOENT);
+  /* Where it leads, the tree is the read-only empty root. */
+  refused(IN(rw, "write", sym_out), EROFS);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(canary, &text, NULL, NULL));
+  ck_assert_str_eq(text, "canary\n");
+  /* A hard link to a file outside cannot be made: it is not there. */
+  g_autofree char *hard_out = g_build_filename(dir, "hard-out", NULL);
+  refused(IN(rw, "link", canary, hard_out), ENOENT);
+}
+END_TEST
+
+START_TEST(a_socket_file_outside_the_grants_is_unreachable) {
+  g_autofree char *dir = make_dir("sock");
+  g_autofree char *path = g_build_filename(dir, "s", NULL);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  g_strlcpy(sa.sun_path, path, sizeof sa.sun_path);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  ck_assert_int_eq(chmod(path, 0777), 0);
+  ck_assert_int_eq(listen(fd, 8), 0);
+  /* Nobody answers the exchange that follows: only connect counts. */
+  result r = OUT("connect", path);
+  assert_contains(r.out, "connect=ok");
+  result_clear(&r);
+  refused(IN(NULL, "connect", path), ENOENT);
+  const char *rw[] = {"-w", dir, NULL};
+  r = IN(rw, "connect", path);
+  assert_contains(r.out, "connect=ok");
+  result_clear(&r);
+  close(fd);
+}
+END_TEST
+
+START_TEST(nothing_runs_without_allow_exec) {
+  g_autofree char *dir = make_dir("bin");
+  g_autofree char *copy = g_build_filename(dir, "true", NULL);
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  ck_assert(g_file_get_contents("/bin/true", &text, &len, NULL));
+  ck_assert(g_file_set_contents(copy, text, (gssize)len, NULL));
+  ck_assert_int_eq(chmod(copy, 0755), 0);
+  expect(OUT("exec", copy), 0, NULL, NULL);
+  const char *ro[] = {"-r", dir, NULL};
+  refused(IN(ro, "exec", copy), EACCES);
+  const char *rx[] = {"-r", dir, "-x", NULL};
+  expect(IN(rx, "exec", copy), 0, NULL, NULL);
+  /* A write grant is noexec without -x, for mmap as well. */
+  const char *rw[] = {"-w", dir, NULL};
+  refused(IN(rw, "exec", copy), EACCES);
+}
+END_TEST
+
+START_TEST(a_failing_program_gets_one_line_and_a_succeeding_one_none) {
+  g_autofree char *absent = path_in("absent");
+  result r = IN(NULL, "read", absent);
+  ck_assert_int_eq(r.status, 1);
+  const char *line =
+      "run again with --explain to see what the sandbox "
+      "refused\n";
+  const char *at = strstr(r.err, line);
+  ck_assert_msg(at != NULL, "no --explain line in: %s", r.err);
+  ck_assert_ptr_null(strstr(at + 1, line));
+  assert_contains(r.err, "exited with status 1;");
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  const char *t[] = {"/bin/true", NULL};
+  r = piped(NULL, t, true);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.err, "");
+  result_clear(&r);
+  /* --explain names the refusal instead. */
+  const char *explain[] = {"--explain", NULL};
+  r = IN(explain, "read", absent);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.err, "sbx: denied");
+  assert_lacks(r.err, line);
+  result_clear(&r);
+}
+END_TEST
+
+static Suite *kernel_suite(void) {
+  Suite *s = suite_create("sbx-run-kernel");
+  TCase *tc = tcase_create("tree");
+  tcase_add_checked_fixture(tc, tool_setup, tool_teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc,
+                 a_name_outside_the_grants_is_absent_for_stat_read_and_chdir);
+  tcase_add_test(tc, a_read_only_grant_refuses_mode_times_and_setuid);
+  tcase_add_test(tc, a_write_grant_holds_its_links_and_none_leads_out);
+  tcase_add_test(tc, a_socket_file_outside_the_grants_is_unreachable);
+  tcase_add_test(tc, nothing_runs_without_allow_exec);
+  tcase_add_test(tc, a_failing_program_gets_one_line_and_a_succeeding_one_none);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(kernel_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
