@@ -150,7 +150,9 @@ START_TEST(four_threads_run_ten_thousand_workers) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
+  /* Fresh mode: the zygote is a new exec of this program. */
+  sbx_main_hook(argc, argv);
   Suite *suite = suite_create("api_scale");
   TCase *tc = tcase_create("scale");
   tcase_set_timeout(tc, 300);
