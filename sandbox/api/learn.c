@@ -27,38 +27,83 @@ static bool rule_of(const char *line, const char *name) {
   return strncmp(line, name, n) == 0 && line[n] == ':';
 }
 
-char *sbx_api_learn_policy_text(const sbx_policy *policy, const int *calls,
+static const sbx_rule *find_rule(const sbx_policy *p, int nr) {
+  for (size_t i = 0; i < p->n_rules; i++)
+    if (p->rules[i].nr == nr)
+      return &p->rules[i];
+  return NULL;
+}
+
+/* The learned line for one call. was: the canonical line's text after
+ * "NAME: " (NULL when the policy has no rule for it). */
+static char *learned_line(const sbx_policy *policy,
+                          const sbx_api_learned_call *call, const char *name,
+                          const char *was) {
+  g_autoptr(GString) why = g_string_new(NULL);
+  g_autofree char *expr = sbx_arg_rule_expression(name, call->args, why);
+  bool narrowed = strcmp(expr, "1") != 0;
+  const sbx_rule *r = find_rule(policy, call->nr);
+  g_autoptr(GString) line = g_string_new(NULL);
+  g_string_append_printf(line, "%s: ", name);
+  if (!narrowed) {
+    g_string_append(line, "allow");
+  } else if (r && r->n_alts > 0 && r->on_match.kind == SBX_ACTION_ALLOW) {
+    /* The old expression, then what was seen: || binds loosest. */
+    g_autofree char *old = g_strdup(was);
+    char *comment = strstr(old, "  #");
+    if (comment)
+      *comment = '\0';
+    char *ret = strstr(old, "; return ");
+    g_autofree char *tail = ret ? g_strdup(ret) : g_strdup("");
+    if (ret)
+      *ret = '\0';
+    g_string_append_printf(line, "%s || %s%s", g_strstrip(old), expr, tail);
+  } else if (r && r->on_match.kind == SBX_ACTION_ERRNO) {
+    g_string_append_printf(line, "%s; return %u", expr,
+                           (unsigned)r->on_match.data);
+  } else {
+    g_string_append(line, expr);
+  }
+  g_string_append(line, "  # learned");
+  if (why->len > 2)
+    g_string_append_printf(line, " (%s)", why->str + 2);
+  if (was)
+    g_string_append_printf(line, "; was:%s", was);
+  return g_string_free(g_steal_pointer(&line), FALSE);
+}
+
+char *sbx_api_learn_policy_text(const sbx_policy *policy,
+                                const sbx_api_learned_call *calls,
                                 size_t n_calls, const char *header,
                                 GError **error) {
   g_autofree char *text = sbx_policy_format(policy, header, error);
   if (!text)
     return NULL;
-  g_autoptr(GPtrArray) names = g_ptr_array_new();
-  for (size_t i = 0; i < n_calls; i++) {
-    const char *name = sbx_syscall_name(calls[i]);
-    if (name)
-      g_ptr_array_add(names, (gpointer)name);
-  }
   g_autoptr(GHashTable) written = g_hash_table_new(g_str_hash, g_str_equal);
   g_autoptr(GString) out = g_string_new(NULL);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
-    const char *learned = NULL;
-    for (guint i = 0; !learned && i < names->len; i++)
-      if (rule_of(*l, g_ptr_array_index(names, i)))
-        learned = g_ptr_array_index(names, i);
-    if (learned) {
-      g_string_append_printf(out, "%s: allow  # learned; was:%s\n", learned,
-                             *l + strlen(learned) + 1);
-      g_hash_table_add(written, (gpointer)learned);
+    const sbx_api_learned_call *call = NULL;
+    const char *name = NULL;
+    for (size_t i = 0; !call && i < n_calls; i++) {
+      name = sbx_syscall_name(calls[i].nr);
+      if (name && rule_of(*l, name))
+        call = &calls[i];
+    }
+    if (call) {
+      g_autofree char *line =
+          learned_line(policy, call, name, *l + strlen(name) + 1);
+      g_string_append_printf(out, "%s\n", line);
+      g_hash_table_add(written, (gpointer)name);
     } else if (**l || l[1]) {
       g_string_append_printf(out, "%s\n", *l);
     }
   }
-  for (guint i = 0; i < names->len; i++) {
-    const char *name = g_ptr_array_index(names, i);
-    if (!g_hash_table_contains(written, name)) {
-      g_string_append_printf(out, "%s: allow  # learned\n", name);
+  for (size_t i = 0; i < n_calls; i++) {
+    const char *name = sbx_syscall_name(calls[i].nr);
+    if (name && !g_hash_table_contains(written, name)) {
+      g_autofree char *line = learned_line(policy, &calls[i], name, NULL);
+      g_string_append_printf(out, "%s\n", line);
       g_hash_table_add(written, (gpointer)name);
     }
   }
@@ -151,16 +196,43 @@ static gboolean check_learned(const char *path, GError **error) {
   return ok;
 }
 
+/* The broker's record of one type's calls (SBX_BROKER_LEARNED_TYPE). */
+static GArray *read_calls(GVariant *v) {
+  GArray *calls = g_array_new(FALSE, TRUE, sizeof(sbx_api_learned_call));
+  GVariantIter it;
+  g_variant_iter_init(&it, v);
+  gint32 nr;
+  GVariant *args;
+  while (g_variant_iter_next(&it, "(i@a(batt))", &nr, &args)) {
+    sbx_api_learned_call c = {.nr = nr};
+    for (gsize i = 0; i < 6 && i < g_variant_n_children(args); i++) {
+      gboolean overflow;
+      guint64 mask;
+      g_autoptr(GVariant) values = NULL;
+      g_variant_get_child(args, i, "(b@att)", &overflow, &values, &mask);
+      gsize n = 0;
+      const guint64 *vals =
+          g_variant_get_fixed_array(values, &n, sizeof(guint64));
+      for (gsize k = 0; k < n; k++)
+        sbx_arg_seen_add(&c.args[i], vals[k]);
+      c.args[i].overflow = c.args[i].overflow || overflow;
+      c.args[i].mask |= mask;
+    }
+    g_variant_unref(args);
+    g_array_append_val(calls, c);
+  }
+  return calls;
+}
+
 static gboolean write_type(const sbx_prepared_type *t, char **rules,
-                           GVariant *calls, const char *dir, GError **error) {
+                           GVariant *calls_v, const char *dir, GError **error) {
   if (strchr(t->name, '/') || t->name[0] == '.') {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                 "process type \"%s\": not a name for a file", t->name);
     return FALSE;
   }
-  gsize n_calls = 0;
-  const gint32 *nrs =
-      g_variant_get_fixed_array(calls, &n_calls, sizeof(gint32));
+  g_autoptr(GArray) calls = read_calls(calls_v);
+  size_t n_calls = calls->len;
   g_autoptr(GPtrArray) policies = sbx_profile_policies(t->profile, NULL, error);
   if (!policies || policies->len == 0)
     return FALSE;
@@ -172,11 +244,13 @@ static gboolean write_type(const sbx_prepared_type *t, char **rules,
   const char *layer = t->profile->seccomp[policies->len - 1];
   g_autofree char *header = g_strdup_printf(
       "%s: the seccomp layer %s of process type \"%s\" (%s), written back\n"
-      "with what libsbx's learning mode saw it refuse allowed.",
+      "with what libsbx's learning mode saw it refuse allowed (as far as\n"
+      "its reviewed argument was seen used).",
       policy_file, layer, t->name, t->profile->source);
-  g_autofree char *policy_text =
-      sbx_api_learn_policy_text(g_ptr_array_index(policies, policies->len - 1),
-                                (const int *)nrs, n_calls, header, error);
+  g_autofree char *policy_text = sbx_api_learn_policy_text(
+      g_ptr_array_index(policies, policies->len - 1),
+      (const sbx_api_learned_call *)(void *)calls->data, n_calls, header,
+      error);
   if (!policy_text)
     return FALSE;
   g_autofree char *profile =
@@ -207,7 +281,8 @@ gboolean sbx_api_learn_write(const sbx_prepared_type *types, size_t n_types,
   g_variant_iter_init(&it, learned);
   const char *name;
   GVariant *rules_v, *calls;
-  while (g_variant_iter_next(&it, "(&s@as@ai)", &name, &rules_v, &calls)) {
+  while (g_variant_iter_next(&it, "(&s@as@a(ia(batt)))", &name, &rules_v,
+                             &calls)) {
     g_auto(GStrv) rules = g_variant_dup_strv(rules_v, NULL);
     gboolean empty = !rules[0] && g_variant_n_children(calls) == 0;
     const sbx_prepared_type *t = NULL;

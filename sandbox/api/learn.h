@@ -11,8 +11,9 @@
  * for each type that was refused anything:
  *   DIR/TYPE.learned.policy   the type's last layer as policy text
  *                             (format.h), each refused call's rule
- *                             replaced by an allow that keeps the old rule
- *                             in a comment;
+ *                             widened to what it was seen doing (its
+ *                             reviewed argument, arg_rules.h) or replaced
+ *                             by an allow, the old rule in a comment;
  *   DIR/TYPE.learned.profile  the type's profile, its last seccomp layer
  *                             replaced by that file and its [broker]
  *                             rules extended by the rules learned.
@@ -31,6 +32,7 @@
 #include <glib.h>
 
 #include "sandbox/api/prepare.h"
+#include "sandbox/policy/arg_rules.h"
 
 /* The learning directory: the config's, else $SBX_LEARN_DIR, else NULL. */
 const char *sbx_api_learn_dir(const char *configured);
@@ -42,9 +44,19 @@ gboolean sbx_api_learn_write(const sbx_prepared_type *types, size_t n_types,
                              GVariant *learned, const char *dir,
                              GError **error);
 
-/* The policy text of policy with each of the calls (numbers) allowed;
- * header goes in its first comment. For tests and the writer above. */
-char *sbx_api_learn_policy_text(const sbx_policy *policy, const int *calls,
+/* One system call the learning run was refused, with what its arguments
+ * held. */
+typedef struct {
+  int nr;
+  sbx_arg_seen args[6];
+} sbx_api_learned_call;
+
+/* The policy text of policy with each of the calls allowed as far as its
+ * reviewed argument was seen used (sbx_arg_rule_expression: "fcntl: ... ||
+ * arg1 == F_GETPIPE_SZ"), or outright when it has none; the rule it
+ * replaces stays in a comment. header goes in its first comment. */
+char *sbx_api_learn_policy_text(const sbx_policy *policy,
+                                const sbx_api_learned_call *calls,
                                 size_t n_calls, const char *header,
                                 GError **error);
 

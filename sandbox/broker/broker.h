@@ -113,18 +113,18 @@ pid_t sbx_broker_pid(const sbx_broker *broker);
 gboolean sbx_broker_get_stats(sbx_broker *broker, sbx_broker_stats *out,
                               GError **error);
 
+/* What a learning broker (sbx_broker_config.learn) was asked for beyond
+ * each type's rules, as a GVariant of type SBX_BROKER_LEARNED_TYPE
+ * (server.h): per type its name, the rules that would have granted the
+ * requests, and the system calls its verdict layer refused, with their
+ * arguments. Empty when not learning. */
+GVariant *sbx_broker_learned(sbx_broker *broker, GError **error);
+
 /* Stops the broker and frees the handle; *status (may be NULL) gets its
  * wait status. Workers still connected see -EACCES from then on. Returns
  * within SBX_BROKER_EXIT_TIMEOUT_MS + SBX_BROKER_REAP_TIMEOUT_MS: a broker
  * that does not leave in time is killed (the status then says SIGKILL);
  * FALSE only when it cannot be reaped at all. NULL is ignored. */
-/* What a learning broker (sbx_broker_config.learn) was asked for beyond
- * each type's rules, as a GVariant of type SBX_BROKER_LEARNED_TYPE
- * (server.h): per type its name, the rules that would have granted the
- * requests, and the numbers of the system calls its verdict layer
- * refused. Empty when not learning. */
-GVariant *sbx_broker_learned(sbx_broker *broker, GError **error);
-
 gboolean sbx_broker_stop(sbx_broker *broker, int *status, GError **error);
 
 #endif /* SBX_BROKER_BROKER_H_ */

@@ -24,6 +24,7 @@
 #include "sandbox/broker/protocol.h"
 #include "sandbox/broker/verdicts.h"
 #include "sandbox/files/resolver.h"
+#include "sandbox/policy/arg_rules.h"
 
 /* Descriptors accepted per datagram before the message is refused: a
  * correct client sends one; room for a few more lets the broker see (and
@@ -111,7 +112,8 @@ struct sbx_broker_server {
   sbx_resolver *learn_resolver;
   sbx_allowlist *learn_list;
   GPtrArray *learned_rules; /* per type: GHashTable of rule texts */
-  GPtrArray *learned_calls; /* per type: GHashTable of system call numbers */
+  /* per type: GHashTable, system call number + 1 -> sbx_arg_seen[6] */
+  GPtrArray *learned_calls;
 };
 
 typedef union {
@@ -175,7 +177,8 @@ gboolean sbx_broker_server_add_type(sbx_broker_server *s,
     g_ptr_array_add(
         s->learned_rules,
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL));
-    g_ptr_array_add(s->learned_calls, g_hash_table_new(NULL, NULL));
+    g_ptr_array_add(s->learned_calls,
+                    g_hash_table_new_full(NULL, NULL, NULL, g_free));
   }
   return TRUE;
 }
@@ -212,13 +215,25 @@ int sbx_broker_server_write_learned(sbx_broker_server *s, int fd) {
         g_ptr_array_index(s->learned_rules, t), &n);
     qsort(rules, n, sizeof *rules, compare_strings);
     GVariantBuilder calls;
-    g_variant_builder_init(&calls, G_VARIANT_TYPE("ai"));
+    g_variant_builder_init(&calls, G_VARIANT_TYPE("a(ia(batt))"));
     GHashTableIter it;
-    gpointer key;
+    gpointer key, value;
     g_hash_table_iter_init(&it, g_ptr_array_index(s->learned_calls, t));
-    while (g_hash_table_iter_next(&it, &key, NULL))
-      g_variant_builder_add(&calls, "i", GPOINTER_TO_INT(key) - 1);
-    g_variant_builder_add(&all, "(s^asai)",
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+      const sbx_arg_seen *args = value;
+      GVariantBuilder seen;
+      g_variant_builder_init(&seen, G_VARIANT_TYPE("a(batt)"));
+      for (int i = 0; i < 6; i++)
+        g_variant_builder_add_value(
+            &seen, g_variant_new("(b@att)", (gboolean)args[i].overflow,
+                                 g_variant_new_fixed_array(
+                                     G_VARIANT_TYPE_UINT64, args[i].values,
+                                     args[i].n_values, sizeof(guint64)),
+                                 (guint64)args[i].mask));
+      g_variant_builder_add(&calls, "(ia(batt))", GPOINTER_TO_INT(key) - 1,
+                            &seen);
+    }
+    g_variant_builder_add(&all, "(s^asa(ia(batt)))",
                           sbx_allowlist_name(sbx_resolver_allowlist(r)),
                           (char **)rules, &calls);
   }
@@ -717,9 +732,17 @@ static verdict serve_verdict(sbx_broker_server *s, size_t index) {
     return CLOSE;
   if (rc == 0)
     return KEEP;
-  if (s->learned_calls)
-    g_hash_table_add(g_ptr_array_index(s->learned_calls, chan.type),
-                     GINT_TO_POINTER(heard.nr + 1));
+  if (s->learned_calls) {
+    GHashTable *calls = g_ptr_array_index(s->learned_calls, chan.type);
+    sbx_arg_seen *args =
+        g_hash_table_lookup(calls, GINT_TO_POINTER(heard.nr + 1));
+    if (!args) {
+      args = g_new0(sbx_arg_seen, 6);
+      g_hash_table_insert(calls, GINT_TO_POINTER(heard.nr + 1), args);
+    }
+    for (int i = 0; i < 6; i++)
+      sbx_arg_seen_add(&args[i], heard.args[i]);
+  }
   if (sbx_verdict_listener_seen(chan.listener, &heard))
     return KEEP;
   const sbx_resolver *r = g_ptr_array_index(s->resolvers, chan.type);

@@ -119,10 +119,12 @@ gboolean sbx_broker_server_set_learning(sbx_broker_server *server,
                                         GError **error);
 
 /* Writes what was learned to fd (a memory file the host passed) as one
- * GVariant of type SBX_BROKER_LEARNED_TYPE: per type, its name, the rules
- * and the system call numbers. Returns the bytes written or -errno. */
+ * GVariant of type SBX_BROKER_LEARNED_TYPE: per type, its name, the rules,
+ * and per system call its number and what each of its six arguments was
+ * seen holding (sbx_arg_seen: overflow, values, mask). Returns the bytes
+ * written or -errno. */
 int sbx_broker_server_write_learned(sbx_broker_server *server, int fd);
-#define SBX_BROKER_LEARNED_TYPE "a(sasai)"
+#define SBX_BROKER_LEARNED_TYPE "a(sasa(ia(batt)))"
 
 /* Takes ownership of `fd`, a SOCK_SEQPACKET channel to one worker of type
  * `type_index`. */

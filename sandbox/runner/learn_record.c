@@ -61,17 +61,6 @@ void sbx_learn_record_clear(sbx_learn_record *r) {
 /* ---- what a call did ------------------------------------------------------
  */
 
-static void note_arg(sbx_learn_arg *a, uint64_t v) {
-  a->mask |= v;
-  for (unsigned i = 0; i < a->n_values; i++)
-    if (a->values[i] == v)
-      return;
-  if (a->n_values < SBX_LEARN_MAX_VALUES)
-    a->values[a->n_values++] = v;
-  else
-    a->overflow = true;
-}
-
 static void note_path(sbx_learn_record *r, const char *path, unsigned bits) {
   if (!path)
     return;
@@ -130,7 +119,7 @@ static void on_observation(const sbx_unotify_observation *o, void *data) {
   sbx_learn_syscall *s = &r->syscalls[o->nr];
   s->count++;
   for (int i = 0; i < 6; i++)
-    note_arg(&s->args[i], o->args[i]);
+    sbx_arg_seen_add(&s->args[i], o->args[i]);
   if (o->inet_family && o->address) {
     bool bind = o->nr == __NR_bind;
     g_hash_table_add(bind ? r->bind_ports : r->connect_ports,

@@ -22,15 +22,10 @@
 
 #include <glib.h>
 
-#define SBX_LEARN_MAX_VALUES 8
+#include "sandbox/policy/arg_rules.h"
 
 /* What one argument of one system call was seen holding. */
-typedef struct {
-  uint64_t values[SBX_LEARN_MAX_VALUES]; /* distinct, in order seen */
-  unsigned n_values;
-  bool overflow; /* more distinct values than kept */
-  uint64_t mask; /* OR of every value seen */
-} sbx_learn_arg;
+typedef sbx_arg_seen sbx_learn_arg;
 
 typedef struct {
   uint64_t count;

@@ -57,7 +57,16 @@ static void teardown(void) {
   remove_tree(dir);
 }
 
-enum { STEP_READ, STEP_FSYNC, STEP_SYNCFS, STEP_CANARY, STEP_SYNC, N_STEPS };
+enum {
+  STEP_READ,
+  STEP_FSYNC,
+  STEP_SYNCFS,
+  STEP_PIPE_SIZE, /* fcntl F_GETPIPE_SZ: a reviewed argument */
+  STEP_CANARY,
+  STEP_SYNC,
+  STEP_SET_PIPE_SIZE, /* fcntl F_SETPIPE_SZ: the same call, another value */
+  N_STEPS
+};
 
 /* The payload: "DATA\nCANARY\nSYNC" (SYNC "1": call sync, else skip it).
  * fd 3 receives the errno of each step. */
@@ -72,8 +81,15 @@ static int entry_steps(const sbx_worker_args *args) {
   int target = fd >= 0 ? fd : 1;
   out[STEP_FSYNC] = fsync(target) == 0 ? 0 : errno;
   out[STEP_SYNCFS] = syncfs(target) == 0 ? 0 : errno;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return 92;
+  out[STEP_PIPE_SIZE] = fcntl(p[0], F_GETPIPE_SZ) > 0 ? 0 : errno;
   int canary = open(paths[1], O_RDONLY | O_CLOEXEC);
   out[STEP_CANARY] = canary >= 0 ? 0 : errno;
+  out[STEP_SET_PIPE_SIZE] = strcmp(paths[2], "1") != 0             ? -1
+                            : fcntl(p[0], F_SETPIPE_SZ, 8192) >= 0 ? 0
+                                                                   : errno;
   out[STEP_SYNC] = strcmp(paths[2], "1") != 0 ? -1
                    : syscall(SYS_sync) == 0   ? 0
                                               : errno;
@@ -127,6 +143,12 @@ static void unsandboxed_control(void) {
   ck_assert_int_eq(fsync(fd), 0);
   ck_assert_int_eq(syncfs(fd), 0);
   close(fd);
+  int p[2];
+  ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+  ck_assert_int_gt(fcntl(p[0], F_GETPIPE_SZ), 0);
+  ck_assert_int_ge(fcntl(p[0], F_SETPIPE_SZ, 8192), 0);
+  close(p[0]);
+  close(p[1]);
   fd = open(canary_file, O_RDONLY | O_CLOEXEC);
   ck_assert_int_ge(fd, 0);
   close(fd);
@@ -144,6 +166,7 @@ START_TEST(learning_writes_a_profile_that_works_on_the_next_run) {
   ck_assert_int_eq(out[STEP_READ], EACCES);
   ck_assert_int_eq(out[STEP_FSYNC], EPERM);
   ck_assert_int_eq(out[STEP_SYNCFS], EPERM);
+  ck_assert_int_eq(out[STEP_PIPE_SIZE], EPERM);
   g_autofree char *profile = learned("profile");
   g_autofree char *policy = learned("policy");
   ck_assert(!g_file_test(profile, G_FILE_TEST_EXISTS));
@@ -153,6 +176,7 @@ START_TEST(learning_writes_a_profile_that_works_on_the_next_run) {
   ck_assert_int_eq(out[STEP_READ], 0);
   ck_assert_int_eq(out[STEP_FSYNC], 0);
   ck_assert_int_eq(out[STEP_SYNCFS], 0);
+  ck_assert_int_eq(out[STEP_PIPE_SIZE], 0);
   ck_assert(g_file_test(profile, G_FILE_TEST_IS_REGULAR));
   ck_assert(g_file_test(policy, G_FILE_TEST_IS_REGULAR));
   g_autofree char *text = NULL;
@@ -164,6 +188,11 @@ START_TEST(learning_writes_a_profile_that_works_on_the_next_run) {
   ck_assert_msg(strstr(text, "\nfsync: allow  # learned; was: return 1"), "%s",
                 text);
   ck_assert_msg(strstr(text, "\nsyncfs: allow  # learned"), "%s", text);
+  /* fcntl is allowed for the command it was seen with, not for all. */
+  ck_assert_msg(strstr(text,
+                       "|| arg1 == F_GETPIPE_SZ; return 1  # learned "
+                       "(arg1 only ever F_GETPIPE_SZ); was: "),
+                "%s", text);
 
   /* The next run, without learning, under the learned profile: what was
    * learned works, what was never asked for is still refused. */
@@ -171,8 +200,10 @@ START_TEST(learning_writes_a_profile_that_works_on_the_next_run) {
   ck_assert_int_eq(out[STEP_READ], 0);
   ck_assert_int_eq(out[STEP_FSYNC], 0);
   ck_assert_int_eq(out[STEP_SYNCFS], 0);
+  ck_assert_int_eq(out[STEP_PIPE_SIZE], 0);
   ck_assert_int_eq(out[STEP_CANARY], EACCES);
   ck_assert_int_eq(out[STEP_SYNC], EPERM);
+  ck_assert_int_eq(out[STEP_SET_PIPE_SIZE], EPERM);
 }
 END_TEST
 
