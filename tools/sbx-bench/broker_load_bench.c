@@ -66,7 +66,9 @@ typedef struct {
   double t_start;
   double t_end;
   int32_t failures;
+  int32_t first_errno; /* of the first failure */
   int32_t n;
+  int32_t pad;
 } report_header;
 
 static gboolean write_all(int fd, const void *buf, size_t len) {
@@ -90,7 +92,7 @@ static double percentile(double *v, size_t n, int pct) {
 
 /* ---- Client processes: threads doing one operation in a loop ---------- */
 
-/* One operation of thread `idx`: 0, or -1 when it failed. */
+/* One operation of thread `idx`: 0, or -errno when it failed. */
 typedef int (*op_fn)(void *ctx, int idx);
 
 typedef struct {
@@ -101,6 +103,7 @@ typedef struct {
   double *lat;
   double t_end;
   int failures;
+  int first_errno;
   pthread_barrier_t *start;
 } job;
 
@@ -109,9 +112,10 @@ static void *job_main(void *p) {
   pthread_barrier_wait(j->start);
   for (int i = 0; i < j->opens; i++) {
     double t0 = sbx_bench_now_us();
-    if (j->op(j->ctx, j->idx) < 0)
-      j->failures++;
+    int rc = j->op(j->ctx, j->idx);
     j->lat[i] = sbx_bench_now_us() - t0;
+    if (rc < 0 && j->failures++ == 0)
+      j->first_errno = -rc;
   }
   j->t_end = sbx_bench_now_us();
   return NULL;
@@ -132,7 +136,8 @@ static int run_clients(int threads, int opens, op_fn op, void *ctx) {
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
   for (int i = 0; i < threads; i++) {
-    jobs[i] = (job){op, ctx, i, opens, lat + (size_t)i * opens, 0, 0, &start};
+    jobs[i] =
+        (job){op, ctx, i, opens, lat + (size_t)i * opens, 0, 0, 0, &start};
     if (pthread_create(&th[i], NULL, job_main, &jobs[i]) != 0)
       return 4;
   }
@@ -143,6 +148,8 @@ static int run_clients(int threads, int opens, op_fn op, void *ctx) {
   pthread_barrier_wait(&start);
   for (int i = 0; i < threads; i++) {
     pthread_join(th[i], NULL);
+    if (jobs[i].failures && !h.first_errno)
+      h.first_errno = jobs[i].first_errno;
     h.failures += jobs[i].failures;
     if (jobs[i].t_end > h.t_end)
       h.t_end = jobs[i].t_end;
@@ -159,7 +166,7 @@ static int brokered_open(void *ctx, int idx) {
   (void)idx;
   int fd = open(g_file, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return -1;
+    return -errno;
   close(fd);
   return 0;
 }
@@ -169,7 +176,7 @@ static int brokered_open(void *ctx, int idx) {
 static int floor_open(void *ctx, int idx) {
   int sock = ((const int *)ctx)[idx];
   if (send(sock, g_file, strlen(g_file) + 1, MSG_NOSIGNAL) < 0)
-    return -1;
+    return -errno;
   char rep[8];
   struct iovec iov = {.iov_base = rep, .iov_len = sizeof rep};
   union {
@@ -180,11 +187,12 @@ static int floor_open(void *ctx, int idx) {
                      .msg_iovlen = 1,
                      .msg_control = cb.c,
                      .msg_controllen = sizeof cb.c};
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) <= 0)
-    return -1;
+  ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+  if (n < 0)
+    return -errno;
   struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-  if (!c || c->cmsg_type != SCM_RIGHTS)
-    return -1;
+  if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS)
+    return -EIO; /* the server could not open the file */
   int fd;
   memcpy(&fd, CMSG_DATA(c), sizeof fd);
   close(fd);
@@ -251,6 +259,7 @@ typedef struct {
   double t_start; /* earliest start */
   double t_end;   /* latest end */
   int failures;
+  int first_errno;
   GArray *lat; /* double */
 } load_result;
 
@@ -258,6 +267,7 @@ static void load_result_init(load_result *r) {
   r->t_start = 0;
   r->t_end = 0;
   r->failures = 0;
+  r->first_errno = 0;
   r->lat = g_array_new(FALSE, FALSE, sizeof(double));
 }
 
@@ -287,6 +297,8 @@ static gboolean read_report(int fd, load_result *r, const char *who,
     r->t_start = h.t_start;
   if (h.t_end > r->t_end)
     r->t_end = h.t_end;
+  if (h.failures && !r->failures)
+    r->first_errno = h.first_errno;
   r->failures += h.failures;
   return TRUE;
 }
@@ -444,7 +456,9 @@ static int victim(int opens) {
     report_header h = {.t_start = sbx_bench_now_us(), .n = opens};
     for (int i = 0; i < opens; i++) {
       double t0 = sbx_bench_now_us();
-      h.failures += brokered_open(NULL, 0) < 0;
+      int rc = brokered_open(NULL, 0);
+      if (rc < 0 && h.failures++ == 0)
+        h.first_errno = -rc;
       lat[i] = sbx_bench_now_us() - t0;
     }
     h.t_end = sbx_bench_now_us();
@@ -619,8 +633,9 @@ static gboolean check_failures(const load_result *r, const char *what,
                                GError **error) {
   if (r->failures == 0 && r->lat->len > 0)
     return TRUE;
-  g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "bench: %d of %u %s failed",
-              r->failures, r->lat->len, what);
+  g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+              "bench: %d of %u %s failed (the first with %s)", r->failures,
+              r->lat->len, what, g_strerror(r->first_errno));
   return FALSE;
 }
 
