@@ -371,6 +371,65 @@ START_TEST(pooled_channels_stay_with_their_process_and_descriptor) {
 }
 END_TEST
 
+/* An exact entry opened for reading is handed out whatever kind of file
+ * it is (the entry names that object), without O_NONBLOCK unless asked,
+ * and a FIFO there does not block the broker; under a recursive entry
+ * only regular files and directories are. */
+START_TEST(exact_entries_open_any_object_without_blocking_the_broker) {
+  fixture f;
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  g_autofree char *file = broker_test_path(&f.t, "exact.txt");
+  g_autofree char *fifo = broker_test_path(&f.t, "exact.fifo");
+  g_autofree char *deep_fifo = g_build_filename(f.t.good, "fifo", NULL);
+  broker_test_write(file, "exact");
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  ck_assert_int_eq(mkfifo(deep_fifo, 0600), 0);
+  const char *exact[] = {file, fifo};
+  for (size_t i = 0; i < G_N_ELEMENTS(exact); i++) {
+    g_autofree char *rule = g_strdup_printf("read %s", exact[i]);
+    GError *error = NULL;
+    ck_assert_msg(sbx_allowlist_add_rule(f.list, rule, &error), "%s",
+                  error ? error->message : "");
+  }
+  const sbx_allowlist *lists[] = {f.list};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  GError *error = NULL;
+  f.b = sbx_broker_start(&cfg, &error);
+  ck_assert_msg(f.b != NULL, "%s", error ? error->message : "");
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  for (size_t i = 0; i < G_N_ELEMENTS(exact); i++) {
+    int fd = sbx_broker_open(&c, exact[i], O_RDONLY | O_CLOEXEC, 0);
+    ck_assert_msg(fd >= 0, "%s: %s", exact[i], g_strerror(-fd));
+    ck_assert_msg(!(fcntl(fd, F_GETFL) & O_NONBLOCK), "%s", exact[i]);
+    if (i == 0) {
+      char *text = broker_test_read_fd(fd);
+      ck_assert_str_eq(text, "exact");
+      g_free(text);
+    }
+    close(fd);
+  }
+  /* Asked for, O_NONBLOCK stays. */
+  int fd = sbx_broker_open(&c, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+  close(fd);
+  /* The same FIFO kind under the recursive good/ is refused, while a
+   * regular file there is served. */
+  ck_assert_int_eq(sbx_broker_open(&c, deep_fifo, O_RDONLY, 0), -EACCES);
+  fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  unlink(fifo);
+  unlink(deep_fifo);
+  unlink(file);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
 /* Rules of one worker's own: on its channel only, within the type's
  * grantable entries (checked by the broker too), gone with the channel. */
 START_TEST(broker_keeps_a_workers_own_rules_on_its_channel) {
@@ -447,6 +506,7 @@ int main(void) {
   tcase_add_test(tc, broker_killed_gives_a_clean_error);
   tcase_add_test(tc, broker_keeps_a_workers_own_rules_on_its_channel);
   tcase_add_test(tc, pooled_channels_stay_with_their_process_and_descriptor);
+  tcase_add_test(tc, exact_entries_open_any_object_without_blocking_the_broker);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_ENV);
