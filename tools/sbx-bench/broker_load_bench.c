@@ -358,7 +358,10 @@ static gboolean floor_round(int opens, load_result *out, GError **error) {
     }
     procs[p] = fork();
     if (procs[p] == 0) {
-      if (dup2(rp[1], REPORT_FD) < 0 || dup2(go[0], GO_FD) < 0)
+      /* Above both targets first: either pipe may sit on 3 or 4. */
+      int r = fcntl(rp[1], F_DUPFD, GO_FD + 1);
+      int g = fcntl(go[0], F_DUPFD, GO_FD + 1);
+      if (r < 0 || g < 0 || dup2(r, REPORT_FD) < 0 || dup2(g, GO_FD) < 0)
         _exit(7);
       _exit(
           run_clients(LOAD_THREADS, opens, floor_open, &cli[p * LOAD_THREADS]));
