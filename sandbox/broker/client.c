@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -47,10 +48,60 @@ typedef struct {
   int fd;
 } transaction;
 
+/* Which process a pooled channel belongs to, without a system call per
+ * request: a page that fork() hands to the child zeroed
+ * (MADV_WIPEONFORK) holds this process's generation, a number no
+ * ancestor's slot carries; a slot records the generation it was
+ * registered in. A child of fork() finds the page zeroed, takes a new
+ * generation, and so never uses (it closes) the channels it inherited.
+ * The page is mapped by the first init, normally in the host before any
+ * filter, and inherited (zeroed) by every process forked from it; where
+ * it could not be mapped, slots compare getpid() instead. A vfork child
+ * shares the page and its parent's memory: it may use the parent's
+ * channels while the parent waits, as the parent would. */
+static unsigned *fork_page;
+static unsigned last_generation; /* not wiped: a child counts on from it */
+#define FORK_PAGE_SIZE 4096
+
+/* Signal-safe. */
+static void map_fork_page(void) {
+  if (__atomic_load_n(&fork_page, __ATOMIC_ACQUIRE))
+    return;
+  long p = syscall(SYS_mmap, NULL, FORK_PAGE_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == -1 || (void *)p == MAP_FAILED)
+    return;
+  unsigned *expected = NULL;
+  if (syscall(SYS_madvise, p, FORK_PAGE_SIZE, MADV_WIPEONFORK) != 0 ||
+      !__atomic_compare_exchange_n(&fork_page, &expected, (unsigned *)p, false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    syscall(SYS_munmap, p, FORK_PAGE_SIZE);
+}
+
+/* Signal-safe. This process's generation (never 0), or 0 when there is
+ * no page. */
+static unsigned generation(void) {
+  unsigned *page = __atomic_load_n(&fork_page, __ATOMIC_ACQUIRE);
+  if (!page)
+    return 0;
+  unsigned g = __atomic_load_n(page, __ATOMIC_ACQUIRE);
+  if (g)
+    return g;
+  unsigned fresh = __atomic_add_fetch(&last_generation, 1, __ATOMIC_RELAXED);
+  if (fresh == 0)
+    fresh = __atomic_add_fetch(&last_generation, 1, __ATOMIC_RELAXED);
+  unsigned expected = 0;
+  if (__atomic_compare_exchange_n(page, &expected, fresh, false,
+                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return fresh;
+  return expected; /* another thread of this process took one first */
+}
+
 /* Signal-safe: called from the SIGSYS handler. */
 void sbx_broker_client_init(sbx_broker_client *client, int channel_fd) {
   memset(client, 0, sizeof(*client));
   client->channel = channel_fd;
+  map_fork_page();
 }
 
 static void close_fds(const struct msghdr *msg) {
@@ -253,18 +304,22 @@ static bool attach(sbx_broker_client *client, sbx_broker_client_slot *slot) {
   }
   slot->fd = move_high(sv[0]);
   slot->ino = (unsigned long long)s.st_ino;
-  slot->pid = (int)getpid();
+  slot->generation = generation();
+  slot->pid = slot->generation ? 0 : (int)getpid();
   return true;
 }
 
 /* Signal-safe. Is the slot's descriptor still the channel this process
  * registered? A forked child closes its copy (it would share the parent's
- * replies); a number the program closed and reused is forgotten. */
+ * replies); a number the program closed and reused is forgotten. One
+ * fstat: the generation is a read of memory. */
 static bool slot_usable(sbx_broker_client_slot *slot) {
   struct stat s;
   bool same = raw_fstat(slot->fd, &s) == 0 && S_ISSOCK(s.st_mode) &&
               (unsigned long long)s.st_ino == slot->ino;
-  if (same && slot->pid == (int)getpid())
+  bool mine = slot->generation ? slot->generation == generation()
+                               : slot->pid == (int)getpid();
+  if (same && mine)
     return true;
   if (same)
     close(slot->fd);

@@ -35,10 +35,11 @@
 #define SBX_BROKER_CLIENT_POOL 16
 
 typedef struct {
-  int state;    /* atomic: empty, free or busy (client.c) */
-  int fd;       /* the worker's end of a registered thread channel */
-  int pid;      /* the process that registered it (not a forked child) */
-  unsigned seq; /* request ids on this channel */
+  int state; /* atomic: empty, free or busy (client.c) */
+  int fd;    /* the worker's end of a registered thread channel */
+  int pid;   /* the process that registered it, when generation is 0 */
+  unsigned generation;    /* the process's generation then (client.c), or 0 */
+  unsigned seq;           /* request ids on this channel */
   unsigned long long ino; /* its inode: the number still names it */
 } sbx_broker_client_slot;
 

@@ -39,43 +39,51 @@
  * client has not read yet, so one that never reads holds little (B7). */
 #define THREAD_CHANNEL_SNDBUF 16384
 
-/* Readiness events taken per epoll_wait: one, so that requests are served
- * in the order their channels became readable (the ready list is FIFO and
- * a level-triggered channel that still holds a request goes back to its
- * tail). A batch would be served in that order too, but a request that
- * arrives during a batch would wait for the rest of it. */
-#define EVENTS_PER_WAIT 1
+/* Readiness events taken per epoll_wait. The channels reported go to
+ * their worker's queue; a turn then serves one request of each worker
+ * with a ready channel, and the next epoll_wait (which does not sleep
+ * while a worker still has one queued) picks up what arrived meanwhile.
+ * Level-triggered: a channel not reported in this batch, or one that
+ * still holds a request after its turn, is reported again. */
+#define EVENTS_PER_WAIT 64
 
 /* epoll_event.data of the control channel; channels carry their serial
  * number, which starts at 1. */
 #define CONTROL_KEY 0
+
+/* What the channels of one worker share: the budget of its denial lines
+ * (audit.h), the allowlist of a worker with rules of its own, and the
+ * queue of its channels that hold a request (its turn in the round-robin).
+ * Kept while any of its channels is open. */
+typedef struct {
+  uint64_t origin; /* the key */
+  size_t n_channels;
+  size_t n_threads; /* of which thread channels */
+  sbx_audit_budget budget;
+  sbx_allowlist *own_list; /* the type's entries, then the worker's */
+  sbx_resolver *own;       /* on own_list; NULL: the type's resolver */
+  GQueue ready;            /* channel *, readable, in the order reported */
+  GList ring_link;         /* in the server's ring while ready is not empty */
+  bool in_ring;
+  bool listener_taken; /* its LISTENER came (once per worker) */
+} origin_state;
 
 typedef struct {
   int fd;
   size_t type;
   /* The type's, or the worker's own (origin_state.own): borrowed. */
   const sbx_resolver *resolver;
-  bool closed;
   bool watched;    /* registered with the epoll set */
   bool thread;     /* kept by ATTACH: replies go back on it */
+  bool queued;     /* in its worker's ready queue */
   uint64_t origin; /* the worker channel it belongs to (itself if not) */
   uint64_t key;    /* serial number, the epoll key: never reused */
+  origin_state *o; /* its worker's; lives as long as the channel */
+  GList ready_link;
   /* Not a channel but the worker's seccomp listener (verdicts.h), whose
    * descriptor fd is; owned. */
   sbx_verdict_listener *listener;
 } channel;
-
-/* What the channels of one worker share: the budget of its denial lines
- * (audit.h), and the allowlist of a worker with rules of its own. Kept
- * while any of its channels is open. */
-typedef struct {
-  uint64_t origin; /* the key */
-  size_t n_channels;
-  sbx_audit_budget budget;
-  sbx_allowlist *own_list; /* the type's entries, then the worker's */
-  sbx_resolver *own;       /* on own_list; NULL: the type's resolver */
-  bool listener_taken;     /* its LISTENER came (once per worker) */
-} origin_state;
 
 static void origin_free(gpointer p) {
   origin_state *o = p;
@@ -90,9 +98,10 @@ static void origin_free(gpointer p) {
 struct sbx_broker_server {
   sbx_audit *audit;
   GPtrArray *resolvers; /* sbx_resolver *, indexed by type */
-  GArray *channels;     /* channel */
+  GHashTable *channels; /* &channel.key -> channel *, owned */
+  size_t n_workers;     /* open worker channels */
+  GQueue ring;          /* origin_state * with a ready channel, in turn */
   int epoll_fd;         /* -1 until the loop runs */
-  bool dirty;           /* channels closed or not yet watched */
   uint64_t next_key;
   unsigned char *request;
   unsigned char *payload;
@@ -110,7 +119,6 @@ struct sbx_broker_server {
   /* Learning (sbx_broker_server_set_learning): what each type was refused
    * and given all the same. NULL when not learning. */
   sbx_resolver *learn_resolver;
-  sbx_allowlist *learn_list;
   GPtrArray *learned_rules; /* per type: GHashTable of rule texts */
   /* per type: GHashTable, system call number + 1 -> sbx_arg_seen[6] */
   GPtrArray *learned_calls;
@@ -150,11 +158,12 @@ sbx_broker_server *sbx_broker_server_new(sbx_audit *audit) {
       g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, origin_free);
   s->next_summary_ms = NOTHING_DUE;
   s->resolvers = g_ptr_array_new_with_free_func(resolver_free_cb);
-  s->channels = g_array_new(FALSE, TRUE, sizeof(channel));
+  s->channels =
+      g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  g_queue_init(&s->ring);
   s->verdict_programs = g_ptr_array_new();
   s->request = g_malloc(SBX_BROKER_MAX_REQUEST + 1);
   s->payload = g_malloc0(SBX_BROKER_MAX_PAYLOAD);
-  s->dirty = true;
   s->epoll_fd = -1;
   /* Thread channels may use half of the descriptors; the rest stay for
    * worker channels, roots and the files being handed out (F4). */
@@ -292,6 +301,8 @@ static origin_state *origin_for(sbx_broker_server *s, uint64_t origin,
   if (!o) {
     o = g_new0(origin_state, 1);
     o->origin = origin;
+    g_queue_init(&o->ready);
+    o->ring_link.data = o;
     const sbx_resolver *r = g_ptr_array_index(s->resolvers, type);
     sbx_audit_budget_init(&o->budget,
                           sbx_allowlist_name(sbx_resolver_allowlist(r)),
@@ -303,30 +314,90 @@ static origin_state *origin_for(sbx_broker_server *s, uint64_t origin,
 
 /* The worker's last channel is gone: its count of suppressed denials is
  * written now, budget or not (one line per worker). */
-static void leave_origin(sbx_broker_server *s, uint64_t origin) {
-  origin_state *o = g_hash_table_lookup(s->origins, &origin);
-  if (!o || --o->n_channels > 0)
+static void leave_origin(sbx_broker_server *s, origin_state *o) {
+  if (--o->n_channels > 0)
     return;
   if (audit_on(s))
     sbx_audit_budget_flush(s->audit, &o->budget, now_ms(), true);
+  if (o->in_ring)
+    g_queue_unlink(&s->ring, &o->ring_link);
+  uint64_t origin = o->origin;
   g_hash_table_remove(s->origins, &origin);
 }
 
-static void append_channel(sbx_broker_server *s, int fd, size_t type,
-                           bool thread, uint64_t origin) {
+static bool watch(int epoll_fd, int fd, uint64_t key) {
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = key};
+  return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+static void close_channel(sbx_broker_server *s, channel *ch) {
+  /* Removed by hand: a client may hold another reference to the same
+   * socket, and the epoll set would keep it past close(). */
+  if (ch->watched)
+    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, ch->fd, NULL);
+  if (ch->listener)
+    sbx_verdict_listener_free(ch->listener); /* closes fd */
+  else
+    close(ch->fd);
+  origin_state *o = ch->o;
+  if (ch->queued) {
+    g_queue_unlink(&o->ready, &ch->ready_link);
+    if (g_queue_is_empty(&o->ready) && o->in_ring) {
+      g_queue_unlink(&s->ring, &o->ring_link);
+      o->in_ring = false;
+    }
+  }
+  if (ch->thread) {
+    s->n_threads--;
+    o->n_threads--;
+  } else {
+    s->n_workers--;
+  }
+  leave_origin(s, o);
+  uint64_t key = ch->key;
+  g_hash_table_remove(s->channels, &key); /* frees ch */
+}
+
+/* A channel the kernel will not watch (epoll's per-user limit) is closed,
+ * as its client would otherwise wait for an answer that never comes. */
+static void watch_channel(sbx_broker_server *s, channel *ch) {
+  if (watch(s->epoll_fd, ch->fd, ch->key)) {
+    ch->watched = true;
+  } else {
+    s->stats.dropped++;
+    close_channel(s, ch);
+  }
+}
+
+static channel *append_channel(sbx_broker_server *s, int fd, size_t type,
+                               bool thread, uint64_t origin) {
   origin_state *o = origin_for(s, origin, type);
   o->n_channels++;
-  channel ch = {
+  channel *ch = g_new0(channel, 1);
+  *ch = (channel){
       .fd = fd,
       .type = type,
       .resolver = o->own ? o->own : g_ptr_array_index(s->resolvers, type),
       .thread = thread,
       .origin = origin,
-      .key = ++s->next_key};
-  g_array_append_val(s->channels, ch);
-  if (thread)
+      .key = ++s->next_key,
+      .o = o};
+  ch->ready_link.data = ch;
+  g_hash_table_insert(s->channels, &ch->key, ch);
+  if (thread) {
     s->n_threads++;
-  s->dirty = true;
+    o->n_threads++;
+  } else {
+    s->n_workers++;
+  }
+  /* Before the loop runs, sbx_broker_server_run watches them all. */
+  if (s->epoll_fd >= 0 && !watch(s->epoll_fd, ch->fd, ch->key)) {
+    s->stats.dropped++;
+    close_channel(s, ch);
+    return NULL;
+  }
+  ch->watched = s->epoll_fd >= 0;
+  return ch;
 }
 
 /* A worker channel's socket is usable: closes fd when it is not. */
@@ -492,11 +563,7 @@ static void audit(sbx_broker_server *s, const channel *ch,
     sbx_audit_write(s->audit, rec);
     return;
   }
-  origin_state *o = g_hash_table_lookup(s->origins, &ch->origin);
-  if (!o) {
-    sbx_audit_write(s->audit, rec);
-    return;
-  }
+  origin_state *o = ch->o;
   if (!sbx_audit_denial(s->audit, &o->budget, now_ms(), rec,
                         &s->stats.audit_suppressed)) {
     int64_t due = sbx_audit_budget_due(&o->budget);
@@ -603,13 +670,8 @@ static reply_outcome reply(sbx_broker_server *s, int reply_fd, bool thread,
  * become a thread channel? Sets it up when it may. */
 static int attach_channel(sbx_broker_server *s, const channel *ch, int fd,
                           sbx_decision *d) {
-  size_t mine = 0;
-  for (guint i = 0; i < s->channels->len; i++) {
-    const channel *o = &g_array_index(s->channels, channel, i);
-    mine += !o->closed && o->thread && o->origin == ch->origin;
-  }
   d->granted = false;
-  if (mine >= MAX_THREAD_CHANNELS_PER_ORIGIN) {
+  if (ch->o->n_threads >= MAX_THREAD_CHANNELS_PER_ORIGIN) {
     d->reason = "too many thread channels for this worker channel";
     return -ENOSPC;
   }
@@ -717,15 +779,22 @@ static verdict serve_listener(sbx_broker_server *s, const channel *ch,
       program, (pid_t)q->arg, a->fds[0], s->learn_resolver != NULL, NULL);
   if (!l)
     return CLOSE;
-  append_channel(s, sbx_verdict_listener_fd(l), ch->type, false, ch->origin);
-  g_array_index(s->channels, channel, s->channels->len - 1).listener = l;
+  /* Kept like a thread channel of the worker: its notifications take the
+   * worker's turns (B7), and it counts against the descriptors thread
+   * channels may hold. */
+  channel *lc =
+      append_channel(s, sbx_verdict_listener_fd(l), ch->type, true, ch->origin);
+  if (lc)
+    lc->listener = l;
+  else
+    sbx_verdict_listener_free(l);
   return KEEP;
 }
 
 /* A notification on a worker's listener: answered as its layer's
  * original program would, one audit line per distinct call. */
-static verdict serve_verdict(sbx_broker_server *s, size_t index) {
-  const channel chan = g_array_index(s->channels, channel, index);
+static verdict serve_verdict(sbx_broker_server *s, const channel *ch) {
+  const channel chan = *ch;
   sbx_verdict_heard heard;
   int rc = sbx_verdict_listener_serve(chan.listener, &s->notif, &heard);
   if (rc < 0)
@@ -766,10 +835,9 @@ static verdict serve_verdict(sbx_broker_server *s, size_t index) {
   return KEEP;
 }
 
-static verdict serve_one(sbx_broker_server *s, size_t index) {
-  /* A copy: attaching a channel may move the array. */
-  const channel chan = g_array_index(s->channels, channel, index);
-  const channel *ch = &chan;
+/* One request of ch. Attaching a channel adds to the table, which moves
+ * no channel: ch stays valid. */
+static verdict serve_one(sbx_broker_server *s, const channel *ch) {
   ancillary a;
   int msg_flags = 0;
   ssize_t n =
@@ -932,11 +1000,7 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
   }
   g_free(in);
   rep.stats = s->stats;
-  rep.stats.channels = 0;
-  for (guint i = 0; i < s->channels->len; i++) {
-    const channel *ch = &g_array_index(s->channels, channel, i);
-    rep.stats.channels += !ch->closed && !ch->thread;
-  }
+  rep.stats.channels = s->n_workers;
   rep.stats.thread_channels = s->n_threads;
   rep.stats.audit_dropped = s->audit ? s->audit->dropped_total : 0;
   ssize_t w;
@@ -944,64 +1008,6 @@ static bool serve_control(sbx_broker_server *s, int control_fd) {
     w = send(control_fd, &rep, sizeof(rep), MSG_NOSIGNAL);
   } while (w < 0 && errno == EINTR);
   return w >= 0 || errno != EPIPE;
-}
-
-static bool watch(int epoll_fd, int fd, uint64_t key) {
-  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = key};
-  return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
-}
-
-static void close_channel(sbx_broker_server *s, channel *ch) {
-  /* Removed by hand: a client may hold another reference to the same
-   * socket, and the epoll set would keep it past close(). */
-  if (ch->watched)
-    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, ch->fd, NULL);
-  if (ch->listener)
-    sbx_verdict_listener_free(ch->listener); /* closes fd */
-  else
-    close(ch->fd);
-  ch->listener = NULL;
-  if (ch->thread)
-    s->n_threads--;
-  leave_origin(s, ch->origin);
-  ch->closed = true;
-  ch->watched = false;
-  ch->fd = -1;
-  s->dirty = true;
-}
-
-/* Drops closed channels and watches new ones; a channel the kernel will
- * not watch (epoll's per-user limit) is closed, as its client would
- * otherwise wait for an answer that never comes. */
-static void update_watch_set(sbx_broker_server *s) {
-  for (guint i = 0; i < s->channels->len; i++) {
-    channel *ch = &g_array_index(s->channels, channel, i);
-    if (!ch->closed && !ch->watched) {
-      if (watch(s->epoll_fd, ch->fd, ch->key)) {
-        ch->watched = true;
-      } else {
-        s->stats.dropped++;
-        close_channel(s, ch);
-      }
-    }
-  }
-  guint j = 0;
-  for (guint i = 0; i < s->channels->len; i++) {
-    channel ch = g_array_index(s->channels, channel, i);
-    if (!ch.closed)
-      g_array_index(s->channels, channel, j++) = ch;
-  }
-  g_array_set_size(s->channels, j);
-  s->dirty = false;
-}
-
-static gssize find_channel(const sbx_broker_server *s, uint64_t key) {
-  for (guint i = 0; i < s->channels->len; i++) {
-    const channel *ch = &g_array_index(s->channels, channel, i);
-    if (ch->key == key)
-      return ch->closed ? -1 : (gssize)i;
-  }
-  return -1;
 }
 
 /* How long epoll_wait may sleep: until the next `suppressed` line is due
@@ -1060,6 +1066,57 @@ static int finish(sbx_broker_server *s, int control_fd, int rc) {
   return rc;
 }
 
+/* A channel reported readable joins its worker's queue, and the worker
+ * joins the ring if it was not waiting already. */
+static void enqueue(sbx_broker_server *s, channel *ch) {
+  if (ch->queued)
+    return;
+  ch->queued = true;
+  origin_state *o = ch->o;
+  g_queue_push_tail_link(&o->ready, &ch->ready_link);
+  if (!o->in_ring) {
+    o->in_ring = true;
+    g_queue_push_tail_link(&s->ring, &o->ring_link);
+  }
+}
+
+/* One turn of the round-robin (B7): each worker waiting in the ring gets
+ * one request served, from the channel of its own that has waited
+ * longest, and goes back to the tail of the ring while it has more ready
+ * channels. A worker's threads share its turn, so a worker flooding from
+ * many threads gets no more turns than one asking from one. */
+static void serve_turn(sbx_broker_server *s) {
+  guint turns = g_queue_get_length(&s->ring);
+  for (guint i = 0; i < turns && !g_queue_is_empty(&s->ring); i++) {
+    GList *link = g_queue_peek_head_link(&s->ring);
+    origin_state *o = link->data;
+    g_queue_unlink(&s->ring, link);
+    o->in_ring = false;
+    GList *cl = g_queue_pop_head_link(&o->ready);
+    channel *ch = cl->data;
+    ch->queued = false;
+    if (!g_queue_is_empty(&o->ready)) {
+      o->in_ring = true;
+      g_queue_push_tail_link(&s->ring, &o->ring_link);
+    }
+    if ((ch->listener ? serve_verdict(s, ch) : serve_one(s, ch)) == CLOSE)
+      close_channel(s, ch);
+  }
+}
+
+/* The channels added before the loop ran. */
+static void watch_all(sbx_broker_server *s) {
+  g_autoptr(GPtrArray) todo = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, s->channels);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    if (!((channel *)value)->watched)
+      g_ptr_array_add(todo, value);
+  for (guint i = 0; i < todo->len; i++)
+    watch_channel(s, g_ptr_array_index(todo, i));
+}
+
 int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
   if (s->epoll_fd < 0) {
     s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -1067,20 +1124,19 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
       return finish(s, control_fd, -errno);
     if (!watch(s->epoll_fd, control_fd, CONTROL_KEY))
       return finish(s, control_fd, -errno);
+    watch_all(s);
   }
   for (;;) {
-    if (s->dirty)
-      update_watch_set(s);
     struct epoll_event evs[EVENTS_PER_WAIT];
-    int n = epoll_wait(s->epoll_fd, evs, EVENTS_PER_WAIT, loop_timeout(s));
+    /* A worker still waiting for its turn: look, but do not sleep. */
+    int timeout = g_queue_is_empty(&s->ring) ? loop_timeout(s) : 0;
+    int n = epoll_wait(s->epoll_fd, evs, EVENTS_PER_WAIT, timeout);
     if (n < 0) {
       if (errno == EINTR)
         continue;
       return finish(s, control_fd, -errno);
     }
     service_audit(s);
-    /* Fairness (B7): a channel is served one request per event and, if
-     * it holds more, queues again behind every channel already ready. */
     for (int k = 0; k < n; k++) {
       uint32_t rev = evs[k].events;
       if (evs[k].data.u64 == CONTROL_KEY) {
@@ -1092,17 +1148,15 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
         }
         continue;
       }
-      gssize i = find_channel(s, evs[k].data.u64);
-      if (i < 0)
+      uint64_t key = evs[k].data.u64;
+      channel *ch = g_hash_table_lookup(s->channels, &key);
+      if (!ch)
         continue; /* closed earlier in this batch */
-      bool listener = g_array_index(s->channels, channel, i).listener;
-      if (rev & EPOLLIN) {
-        if ((listener ? serve_verdict(s, (size_t)i)
-                      : serve_one(s, (size_t)i)) == CLOSE)
-          close_channel(s, &g_array_index(s->channels, channel, i));
-      } else if (rev & (EPOLLHUP | EPOLLERR)) {
-        close_channel(s, &g_array_index(s->channels, channel, i));
-      }
+      if (rev & EPOLLIN)
+        enqueue(s, ch);
+      else if (rev & (EPOLLHUP | EPOLLERR))
+        close_channel(s, ch);
     }
+    serve_turn(s);
   }
 }

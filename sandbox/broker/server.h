@@ -11,19 +11,20 @@
  * client would not (see protocol.h). A bad message closes its channel
  * only; the broker keeps serving the others (B1-B8).
  *
- * Fairness and cost: channels are watched with epoll and served one
- * readiness event at a time, in the order they became readable; a channel
- * that still holds a request queues again behind every channel already
- * ready, so a flooding worker cannot starve the others, and a request
- * waits only for those that arrived before it (not for a whole round).
+ * Fairness and cost: channels are watched with epoll (level-triggered,
+ * many events per wait) and served in turns per worker: a readable channel
+ * joins its worker's queue, and a turn serves one request of each worker
+ * with a queued channel, so a worker flooding from many threads (each on
+ * a thread channel of its own) gets one request per turn, like any other,
+ * and a request waits for at most one request of each worker ahead of it.
  * Replies are sent with MSG_DONTWAIT, so a client that never reads cannot
  * block the broker; on a thread channel the broker's send buffer is small,
  * so such a client holds a few replies at most. A request on a thread
- * channel costs epoll_wait, recvmsg, the resolver's openat2 and fstat (and
- * fcntl to drop the O_NONBLOCK the broker opens with), sendmsg and the
- * close of the descriptor handed over: no further system call on the hot
- * path.
- *
+ * channel costs recvmsg, the resolver's calls (for an open: openat2, an
+ * fstat when the entry is recursive or the open writes, fcntl to drop the
+ * O_NONBLOCK the broker opens with), sendmsg and the close of the
+ * descriptor handed over; one epoll_wait serves a turn of every worker
+ * that is ready. Nothing is allocated per request.
  * The audit log (audit.h) is written without waiting, and denials go
  * through a budget per worker (a worker channel and the thread channels
  * attached through it): a paused reader of the log or a worker that

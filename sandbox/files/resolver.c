@@ -825,18 +825,24 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
     fd = res.fd;
   }
 
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
+  /* The object's type, link count and size, when a check needs them: a
+   * recursive entry hands out regular files and directories only, and a
+   * write or truncation looks at the links and the size. An exact entry
+   * opened for reading needs none of them: openat2 beneath its parent
+   * with O_NOFOLLOW already reached the named object itself. */
+  bool below_recursive = res.entry && res.entry->recursive;
+  bool writes = acc != O_RDONLY || trunc;
+  struct stat st = {.st_mode = 0};
+  bool have_st = below_recursive || writes;
+  if (have_st && fstat(fd, &st) < 0) {
     rc = -errno;
     close(fd);
     return rc;
   }
-  bool below_recursive = res.entry && res.entry->recursive;
   if (below_recursive && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     close(fd);
     return deny(r, d, "not a regular file or directory");
   }
-  bool writes = acc != O_RDONLY || trunc;
   if (writes && S_ISREG(st.st_mode) && st.st_nlink > 1) {
     close(fd);
     return deny(r, d, "write to a file with several hard links");
@@ -846,9 +852,13 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
     close(fd);
     return rc;
   }
-  if (add_nonblock && !S_ISDIR(st.st_mode) &&
+  /* The O_NONBLOCK added above goes again. A directory that refuses the
+   * worker's other flags (O_DIRECT) keeps it, as it did not need it. */
+  if (add_nonblock &&
       fcntl(fd, F_SETFL, flags & (O_APPEND | O_DIRECT | O_NOATIME)) < 0) {
     rc = -errno;
+    if ((have_st || fstat(fd, &st) == 0) && S_ISDIR(st.st_mode))
+      return fd;
     close(fd);
     return rc;
   }

@@ -27,6 +27,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tools/sbx-bench/broker_bench.h"
+#include "tools/sbx-bench/broker_load_bench.h"
 #include "tools/sbx-bench/measure.h"
 #include "sandbox/base/syscalls.h"
 #include "tools/sbx-bench/policy_bench.h"
@@ -40,11 +41,18 @@
 typedef gboolean (*bench_fn)(double *value, double *floor, GError **error);
 
 typedef enum {
-  RATIO_OVER_FLOOR,  /* ratio = value / floor measured in the same run */
-  RATIO_OVER_TARGET, /* no floor: ratio = value / target, passes at <= 1 */
-  RATIO_OVER_LOG2,   /* floor = log2(rule count); no numeric target */
-  RATIO_AT_LEAST,    /* no floor: ratio = value / target, passes at >= 1 */
+  RATIO_OVER_FLOOR,     /* ratio = value / floor measured in the same run */
+  RATIO_OVER_TARGET,    /* no floor: ratio = value / target, passes at <= 1 */
+  RATIO_OVER_LOG2,      /* floor = log2(rule count); no numeric target */
+  RATIO_AT_LEAST,       /* no floor: ratio = value / target, passes at >= 1 */
+  RATIO_FLOOR_AT_LEAST, /* ratio = value / floor, passes at >= target */
+  RATIO_FLOOR_INFO,     /* ratio = value / floor, no target */
 } ratio_kind;
+
+/* No target to pass or miss: reported for information. */
+static gboolean is_info(ratio_kind kind) {
+  return kind == RATIO_OVER_LOG2 || kind == RATIO_FLOOR_INFO;
+}
 
 typedef struct {
   const char *key;
@@ -66,7 +74,13 @@ static const metric kMetrics[] = {
      sbx_bench_syscall_argcheck, NULL},
     {"broker_open_ratio", "us", "us", RATIO_OVER_FLOOR, 1.25,
      sbx_bench_broker_open, NULL},
-    {"broker_open_p99_ratio", "us", "us", RATIO_OVER_FLOOR, 5,
+    {"broker_open_load_ratio", "opens/s", "opens/s", RATIO_FLOOR_AT_LEAST, 0.8,
+     sbx_bench_broker_open_load, NULL},
+    {"broker_open_tail_ratio", "us", "us", RATIO_OVER_FLOOR, 3,
+     sbx_bench_broker_open_tail, NULL},
+    {"broker_flood_victim_ratio", "us", "us", RATIO_OVER_FLOOR, 10,
+     sbx_bench_broker_flood_victim, NULL},
+    {"broker_open_p99_ratio", "us", "us", RATIO_FLOOR_INFO, 0,
      sbx_bench_broker_open_p99, NULL},
     {"zygote_spawn_ratio", "us", "us", RATIO_OVER_FLOOR, 1.5,
      sbx_bench_zygote_spawn, NULL},
@@ -199,6 +213,8 @@ static double ratio_of(const metric *m, double value, double floor) {
     case RATIO_AT_LEAST:
       return value / m->target;
     case RATIO_OVER_FLOOR:
+    case RATIO_FLOOR_AT_LEAST:
+    case RATIO_FLOOR_INFO:
     case RATIO_OVER_LOG2:
     default:
       return floor > 0 ? value / floor : NAN;
@@ -254,6 +270,8 @@ static gboolean passes(const outcome *o) {
   switch (o->m->kind) {
     case RATIO_OVER_FLOOR:
       return o->ratio <= o->m->target;
+    case RATIO_FLOOR_AT_LEAST:
+      return o->ratio >= o->m->target;
     case RATIO_OVER_TARGET:
       return o->ratio <= 1.0;
     case RATIO_AT_LEAST:
@@ -268,6 +286,10 @@ static char *target_text(const metric *m) {
   switch (m->kind) {
     case RATIO_OVER_FLOOR:
       return g_strdup_printf("ratio <= %g", m->target);
+    case RATIO_FLOOR_AT_LEAST:
+      return g_strdup_printf("ratio >= %g", m->target);
+    case RATIO_FLOOR_INFO:
+      return g_strdup("none");
     case RATIO_OVER_TARGET:
       return g_strdup_printf("<= %g %s", m->target, m->unit);
     case RATIO_AT_LEAST:
@@ -315,12 +337,12 @@ static void print_json(const outcome *o, size_t n) {
         b, m->kind == RATIO_OVER_TARGET || m->kind == RATIO_AT_LEAST ? "target"
                                                                      : "floor");
     json_builder_set_member_name(b, "target");
-    if (m->kind == RATIO_OVER_LOG2)
+    if (is_info(m->kind))
       json_builder_add_null_value(b);
     else
       json_builder_add_double_value(b, m->target);
     json_builder_set_member_name(b, "pass");
-    if (ok && m->kind != RATIO_OVER_LOG2)
+    if (ok && !is_info(m->kind))
       json_builder_add_boolean_value(b, passes(&o[i]));
     else
       json_builder_add_null_value(b);
@@ -367,9 +389,9 @@ static void print_table(const outcome *o, size_t n) {
     g_autofree char *value = with_unit(o[i].value, m->unit);
     g_autofree char *floor =
         m->floor_unit ? with_unit(o[i].floor, m->floor_unit) : g_strdup("-");
-    const char *mark = m->kind == RATIO_OVER_LOG2 ? "info"
-                       : passes(&o[i])            ? "pass"
-                                                  : "MISS";
+    const char *mark = is_info(m->kind) ? "info"
+                       : passes(&o[i])  ? "pass"
+                                        : "MISS";
     printf("%-24s %14s %18s %8.3f %-16s %s", m->key, value, floor, o[i].ratio,
            target, mark);
     if (o[i].detail)

@@ -603,6 +603,141 @@ START_TEST(broker_serves_others_while_one_worker_floods_and_never_reads) {
 }
 END_TEST
 
+/* Turns are per worker: a worker whose 12 threads each queued requests on
+ * a thread channel of their own gets one request served per turn, like a
+ * worker asking from one thread. The broker is stopped while both queue,
+ * so every request is waiting when it resumes; the audit log (grants on)
+ * gives the order of service. */
+#define TURN_CHANNELS 12
+#define TURN_QUEUED 8
+
+/* A thread channel attached through the worker channel ch. */
+static int attach_thread_channel(int ch) {
+  unsigned char buf[sizeof(sbx_broker_request)];
+  int tc[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, tc),
+                   0);
+  size_t len = make_request(buf, SBX_BROKER_ATTACH, 0, 0, NULL, NULL);
+  broker_test_send_raw(ch, buf, len, &tc[1], 1);
+  close(tc[1]);
+  sbx_broker_reply rep;
+  ck_assert_int_eq(recv(tc[0], &rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+  ck_assert_int_eq(rep.result, 0);
+  return tc[0];
+}
+
+/* One reply on a thread channel (within 5 s); the descriptor it carries
+ * is closed. Returns its result. */
+static int32_t thread_reply(int tc) {
+  struct pollfd p = {.fd = tc, .events = POLLIN};
+  ck_assert_int_eq(poll(&p, 1, 5000), 1);
+  sbx_broker_reply rep;
+  memset(&rep, 0, sizeof(rep));
+  struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } cb;
+  struct msghdr m = {.msg_iov = &iov,
+                     .msg_iovlen = 1,
+                     .msg_control = cb.buf,
+                     .msg_controllen = sizeof(cb.buf)};
+  ck_assert_int_eq(recvmsg(tc, &m, MSG_CMSG_CLOEXEC), (ssize_t)sizeof(rep));
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+  if (c && c->cmsg_type == SCM_RIGHTS) {
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+    close(fd);
+  }
+  return rep.result;
+}
+
+static bool process_stopped(pid_t pid) {
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  const char *paren = strrchr(text, ')');
+  return paren && paren[1] == ' ' && paren[2] == 'T';
+}
+
+START_TEST(a_worker_flooding_from_many_threads_gets_one_turn_like_any_other) {
+  fixture f;
+  memset(&f, 0, sizeof(f));
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  f.audit_path = broker_test_path(&f.t, "../audit.log");
+  f.audit_fd =
+      open(f.audit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ck_assert_int_ge(f.audit_fd, 0);
+  sbx_broker_config cfg = {.audit_fd = f.audit_fd, .audit_grants = true};
+  start_with(&f, &cfg);
+  int flooder = connect_worker(&f);
+  int victim = connect_worker(&f);
+  int fc[TURN_CHANNELS];
+  for (int i = 0; i < TURN_CHANNELS; i++)
+    fc[i] = attach_thread_channel(flooder);
+  int vc = attach_thread_channel(victim);
+  /* Control: each is served on its own. */
+  unsigned char flood_req[SBX_BROKER_MAX_REQUEST];
+  unsigned char victim_req[SBX_BROKER_MAX_REQUEST];
+  size_t flood_len = make_request(flood_req, SBX_BROKER_CMD_OPEN, O_RDONLY, 0,
+                                  f.t.good_file, NULL);
+  size_t victim_len = make_request(victim_req, SBX_BROKER_CMD_OPEN, O_RDONLY, 0,
+                                   f.t.deep, NULL);
+  broker_test_send_raw(fc[0], flood_req, flood_len, NULL, 0);
+  ck_assert_int_eq(thread_reply(fc[0]), 0);
+  broker_test_send_raw(vc, victim_req, victim_len, NULL, 0);
+  ck_assert_int_eq(thread_reply(vc), 0);
+
+  pid_t broker = sbx_broker_pid(f.b);
+  ck_assert_int_eq(kill(broker, SIGSTOP), 0);
+  for (int i = 0; i < 500 && !process_stopped(broker); i++)
+    usleep(2000);
+  ck_assert(process_stopped(broker));
+  off_t mark = lseek(f.audit_fd, 0, SEEK_END);
+  /* The flooder's requests arrive first, the victim's last. */
+  for (int q = 0; q < TURN_QUEUED; q++)
+    for (int i = 0; i < TURN_CHANNELS; i++)
+      broker_test_send_raw(fc[i], flood_req, flood_len, NULL, 0);
+  broker_test_send_raw(vc, victim_req, victim_len, NULL, 0);
+  ck_assert_int_eq(kill(broker, SIGCONT), 0);
+  ck_assert_int_eq(thread_reply(vc), 0);
+  for (int q = 0; q < TURN_QUEUED; q++)
+    for (int i = 0; i < TURN_CHANNELS; i++)
+      ck_assert_int_eq(thread_reply(fc[i]), 0);
+
+  g_autofree char *log = read_audit(&f);
+  ck_assert_int_le(mark, (off_t)strlen(log));
+  g_auto(GStrv) lines = g_strsplit(log + mark, "\n", -1);
+  g_autofree char *flood_path = g_strdup_printf("path=\"%s\"", f.t.good_file);
+  g_autofree char *victim_path = g_strdup_printf("path=\"%s\"", f.t.deep);
+  int served_before = -1, flood_served = 0;
+  for (char **l = lines; *l; l++) {
+    if (!strstr(*l, "op=open"))
+      continue;
+    if (strstr(*l, victim_path)) {
+      ck_assert_int_eq(served_before, -1);
+      served_before = flood_served;
+    } else if (strstr(*l, flood_path)) {
+      flood_served++;
+    }
+  }
+  /* Every request was served, and the victim's in the first turn: after
+   * at most the one request of the flooder's turn, not after one request
+   * of each of its channels. */
+  ck_assert_int_eq(flood_served, TURN_QUEUED * TURN_CHANNELS);
+  ck_assert_msg(served_before >= 0 && served_before <= 1,
+                "the victim was served after %d of the flooder's requests",
+                served_before);
+  for (int i = 0; i < TURN_CHANNELS; i++)
+    close(fc[i]);
+  close(vc);
+  close(flooder);
+  close(victim);
+  stop(&f);
+}
+END_TEST
+
 /* ---- S26: magic links and /proc/self ------------------------------------ */
 
 typedef struct {
@@ -1033,6 +1168,8 @@ int main(void) {
   tcase_add_test(faults, broker_out_of_descriptors_fails_cleanly_and_recovers);
   tcase_add_test(faults,
                  broker_serves_others_while_one_worker_floods_and_never_reads);
+  tcase_add_test(
+      faults, a_worker_flooding_from_many_threads_gets_one_turn_like_any_other);
   tcase_add_test(faults,
                  broker_proc_self_means_the_worker_and_magic_links_stay_shut);
   suite_add_tcase(s, faults);

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -287,6 +289,147 @@ START_TEST(broker_killed_gives_a_clean_error) {
 }
 END_TEST
 
+/* The client's pooled thread channel belongs to the process that
+ * registered it, under the number it had: a forked child registers its
+ * own (and closes its copy of the parent's), and a number the program
+ * closed and reused for another socket is never written to. */
+static int pooled_slot(const sbx_broker_client *c) {
+  for (int i = 0; i < SBX_BROKER_CLIENT_POOL; i++)
+    if (c->pool[i].fd >= 0 && c->pool[i].ino != 0)
+      return i;
+  return -1;
+}
+
+static bool names_inode(int fd, unsigned long long ino) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && (unsigned long long)st.st_ino == ino;
+}
+
+START_TEST(pooled_channels_stay_with_their_process_and_descriptor) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0); /* control */
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  int slot = pooled_slot(&c);
+  ck_assert_int_ge(slot, 0);
+  int parent_fd = c.pool[slot].fd;
+  unsigned long long parent_ino = c.pool[slot].ino;
+  sbx_broker_stats st;
+  ck_assert(sbx_broker_get_stats(f.b, &st, NULL));
+  ck_assert_uint_eq(st.thread_channels, 1);
+
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    int cfd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+    if (cfd < 0)
+      _exit(1);
+    close(cfd);
+    /* Served on a channel of its own; the parent's copy is gone. */
+    for (int i = 0; i < SBX_BROKER_CLIENT_POOL; i++)
+      if (c.pool[i].fd >= 0 && c.pool[i].ino == parent_ino)
+        _exit(2);
+    if (names_inode(parent_fd, parent_ino))
+      _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(child, &status, 0), child);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %#x",
+                status);
+  /* The parent still uses its own channel. */
+  fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(c.pool[slot].fd, parent_fd);
+  ck_assert(names_inode(parent_fd, parent_ino));
+
+  /* The number now names another socket: nothing is sent there, it stays
+   * open, and the request goes on a new channel. */
+  int impostor[2];
+  ck_assert_int_eq(
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, impostor), 0);
+  ck_assert_int_eq(dup2(impostor[0], parent_fd), parent_fd);
+  fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char b;
+  ck_assert_int_eq(recv(impostor[1], &b, 1, MSG_DONTWAIT), -1);
+  ck_assert_int_eq(errno, EAGAIN);
+  ck_assert_int_ge(fcntl(parent_fd, F_GETFD), 0);
+  close(parent_fd);
+  close(impostor[0]);
+  close(impostor[1]);
+  for (int i = 0; i < SBX_BROKER_CLIENT_POOL; i++)
+    if (c.pool[i].fd >= 0)
+      close(c.pool[i].fd);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+/* An exact entry opened for reading is handed out whatever kind of file
+ * it is (the entry names that object), without O_NONBLOCK unless asked,
+ * and a FIFO there does not block the broker; under a recursive entry
+ * only regular files and directories are. */
+START_TEST(exact_entries_open_any_object_without_blocking_the_broker) {
+  fixture f;
+  broker_test_tree_make(&f.t);
+  f.list = broker_test_tree_allowlist(&f.t, "worker");
+  g_autofree char *file = broker_test_path(&f.t, "exact.txt");
+  g_autofree char *fifo = broker_test_path(&f.t, "exact.fifo");
+  g_autofree char *deep_fifo = g_build_filename(f.t.good, "fifo", NULL);
+  broker_test_write(file, "exact");
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  ck_assert_int_eq(mkfifo(deep_fifo, 0600), 0);
+  const char *exact[] = {file, fifo};
+  for (size_t i = 0; i < G_N_ELEMENTS(exact); i++) {
+    g_autofree char *rule = g_strdup_printf("read %s", exact[i]);
+    GError *error = NULL;
+    ck_assert_msg(sbx_allowlist_add_rule(f.list, rule, &error), "%s",
+                  error ? error->message : "");
+  }
+  const sbx_allowlist *lists[] = {f.list};
+  sbx_broker_config cfg = {
+      .allowlists = lists, .n_allowlists = 1, .audit_fd = -1};
+  GError *error = NULL;
+  f.b = sbx_broker_start(&cfg, &error);
+  ck_assert_msg(f.b != NULL, "%s", error ? error->message : "");
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  for (size_t i = 0; i < G_N_ELEMENTS(exact); i++) {
+    int fd = sbx_broker_open(&c, exact[i], O_RDONLY | O_CLOEXEC, 0);
+    ck_assert_msg(fd >= 0, "%s: %s", exact[i], g_strerror(-fd));
+    ck_assert_msg(!(fcntl(fd, F_GETFL) & O_NONBLOCK), "%s", exact[i]);
+    if (i == 0) {
+      char *text = broker_test_read_fd(fd);
+      ck_assert_str_eq(text, "exact");
+      g_free(text);
+    }
+    close(fd);
+  }
+  /* Asked for, O_NONBLOCK stays. */
+  int fd = sbx_broker_open(&c, file, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+  close(fd);
+  /* The same FIFO kind under the recursive good/ is refused, while a
+   * regular file there is served. */
+  ck_assert_int_eq(sbx_broker_open(&c, deep_fifo, O_RDONLY, 0), -EACCES);
+  fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  unlink(fifo);
+  unlink(deep_fifo);
+  unlink(file);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
 /* Rules of one worker's own: on its channel only, within the type's
  * grantable entries (checked by the broker too), gone with the channel. */
 START_TEST(broker_keeps_a_workers_own_rules_on_its_channel) {
@@ -362,6 +505,8 @@ int main(void) {
   tcase_add_test(tc, broker_peer_death_only_closes_that_channel);
   tcase_add_test(tc, broker_killed_gives_a_clean_error);
   tcase_add_test(tc, broker_keeps_a_workers_own_rules_on_its_channel);
+  tcase_add_test(tc, pooled_channels_stay_with_their_process_and_descriptor);
+  tcase_add_test(tc, exact_entries_open_any_object_without_blocking_the_broker);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_ENV);

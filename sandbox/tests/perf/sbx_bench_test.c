@@ -15,19 +15,14 @@
 #include <json-glib/json-glib.h>
 
 static const char *const kKeys[] = {
-    "syscall_getpid_ratio",
-    "syscall_argcheck_ratio",
-    "broker_open_ratio",
-    "broker_open_p99_ratio",
-    "zygote_spawn_ratio",
-    "spawn_vs_bwrap",
-    "sbx_run_vs_bwrap",
-    "sbx_run_files_vs_bwrap",
-    "sbx_run_python_vs_bwrap",
-    "policy_compile_us",
-    "bpf_max_insns",
-    "worker_private_kib",
-    "max_workers",
+    "syscall_getpid_ratio",   "syscall_argcheck_ratio",
+    "broker_open_ratio",      "broker_open_load_ratio",
+    "broker_open_tail_ratio", "broker_flood_victim_ratio",
+    "broker_open_p99_ratio",  "zygote_spawn_ratio",
+    "spawn_vs_bwrap",         "sbx_run_vs_bwrap",
+    "sbx_run_files_vs_bwrap", "sbx_run_python_vs_bwrap",
+    "policy_compile_us",      "bpf_max_insns",
+    "worker_private_kib",     "max_workers",
 };
 
 typedef struct {
@@ -172,6 +167,27 @@ START_TEST(only_reports_the_metrics_it_names) {
 }
 END_TEST
 
+/* A metric reported for information has no target to pass or miss. */
+START_TEST(information_metrics_have_null_target_and_pass) {
+  run_output r = run_bench(NULL, "--json", "--quick", "--only",
+                           "broker_open_p99_ratio,policy_compile_us", NULL);
+  ck_assert_msg(r.exit_code == 0, "exit %d\n%s\n%s", r.exit_code, r.out, r.err);
+  JsonParser *parser;
+  GList *names = check_json(&r, &parser);
+  JsonObject *info = metric_of(parser, "broker_open_p99_ratio");
+  ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(info, "target")));
+  ck_assert(JSON_NODE_HOLDS_NULL(json_object_get_member(info, "pass")));
+  ck_assert_str_eq(json_object_get_string_member(info, "ratio_of"), "floor");
+  /* Control: a metric with a target carries it and a verdict. */
+  JsonObject *compile = metric_of(parser, "policy_compile_us");
+  ck_assert(is_number(json_object_get_member(compile, "target")));
+  ck_assert(!JSON_NODE_HOLDS_NULL(json_object_get_member(compile, "pass")));
+  g_list_free(names);
+  g_object_unref(parser);
+  run_output_clear(&r);
+}
+END_TEST
+
 START_TEST(table_names_each_metric_with_its_target) {
   run_output r = run_bench(NULL, "--quick", "--only",
                            "bpf_max_insns,policy_compile_us", NULL);
@@ -268,6 +284,7 @@ static Suite *suite(void) {
   tcase_set_timeout(cli, 60);
   tcase_add_test(cli, only_reports_the_metrics_it_names);
   tcase_add_test(cli, table_names_each_metric_with_its_target);
+  tcase_add_test(cli, information_metrics_have_null_target_and_pass);
   tcase_add_test(cli, unknown_metric_is_refused_by_name);
   tcase_add_test(cli, bad_repeat_count_is_refused);
   tcase_add_test(cli, repeat_sets_how_many_repetitions_are_reported);
