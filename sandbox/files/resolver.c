@@ -201,12 +201,15 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
   r->list = list;
   r->n = sbx_allowlist_n_entries(list);
   r->root_fds = g_new(int, r->n ? r->n : 1);
+  /* All of them before the first open: a failure part-way frees the
+   * resolver, which closes every descriptor it holds. */
+  for (size_t i = 0; i < r->n; i++)
+    r->root_fds[i] = -1;
   r->slash_fd = -1;
   r->proc_fd = -1;
   bool want_proc = false;
   for (size_t i = 0; i < r->n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
-    r->root_fds[i] = -1;
     if (e->rights & SBX_PERM_GRANTABLE)
       continue; /* grants nothing: never matched */
     if (e->proc_self) {

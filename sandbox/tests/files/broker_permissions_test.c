@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -499,6 +500,57 @@ START_TEST(broker_resolver_refuses_symlink_out_of_tree) {
   g_free(dir_link);
   g_free(inside);
   fixture_free(&f);
+}
+END_TEST
+
+/* A resolver that cannot open one of its roots (here: out of
+ * descriptors) closes what it opened and nothing else. The memory its
+ * table of roots gets is first filled with the number of a pipe of the
+ * test's, so a table read before it is written names that pipe. */
+START_TEST(broker_resolver_failing_part_way_closes_only_its_own) {
+  static const char *const roots[] = {
+      "/usr/lib/x86_64-linux-gnu/",
+      "/usr/share/",
+      "/etc/",
+      "/var/",
+      "/usr/include/",
+      "/usr/bin/",
+      "/usr/sbin/",
+      "/dev/",
+  };
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int p[2];
+    if (pipe(p) != 0)
+      _exit(10);
+    sbx_allowlist *list = sbx_allowlist_new("t");
+    for (size_t i = 0; i < G_N_ELEMENTS(roots); i++)
+      if (!sbx_allowlist_add(list, roots[i], SBX_PERM_READ_ONLY, NULL))
+        _exit(11);
+    int *bait = malloc(G_N_ELEMENTS(roots) * sizeof(int));
+    for (size_t i = 0; i < G_N_ELEMENTS(roots); i++)
+      bait[i] = p[0];
+    free(bait);
+    /* Room for two roots, not for the third. */
+    int probe = dup(0);
+    close(probe);
+    struct rlimit lim = {(rlim_t)probe + 2, (rlim_t)probe + 2};
+    struct rlimit old;
+    getrlimit(RLIMIT_NOFILE, &old);
+    lim.rlim_max = old.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+      _exit(12);
+    GError *error = NULL;
+    sbx_resolver *r = sbx_resolver_new(list, &error);
+    if (r || !error || !strstr(error->message, "Too many open files"))
+      _exit(13);
+    /* The pipe is still the test's: control, it was open before. */
+    _exit(fcntl(p[0], F_GETFD) >= 0 && fcntl(p[1], F_GETFD) >= 0 ? 0 : 14);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d", st);
 }
 END_TEST
 
@@ -1106,6 +1158,7 @@ static Suite *suite(void) {
   tcase_add_test(res, broker_resolver_stats_intermediate_directories_only);
   tcase_add_test(res, broker_resolver_checks_access_modes);
   tcase_add_test(res, broker_resolver_reads_links_and_statx);
+  tcase_add_test(res, broker_resolver_failing_part_way_closes_only_its_own);
   suite_add_tcase(s, res);
   return s;
 }

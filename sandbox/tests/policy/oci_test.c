@@ -594,8 +594,22 @@ START_TEST(oci_exported_profiles_give_the_same_verdicts_through_libseccomp) {
 }
 END_TEST
 
-/* Every built-in policy exports; the JSON evaluated directly and the
- * program libseccomp builds from it both give the policy's verdicts. */
+/* Whether any verdict of p is user-notify (the default or a rule's). */
+static gboolean uses_user_notify(const sbx_policy *p) {
+  if (p->default_action.kind == SBX_ACTION_USER_NOTIF)
+    return TRUE;
+  for (size_t i = 0; i < p->n_rules; i++)
+    if (p->rules[i].on_match.kind == SBX_ACTION_USER_NOTIF ||
+        (p->rules[i].n_alts &&
+         p->rules[i].on_mismatch.kind == SBX_ACTION_USER_NOTIF))
+      return TRUE;
+  return FALSE;
+}
+
+/* Every built-in policy exports, but those that send calls to a
+ * supervisor (sbx-run's baselines), which no container runtime has; the
+ * JSON evaluated directly and the program libseccomp builds from it both
+ * give the policy's verdicts. */
 START_TEST(oci_export_of_every_builtin_policy_gives_the_same_verdicts) {
   guint exported = 0;
   for (size_t k = 0; k < sbx_builtin_n_files; k++) {
@@ -606,11 +620,11 @@ START_TEST(oci_export_of_every_builtin_policy_gives_the_same_verdicts) {
     sbx_policy *p = sbx_builtin_policy(name, &error);
     ck_assert_msg(p != NULL, "%s", error ? error->message : "?");
     char *text = sbx_oci_export(p, SBX_OCI_EXPORT_LARGE_NUMBERS, &error);
-    if (p->default_action.kind == SBX_ACTION_USER_NOTIF) {
+    if (uses_user_notify(p)) {
       /* No container runtime answers user-notify. */
       ck_assert_ptr_null(text);
-      ck_assert_msg(strstr(error->message, "@default user-notify") != NULL,
-                    "%s: %s", name, error->message);
+      ck_assert_msg(strstr(error->message, "user-notify") != NULL, "%s: %s",
+                    name, error->message);
       g_clear_error(&error);
       sbx_policy_free(p);
       continue;
