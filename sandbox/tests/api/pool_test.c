@@ -12,7 +12,6 @@
  * tests that matter run in both.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +25,7 @@
 #include <glib.h>
 
 #include "sandbox/tests/api/api_test_util.h"
+#include "sandbox/tests/api/pool_util.h"
 #include "sbx/sbx.h"
 
 #define POOL 3
@@ -108,55 +108,12 @@ static sbx_sandbox *start(sbx_worker_entry entry, unsigned pool,
   return s;
 }
 
-/* The zygote's children as the host sees them (no CONFIG_PROC_CHILDREN
- * needed: each /proc/PID/stat names its parent). Zombies do not count. */
-static GArray *children_of(pid_t parent) {
-  GArray *out = g_array_new(FALSE, FALSE, sizeof(pid_t));
-  DIR *d = opendir("/proc");
-  ck_assert_ptr_nonnull(d);
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char *end;
-    long pid = strtol(e->d_name, &end, 10);
-    if (*end || pid <= 0)
-      continue;
-    g_autofree char *path = g_strdup_printf("/proc/%ld/stat", pid);
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL))
-      continue;
-    const char *after = strrchr(text, ')');
-    char state;
-    long ppid;
-    if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 &&
-        ppid == parent && state != 'Z') {
-      pid_t p = (pid_t)pid;
-      g_array_append_val(out, p);
-    }
-  }
-  closedir(d);
-  return out;
-}
-
 static bool contains(const GArray *pids, pid_t pid) {
   for (guint i = 0; i < pids->len; i++) {
     if (g_array_index(pids, pid_t, i) == pid)
       return true;
   }
   return false;
-}
-
-/* Waits until the zygote has exactly n children (20 s at most). */
-static GArray *await_children(sbx_sandbox *s, guint n) {
-  for (int i = 0; i < 2000; i++) {
-    GArray *now = children_of(sbx_sandbox_zygote_pid(s));
-    if (now->len == n)
-      return now;
-    g_array_unref(now);
-    g_usleep(10000);
-  }
-  GArray *now = children_of(sbx_sandbox_zygote_pid(s));
-  ck_abort_msg("the zygote has %u children, not %u", now->len, n);
-  return now;
 }
 
 typedef struct {
@@ -238,13 +195,13 @@ static void pooled_status_equals_cold(bool fork_mode) {
   sbx_sandbox *cold = start(entry_report, 0, fork_mode);
   worker_report c = run_job(cold, &plain, NULL);
   /* Control: a cold type keeps no process forked ahead. */
-  GArray *none = children_of(sbx_sandbox_zygote_pid(cold));
+  GArray *none = api_children_of(sbx_sandbox_zygote_pid(cold));
   ck_assert_uint_eq(none->len, 0);
   g_array_unref(none);
   sbx_sandbox_stop(cold);
 
   sbx_sandbox *warm = start(entry_report, POOL, fork_mode);
-  GArray *pooled = await_children(warm, POOL);
+  GArray *pooled = api_await_zygote_children(warm, POOL);
   pid_t pid;
   worker_report w = run_job(warm, &plain, &pid);
   /* It was one of those forked ahead, not a fork for this spawn. */
@@ -277,7 +234,7 @@ END_TEST
  * ran in. */
 static void pool_runs_each_job_once_and_refills(bool fork_mode) {
   sbx_sandbox *s = start(entry_report, POOL, fork_mode);
-  GArray *before = await_children(s, POOL);
+  GArray *before = api_await_zygote_children(s, POOL);
   pid_t pids[POOL + 2];
   for (int i = 0; i < POOL + 2; i++) {
     g_autofree char *payload = g_strdup_printf("job %d", i);
@@ -290,7 +247,7 @@ static void pool_runs_each_job_once_and_refills(bool fork_mode) {
   /* The first spawn found the pool full: one of those forked ahead. */
   ck_assert(contains(before, pids[0]));
   g_array_unref(before);
-  GArray *after = await_children(s, POOL);
+  GArray *after = api_await_zygote_children(s, POOL);
   for (int i = 0; i < POOL + 2; i++) {
     ck_assert(!contains(after, pids[i])); /* each exited after its job */
     ck_assert_int_eq(kill(pids[i], 0), -1);
@@ -327,7 +284,7 @@ static void sees_only_its_job(bool fork_mode) {
   sbx_sandbox_stop(cold);
 
   sbx_sandbox *warm = start(entry_report, POOL, fork_mode);
-  g_array_unref(await_children(warm, POOL));
+  g_array_unref(api_await_zygote_children(warm, POOL));
   worker_report w1 = run_job(warm, &first, NULL);
   worker_report w2 = run_job(warm, &second, NULL);
   sbx_sandbox_stop(warm);
@@ -369,7 +326,7 @@ END_TEST
  * is reported as ever. */
 START_TEST(pooled_exits_never_reach_wait) {
   sbx_sandbox *s = start(entry_hold, POOL, false);
-  GArray *pooled = await_children(s, POOL);
+  GArray *pooled = api_await_zygote_children(s, POOL);
   sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
   GError *error = NULL;
   ck_assert(!sbx_sandbox_wait(s, -1, 0, &e, &error));
@@ -413,7 +370,7 @@ END_TEST
 /* sbx_sandbox_stop takes the pool down with the zygote. */
 START_TEST(stop_takes_pooled_workers_down) {
   sbx_sandbox *s = start(entry_hold, POOL, false);
-  GArray *pooled = await_children(s, POOL);
+  GArray *pooled = api_await_zygote_children(s, POOL);
   /* Control: they are alive before the stop. */
   for (guint i = 0; i < pooled->len; i++)
     ck_assert_int_eq(kill(g_array_index(pooled, pid_t, i), 0), 0);
@@ -486,12 +443,12 @@ START_TEST(profile_pool_key_makes_a_pool_and_bad_values_are_refused) {
   sbx_sandbox *s =
       start_typed("pooled.profile", entry_report, 0, false, dir, &error);
   ck_assert_msg(s != NULL, "%s", error ? error->message : "");
-  g_array_unref(await_children(s, 2));
+  g_array_unref(api_await_zygote_children(s, 2));
   sbx_sandbox_stop(s);
   /* The type's own field wins over the profile's. */
   s = start_typed("pooled.profile", entry_report, 1, false, dir, &error);
   ck_assert_msg(s != NULL, "%s", error ? error->message : "");
-  g_array_unref(await_children(s, 1));
+  g_array_unref(api_await_zygote_children(s, 1));
   sbx_sandbox_stop(s);
 
   api_write_file(dir, "pooled.profile",

@@ -20,6 +20,7 @@ static const char *const kKeys[] = {
     "broker_open_ratio",
     "broker_open_p99_ratio",
     "zygote_spawn_ratio",
+    "warm_spawn_ratio",
     "spawn_vs_bwrap",
     "sbx_run_vs_bwrap",
     "sbx_run_files_vs_bwrap",
