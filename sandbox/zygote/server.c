@@ -523,6 +523,16 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   /* A report pipe per live worker: the hard limit, not the soft one, is
    * what bounds them (a worker's own limits come from its profile). */
   sbx_rlimit_raise_nofile_raw();
+  /* Workers inherit these limits unchanged: each type's are clamped to
+   * them once here, and a worker only sets them. */
+  for (size_t i = 0; i < z->n_plans; i++) {
+    sbx_layer_plan *l = &z->plans[i].layers;
+    size_t bad = 0;
+    rc = sbx_rlimits_clamp_raw(l->rlimits, l->n_rlimits, &bad);
+    if (rc < 0)
+      init_failed(z, "reading the limits the workers inherit", -rc);
+    l->rlimits_clamped = true;
+  }
 
   /* While the host's /proc is still there: the namespaces every worker
    * shares with the zygote, for reports where a new /proc is refused. */
