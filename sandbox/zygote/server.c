@@ -110,6 +110,11 @@ static void pool_drop(sbx_zygote_pool *pool, sbx_zygote_pooled *m) {
   pool->waiting--;
 }
 
+/* How long the zygote must have been idle before it forks a pooled
+ * worker: a fork costs hundreds of microseconds of the CPU the worker it
+ * just handed a job to, and the host, are woken on. */
+#define POOL_REFILL_IDLE_MS 2
+
 _Static_assert(sizeof(sbx_zygote_job) == sizeof(sbx_zygote_spawn_body),
                "a job is written over the spawn body it comes from");
 
@@ -605,7 +610,9 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   for (;;) {
     /* Pools are refilled only when nothing else is waiting. */
     ssize_t wanting = pool_wanting(z);
-    int timeout = wanting < 0 ? -1 : z->pool_backoff ? 100 : 0;
+    int timeout = wanting < 0       ? -1
+                  : z->pool_backoff ? 100
+                                    : POOL_REFILL_IDLE_MS;
     int ready = poll(pfd, 2, timeout);
     if (ready < 0) {
       if (errno == EINTR)

@@ -24,7 +24,9 @@
  * payload, the host's descriptors, the broker and message channels) with
  * SCM_RIGHTS, closes its end, and the worker becomes an ordinary live
  * worker; when the pool is empty the spawn forks a cold one. Refills run
- * when no request is waiting, so a spawn never waits for one. A pooled
+ * once the zygote has been idle for a moment (POOL_REFILL_IDLE_MS), so a
+ * spawn never waits for one, and the fork does not take the CPU the
+ * worker it just woke needs. A pooled
  * worker is a fork of the zygote made while it holds nothing of any job
  * (its buffer is wiped after each request), runs one job and exits: it
  * never learns another's. Pooled workers are not the host's: their pids,
