@@ -89,11 +89,6 @@ struct sbx_sandbox {
   sbx_broker_client client;
   /* Learning mode (learn.h): where the learned files go; NULL: off. */
   char *learn_dir;
-  /* Per type, a broker channel connected ahead of its spawn (or -1), so
-   * that a spawn asks the broker nothing on its way to the worker: the
-   * spawn that takes it connects the next one once its worker runs.
-   * Guarded by lock. */
-  int *spare_channels;
   /* Calls in progress on any thread, so that sbx_sandbox_stop frees the
    * sandbox only once the last has returned. */
   GMutex lock;
@@ -369,43 +364,6 @@ static gboolean fresh_entry(const sbx_process_type *t, sbx_api_entry_ref *ref,
   return t->entry && sbx_api_entry_ref_make(t->entry, name, ref, error);
 }
 
-static gssize type_index(const sbx_sandbox *s, const char *name) {
-  for (size_t i = 0; i < s->n_types; i++) {
-    if (!strcmp(s->types[i].name, name))
-      return (gssize)i;
-  }
-  return -1;
-}
-
-static int take_spare_channel(sbx_sandbox *s, size_t type) {
-  g_mutex_lock(&s->lock);
-  int fd = s->spare_channels[type];
-  s->spare_channels[type] = -1;
-  g_mutex_unlock(&s->lock);
-  return fd;
-}
-
-/* Connects type's next spare channel if it has none. A failure is left
- * to the spawn that finds none, which connects its own and reports. */
-static void connect_spare_channel(sbx_sandbox *s, size_t type) {
-  g_mutex_lock(&s->lock);
-  bool wanted = s->spare_channels[type] < 0;
-  g_mutex_unlock(&s->lock);
-  if (!wanted)
-    return;
-  int fd = sbx_broker_connect(s->broker, s->types[type].name, NULL);
-  if (fd < 0)
-    return;
-  g_mutex_lock(&s->lock);
-  if (s->spare_channels[type] < 0) {
-    s->spare_channels[type] = fd;
-    fd = -1;
-  }
-  g_mutex_unlock(&s->lock);
-  if (fd >= 0)
-    close(fd); /* another thread's came first */
-}
-
 gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
                            GError **error) {
   if (!out) {
@@ -429,9 +387,6 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   s->types = g_new0(sbx_prepared_type, c.n_types);
   s->learn_dir = g_strdup(sbx_api_learn_dir(c.learn_dir));
   s->entries = g_new0(host_entry, c.n_types);
-  s->spare_channels = g_new(int, c.n_types);
-  for (size_t i = 0; i < c.n_types; i++)
-    s->spare_channels[i] = -1;
   if (s->fresh && !prepare_fresh(s, &c, error))
     goto fail;
   for (size_t i = 0; i < c.n_types; i++) {
@@ -452,9 +407,6 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
   }
   if (!start_broker(s, &c, error) || !start_zygote(s, error))
     goto fail;
-  /* After the zygote: a forked one must not inherit them. */
-  for (size_t i = 0; i < s->n_types; i++)
-    connect_spare_channel(s, i);
   *out = s;
   return TRUE;
 
@@ -586,12 +538,9 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
   }
   GError *local = NULL;
   sbx_allowlist *grants = read_grants(s, &c, &local);
-  /* A worker with grants of its own needs a channel made for it. */
-  gssize spare = local || grants ? -1 : type_index(s, c.process_type);
-  int channel = spare >= 0 ? take_spare_channel(s, (size_t)spare) : -1;
-  if (channel < 0 && !local)
-    channel = sbx_broker_connect_with_grants(s->broker, c.process_type, grants,
-                                             &local);
+  int channel = local ? -1
+                      : sbx_broker_connect_with_grants(
+                            s->broker, c.process_type, grants, &local);
   sbx_allowlist_free(grants);
   gboolean ok = channel >= 0;
   if (ok) {
@@ -610,8 +559,6 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
   } else if (local->domain != SBX_ERROR) { /* read_grants' says spawn: */
     g_prefix_error(&local, "spawn: ");
   }
-  if (spare >= 0)
-    connect_spare_channel(s, (size_t)spare);
   leave_call(s);
   if (c.channel) {
     close(messages[1]); /* likewise */
@@ -714,11 +661,6 @@ void sbx_sandbox_stop(sbx_sandbox *s) {
     g_cond_wait(&s->idle, &s->lock);
   g_mutex_unlock(&s->lock);
   sbx_zygote_stop(s->zygote);
-  for (size_t i = 0; s->spare_channels && i < s->n_types; i++) {
-    if (s->spare_channels[i] >= 0)
-      close(s->spare_channels[i]);
-  }
-  g_free(s->spare_channels);
   if (s->learn_dir && s->broker)
     write_learned(s);
   sbx_broker_stop(s->broker, NULL, NULL);
