@@ -57,6 +57,8 @@ G_STATIC_ASSERT(SBX_REPLY_TIMEOUT_MS == SBX_ZYGOTE_REPLY_TIMEOUT_MS);
 G_STATIC_ASSERT(SBX_STOP_TIMEOUT_MS == SBX_ZYGOTE_REAP_TIMEOUT_MS +
                                            SBX_BROKER_EXIT_TIMEOUT_MS +
                                            SBX_BROKER_REAP_TIMEOUT_MS);
+G_STATIC_ASSERT(SBX_POOL_MAX == SBX_ZYGOTE_MAX_POOL &&
+                SBX_POOL_MAX == SBX_PROFILE_MAX_POOL);
 G_STATIC_ASSERT(SBX_AUDIT_DENIAL_BURST == 100 &&
                 SBX_AUDIT_DENIALS_PER_SECOND == 10 &&
                 SBX_AUDIT_LINE_MAX == 1024);
@@ -68,6 +70,7 @@ typedef struct {
   sbx_worker_entry entry;
   void *user_data;
   sbx_api_entry_ref ref;
+  unsigned pool; /* sbx_process_type.pool; 0: the profile's */
 } host_entry;
 
 struct sbx_sandbox {
@@ -129,6 +132,12 @@ static gboolean check_types(const sbx_process_type *types, size_t n,
                             GError **error) {
   for (size_t i = 0; i < n; i++) {
     const sbx_process_type *t = &types[i];
+    if (t->pool > SBX_POOL_MAX) {
+      g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
+                  "process type \"%s\": pool is %u; at most %d",
+                  t->name ? t->name : "(null)", t->pool, SBX_POOL_MAX);
+      return FALSE;
+    }
     if (!t->entry) {
       g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
                   "process type \"%s\": no entry function",
@@ -249,6 +258,7 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
         .landlock_min_abi = p->landlock_min_abi,
         .collect_status = p->status,
         .audit_last_layer = t->verdicts.len > 0,
+        .pool = s->entries[i].pool ? s->entries[i].pool : p->pool,
     };
     namespaces |= p->namespaces;
     empty_root = empty_root || p->empty_root;
@@ -383,6 +393,7 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
     const sbx_process_type *t = &types[i];
     s->entries[i].entry = t->entry;
     s->entries[i].user_data = t->user_data;
+    s->entries[i].pool = t->pool;
     if (s->fresh && !fresh_entry(t, &s->entries[i].ref, error))
       goto fail;
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,

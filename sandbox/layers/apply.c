@@ -118,7 +118,10 @@ static int apply_credentials(sbx_layer_plan *plan, sbx_layer_process *process,
       return failed(result, SBX_LAYER_STEP_DESCRIPTORS, 0, rc);
   }
   size_t failed_limit = 0;
-  rc = sbx_rlimits_apply_raw(plan->rlimits, plan->n_rlimits, &failed_limit);
+  rc = plan->rlimits_clamped
+           ? sbx_rlimits_set_raw(plan->rlimits, plan->n_rlimits, &failed_limit)
+           : sbx_rlimits_apply_raw(plan->rlimits, plan->n_rlimits,
+                                   &failed_limit);
   if (rc < 0)
     return failed(result, SBX_LAYER_STEP_RLIMITS, (int)failed_limit, rc);
   if (!(flags & SBX_LAYERS_KEEP_SESSION)) {

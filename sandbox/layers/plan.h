@@ -84,6 +84,10 @@ typedef struct {
   unsigned flags; /* SBX_LAYERS_* */
   sbx_rlimit rlimits[SBX_LAYERS_MAX_RLIMITS];
   size_t n_rlimits;
+  /* The limits were clamped by the parent the process inherits its
+   * limits from unchanged (the zygote, sbx_rlimits_clamp_raw): step 3
+   * sets each with one call instead of reading it first. */
+  bool rlimits_clamped;
   sbx_layer_filter filters[SBX_LAYERS_MAX_FILTERS]; /* in load order */
   size_t n_filters;
   /* The first filter is the broker-client layer, and the caller attaches

@@ -5,7 +5,8 @@
  * the host's namespace reference, and per type its name, layer flags,
  * resource limits, filters (name, instructions, self-pid relocations),
  * whether it uses the broker and Landlock, the Landlock report, whether
- * it collects its status, and the entry's plain data. Plain structs
+ * it collects its status, the entry's plain data, the listener's filter
+ * and the size of its warm pool. Plain structs
  * (limits, the namespace reference, the Landlock report) travel as bytes:
  * both ends are the same executable, and their sizes are checked. The
  * Landlock report's reason strings are pointers and do not travel (the
@@ -26,7 +27,7 @@
 #include "sandbox/zygote/protocol.h"
 
 #define START_MAGIC 0x53425a31u /* "SBZ1" */
-#define TYPE_TYPE "(suaya(sayau)bbaybayi)"
+#define TYPE_TYPE "(suaya(sayau)bbaybayiu)"
 #define START_TYPE "(utaya" TYPE_TYPE ")"
 #define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
@@ -62,13 +63,13 @@ static GVariant *type_variant(const sbx_worker_plan *plan,
   for (size_t d = 0; d < SBX_LANDLOCK_MAX_DROPS; d++)
     report.drops[d].reason = NULL;
   return g_variant_new(
-      "(su@ay@a(sayau)bb@ayb@ayi)", l->process_type, (guint32)l->flags,
+      "(su@ay@a(sayau)bb@ayb@ayiu)", l->process_type, (guint32)l->flags,
       bytes_of(l->rlimits, l->n_rlimits * sizeof *l->rlimits),
       g_variant_builder_end(&filters), (gboolean)l->broker,
       (gboolean)(l->landlock_fd >= 0), bytes_of(&report, sizeof report),
       (gboolean)l->collect_status,
       bytes_of(type->entry_data, type->entry_data ? type->entry_data_len : 0),
-      (gint32)l->listener_filter);
+      (gint32)l->listener_filter, (guint32)plan->pool);
 }
 
 static int sealed_file(const void *data, size_t len) {
@@ -199,9 +200,10 @@ static gboolean load_type(GVariant *v, sbx_worker_plan *plan, size_t *ruleset,
   g_autoptr(GVariant) report = NULL;
   g_autoptr(GVariant) entry_data = NULL;
   gint32 listener_filter;
-  g_variant_get(v, "(&su@ay@a(sayau)bb@ayb@ayi)", &name, &flags, &limits,
+  guint32 pool;
+  g_variant_get(v, "(&su@ay@a(sayau)bb@ayb@ayiu)", &name, &flags, &limits,
                 &filters, &broker, &landlock, &report, &collect_status,
-                &entry_data, &listener_filter);
+                &entry_data, &listener_filter, &pool);
   sbx_layer_plan *l = &plan->layers;
   if (!*name || strlen(name) >= SBX_LAYERS_NAME_MAX) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
@@ -262,6 +264,9 @@ static gboolean load_type(GVariant *v, sbx_worker_plan *plan, size_t *ruleset,
   plan->entry_data = n ? g_memdup2(data, n) : NULL;
   plan->broker_attach_raw = hooks->broker_attach_raw;
   plan->broker_listener_raw = hooks->broker_listener_raw;
+  if (pool > SBX_ZYGOTE_MAX_POOL)
+    goto invalid;
+  plan->pool = pool;
   return TRUE;
 
 invalid:

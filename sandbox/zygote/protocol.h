@@ -24,8 +24,13 @@
  *                                  namespace
  *   zygote -> host  SPAWN_FAILED   body: sbx_zygote_spawn_failed
  *   zygote -> host  EXITED         unsolicited, once per worker:
- * sbx_zygote_exited host -> zygote  STATUS         no body zygote -> host
- * STATUS_REPLY   body: sbx_zygote_status
+ *                                  sbx_zygote_exited
+ *   host -> zygote  STATUS         no body
+ *   zygote -> host  STATUS_REPLY   body: sbx_zygote_status
+ *   zygote -> pooled worker  JOB   once, on the worker's own socket
+ *                                  pair: sbx_zygote_job + payload;
+ *                                  SCM_RIGHTS: n_user descriptors, then
+ *                                  the broker and message channels
  *
  * Everything here is async-signal-safe and allocates nothing: the zygote
  * uses it between fork and exec.
@@ -41,7 +46,8 @@
 
 #define SBX_ZYGOTE_MAGIC 0x5b7a7967u /* "[zyg" */
 #define SBX_ZYGOTE_MAX_PAYLOAD (64 * 1024)
-#define SBX_ZYGOTE_MAX_FDS 16 /* descriptors a worker may be handed */
+#define SBX_ZYGOTE_MAX_FDS 16  /* descriptors a worker may be handed */
+#define SBX_ZYGOTE_MAX_POOL 64 /* workers of one type kept forked ahead */
 #define SBX_ZYGOTE_MAX_MESSAGE                                 \
   (sizeof(sbx_zygote_header) + sizeof(sbx_zygote_spawn_body) + \
    SBX_ZYGOTE_MAX_PAYLOAD)
@@ -55,6 +61,7 @@ typedef enum {
   SBX_ZMSG_EXITED,
   SBX_ZMSG_STATUS,
   SBX_ZMSG_STATUS_REPLY,
+  SBX_ZMSG_JOB,
 } sbx_zygote_msg_type;
 
 typedef struct {
@@ -81,6 +88,14 @@ typedef struct {
   uint32_t payload_len;  /* bytes following this struct */
 } sbx_zygote_spawn_body;
 
+/* A pooled worker's one job (server.h, "Warm pool"). */
+typedef struct {
+  uint32_t n_user;      /* the host's descriptors and /dev/null fills */
+  uint32_t flags;       /* SBX_ZSPAWN_*: the channels that follow them */
+  uint32_t payload_len; /* bytes following this struct */
+  uint32_t reserved;
+} sbx_zygote_job;
+
 typedef struct {
   int32_t zygote_pid; /* the worker's pid inside the zygote's namespace */
 } sbx_zygote_spawned;
@@ -101,6 +116,8 @@ typedef struct {
   uint32_t capacity; /* most workers alive at once */
   uint64_t spawned;
   uint64_t exited;
+  uint32_t pooled; /* workers forked ahead, waiting for a job */
+  uint32_t reserved;
 } sbx_zygote_status;
 
 /* Sends one message: header + body, optionally with descriptors

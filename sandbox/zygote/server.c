@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,6 +84,186 @@ static void close_fds(const int *fds, size_t n) {
     close(fds[i]);
 }
 
+static sbx_zygote_slot *free_slot(sbx_zygote_server *z) {
+  for (size_t i = 0; i < z->high; i++) {
+    if (z->slots[i].pid == 0)
+      return &z->slots[i];
+  }
+  return z->high < z->capacity ? &z->slots[z->high++] : NULL;
+}
+
+/* A new live worker: counted, and named to the host. */
+static void spawned(sbx_zygote_server *z, uint32_t request_id, pid_t pid) {
+  z->live++;
+  z->spawned++;
+  sbx_zygote_spawned reply = {.zygote_pid = pid};
+  sbx_zygote_send(z->sock, SBX_ZMSG_SPAWNED, request_id, &reply, sizeof reply,
+                  NULL, 0, z->own_pid_ns ? pid : 0);
+  explicit_bzero(&reply, sizeof reply);
+}
+
+/* ---- Warm pool (server.h) ------------------------------------------------ */
+
+static void pool_drop(sbx_zygote_pool *pool, sbx_zygote_pooled *m) {
+  close(m->job_fd);
+  m->job_fd = -1;
+  pool->waiting--;
+}
+
+/* How long the zygote must have been idle before it forks a pooled
+ * worker: a fork costs hundreds of microseconds of the CPU the worker it
+ * just handed a job to, and the host, are woken on. */
+#define POOL_REFILL_IDLE_MS 2
+
+_Static_assert(sizeof(sbx_zygote_job) == sizeof(sbx_zygote_spawn_body),
+               "a job is written over the spawn body it comes from");
+
+/* Hands the spawn in z->buf (validated) to a pooled worker of its type:
+ * the job goes out on the worker's own socket, written over the request's
+ * spawn body in place (the same size) so the payload is not copied. True
+ * when a pooled worker took it (and the host was answered); false leaves
+ * the request as it was for a cold fork. */
+static bool pool_dispatch(sbx_zygote_server *z, uint32_t type,
+                          const sbx_zygote_header *h, int *fds, size_t n_fds,
+                          sbx_zygote_slot *slot) {
+  sbx_zygote_pool *pool = &z->pools[type];
+  if (pool->waiting == 0)
+    return false;
+  sbx_zygote_spawn_body *body = (sbx_zygote_spawn_body *)(z->buf + sizeof *h);
+  sbx_zygote_spawn_body request = *body;
+  /* The host's descriptors, /dev/null for stdio it did not give, then
+   * the channels: in the order the worker's layout wants them. */
+  int send[SBX_ZYGOTE_MAX_FDS + 2];
+  size_t n_user = request.n_fds < 3 ? 3 : request.n_fds, n = 0;
+  for (size_t i = 0; i < n_user; i++)
+    send[n++] = i < request.n_fds ? fds[i] : z->devnull;
+  for (size_t i = request.n_fds; i < n_fds; i++)
+    send[n++] = fds[i];
+  sbx_zygote_job job = {
+      .n_user = (uint32_t)n_user,
+      .flags = request.flags,
+      .payload_len = request.payload_len,
+  };
+  memcpy(body, &job, sizeof job);
+  for (size_t i = 0; i < SBX_ZYGOTE_MAX_POOL; i++) {
+    sbx_zygote_pooled *m = &pool->member[i];
+    if (m->pid == 0 || m->job_fd < 0)
+      continue;
+    int rc = sbx_zygote_send(m->job_fd, SBX_ZMSG_JOB, 0, body,
+                             sizeof job + request.payload_len, send, n, 0);
+    pid_t pid = m->pid;
+    int report_fd = m->report_fd;
+    pool_drop(pool, m);
+    if (rc < 0) {
+      /* Gone or stuck: never a second chance at any job. */
+      kill(pid, SIGKILL);
+      continue;
+    }
+    m->pid = 0;
+    m->report_fd = -1;
+    close_fds(fds, n_fds);
+    slot->pid = pid;
+    slot->report_fd = report_fd;
+    spawned(z, h->request_id, pid);
+    return true;
+  }
+  memcpy(body, &request, sizeof request);
+  return false;
+}
+
+/* Forks one worker ahead for plan `type`. Async-signal-safe. */
+static void pool_refill(sbx_zygote_server *z, size_t type) {
+  sbx_zygote_pool *pool = &z->pools[type];
+  sbx_zygote_pooled *m = NULL;
+  for (size_t i = 0; i < SBX_ZYGOTE_MAX_POOL && !m; i++) {
+    if (pool->member[i].pid == 0)
+      m = &pool->member[i];
+  }
+  if (!m)
+    return; /* dropped ones are still being reaped */
+  int sv[2], pipefd[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    z->pool_backoff = true;
+    return;
+  }
+  if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    z->pool_backoff = true;
+    return;
+  }
+  sbx_worker_pooled pooled = {
+      .job_fd = sv[1],
+      .report_fd = pipefd[1],
+      .buf = z->buf,
+      .expected_ppid = getpid(),
+      .ns_reference = z->ns_reference.valid ? &z->ns_reference : NULL,
+      .early = &z->early,
+      .report_fd_slot = &z->report_fd_slot,
+      .broker_client = z->broker_client,
+      .sigmask = z->host_sigmask,
+  };
+  pid_t pid = _Fork();
+  if (pid == 0)
+    sbx_worker_pool_run_raw(&z->plans[type], &pooled);
+  close(sv[1]);
+  close(pipefd[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    close(pipefd[0]);
+    z->pool_backoff = true;
+    return;
+  }
+  z->pool_backoff = false;
+  m->pid = pid;
+  m->job_fd = sv[0];
+  m->report_fd = pipefd[0];
+  pool->waiting++;
+}
+
+/* The first plan whose pool wants a worker, or -1. */
+static ssize_t pool_wanting(const sbx_zygote_server *z) {
+  for (size_t i = 0; i < z->n_plans; i++) {
+    const sbx_zygote_pool *pool = &z->pools[i];
+    if (!pool->failed && pool->waiting < z->plans[i].pool)
+      return (ssize_t)i;
+  }
+  return -1;
+}
+
+static uint32_t pool_total(const sbx_zygote_server *z) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < z->n_plans; i++)
+    n += z->pools[i].waiting;
+  return n;
+}
+
+/* A reaped pid that was a pooled worker: forgotten, never reported (the
+ * host never had it). One that ended waiting by itself (a layer refused,
+ * a filter killed it) fails its type's pool, which would only fail again;
+ * one killed from outside (SIGKILL: the OOM killer, an administrator) is
+ * replaced. */
+static bool pool_reaped(sbx_zygote_server *z, pid_t pid, int status) {
+  for (size_t t = 0; t < z->n_plans; t++) {
+    sbx_zygote_pool *pool = &z->pools[t];
+    for (size_t i = 0; i < SBX_ZYGOTE_MAX_POOL; i++) {
+      sbx_zygote_pooled *m = &pool->member[i];
+      if (m->pid != pid)
+        continue;
+      if (m->job_fd >= 0) {
+        pool_drop(pool, m);
+        if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+          pool->failed = true;
+      }
+      close(m->report_fd);
+      m->pid = 0;
+      m->report_fd = -1;
+      return true;
+    }
+  }
+  return false;
+}
+
 static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
                          int *fds, size_t n_fds) {
   const sbx_zygote_spawn_body *body =
@@ -120,18 +301,14 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
     return;
   }
 
-  sbx_zygote_slot *slot = NULL;
-  for (size_t i = 0; i < z->high && !slot; i++) {
-    if (z->slots[i].pid == 0)
-      slot = &z->slots[i];
-  }
-  if (!slot && z->high < z->capacity)
-    slot = &z->slots[z->high++];
+  sbx_zygote_slot *slot = free_slot(z);
   if (!slot) {
     close_fds(fds, n_fds);
     send_spawn_failed(z, h->request_id, EAGAIN, "worker table full");
     return;
   }
+  if (pool_dispatch(z, body->process_type, h, fds, n_fds, slot))
+    return;
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
     int err = errno;
@@ -171,11 +348,7 @@ static void handle_spawn(sbx_zygote_server *z, const sbx_zygote_header *h,
   }
   slot->pid = pid;
   slot->report_fd = pipefd[0];
-  z->live++;
-  z->spawned++;
-  sbx_zygote_spawned reply = {.zygote_pid = pid};
-  sbx_zygote_send(z->sock, SBX_ZMSG_SPAWNED, h->request_id, &reply,
-                  sizeof reply, NULL, 0, z->own_pid_ns ? pid : 0);
+  spawned(z, h->request_id, pid);
 }
 
 static void reap(sbx_zygote_server *z) {
@@ -184,6 +357,8 @@ static void reap(sbx_zygote_server *z) {
     pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
     if (pid <= 0)
       return;
+    if (pool_reaped(z, pid, status))
+      continue;
     sbx_zygote_slot *slot = NULL;
     for (size_t i = 0; i < z->high && !slot; i++) {
       if (z->slots[i].pid == pid)
@@ -246,6 +421,7 @@ static bool handle_request(sbx_zygote_server *z) {
           .capacity = (uint32_t)z->capacity,
           .spawned = z->spawned,
           .exited = z->exited,
+          .pooled = pool_total(z),
       };
       sbx_zygote_send(z->sock, SBX_ZMSG_STATUS_REPLY, h->request_id, &st,
                       sizeof st, NULL, 0, 0);
@@ -352,6 +528,16 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   /* A report pipe per live worker: the hard limit, not the soft one, is
    * what bounds them (a worker's own limits come from its profile). */
   sbx_rlimit_raise_nofile_raw();
+  /* Workers inherit these limits unchanged: each type's are clamped to
+   * them once here, and a worker only sets them. */
+  for (size_t i = 0; i < z->n_plans; i++) {
+    sbx_layer_plan *l = &z->plans[i].layers;
+    size_t bad = 0;
+    rc = sbx_rlimits_clamp_raw(l->rlimits, l->n_rlimits, &bad);
+    if (rc < 0)
+      init_failed(z, "reading the limits the workers inherit", -rc);
+    l->rlimits_clamped = true;
+  }
 
   /* While the host's /proc is still there: the namespaces every worker
    * shares with the zygote, for reports where a new /proc is refused. */
@@ -422,10 +608,21 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
       {.fd = sigfd, .events = POLLIN},
   };
   for (;;) {
-    if (poll(pfd, 2, -1) < 0) {
+    /* Pools are refilled only when nothing else is waiting. */
+    ssize_t wanting = pool_wanting(z);
+    int timeout = wanting < 0       ? -1
+                  : z->pool_backoff ? 100
+                                    : POOL_REFILL_IDLE_MS;
+    int ready = poll(pfd, 2, timeout);
+    if (ready < 0) {
       if (errno == EINTR)
         continue;
       _exit(1);
+    }
+    if (ready == 0) {
+      if (wanting >= 0)
+        pool_refill(z, (size_t)wanting);
+      continue;
     }
     if (pfd[1].revents & POLLIN) {
       struct signalfd_siginfo si;

@@ -16,6 +16,26 @@
  * state the host prepared before forking it. It refuses malformed
  * requests (the descriptors they carried are closed) and tells the host.
  *
+ * Warm pool (Android's unspecialised app process pool): for each type
+ * whose plan asks for it (sbx_worker_plan.pool), the zygote keeps that
+ * many workers forked ahead, each with every layer of its type already
+ * on (sbx_worker_pool_run_raw), blocked on a socket pair of its own. A
+ * spawn of the type hands one over: the zygote sends it the job (the
+ * payload, the host's descriptors, the broker and message channels) with
+ * SCM_RIGHTS, closes its end, and the worker becomes an ordinary live
+ * worker; when the pool is empty the spawn forks a cold one. Refills run
+ * once the zygote has been idle for a moment (POOL_REFILL_IDLE_MS), so a
+ * spawn never waits for one, and the fork does not take the CPU the
+ * worker it just woke needs. A pooled
+ * worker is a fork of the zygote made while it holds nothing of any job
+ * (its buffer is wiped after each request), runs one job and exits: it
+ * never learns another's. Pooled workers are not the host's: their pids,
+ * sockets and pipes live in memory wiped in every fork (like the worker
+ * table), and one that dies before its job is not reported; it marks its
+ * type's pool failed, and that type's spawns are cold from then on (a
+ * cold spawn reports its own failure properly). They die with the
+ * zygote like every worker.
+ *
  * Everything after sbx_zygote_server_main() begins is Async-signal-safe
  * and allocates nothing: all memory was allocated by the host before the
  * fork.
@@ -30,12 +50,26 @@
 
 #include "sandbox/kernel/namespaces/rootfs.h"
 #include "sandbox/kernel/namespaces/status.h"
+#include "sandbox/zygote/protocol.h"
 #include "sandbox/zygote/worker.h"
 
 typedef struct {
   pid_t pid;     /* in the zygote's pid namespace; 0: free slot */
   int report_fd; /* read end of the worker's report pipe */
 } sbx_zygote_slot;
+
+/* One worker forked ahead (see "Warm pool" above). */
+typedef struct {
+  pid_t pid;     /* 0: free */
+  int job_fd;    /* the zygote's end; -1 once dropped (awaiting its reaping) */
+  int report_fd; /* read end of its report pipe */
+} sbx_zygote_pooled;
+
+typedef struct {
+  uint32_t waiting; /* members with a job socket */
+  bool failed;      /* one died before its job: no more refills */
+  sbx_zygote_pooled member[SBX_ZYGOTE_MAX_POOL];
+} sbx_zygote_pool;
 
 /* Prepared by the host before the fork; the zygote's only memory. */
 typedef struct {
@@ -44,6 +78,10 @@ typedef struct {
   sbx_worker_plan *plans;
   size_t n_plans;
   sbx_zygote_slot *slots;
+  /* One per plan; wiped in every fork like slots (a worker learns no
+   * sibling's pid or descriptor). */
+  sbx_zygote_pool *pools;
+  bool pool_backoff; /* the last refill failed: retry after a pause */
   size_t capacity;
   size_t high; /* slots ever used: every live one is below */
   size_t live;

@@ -24,11 +24,13 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/layers/plan.h"
 #include "sandbox/layers/status.h"
+#include "sandbox/zygote/protocol.h"
 
 #define SBX_WORKER_SETUP_FAILED_EXIT 125
 
@@ -62,6 +64,8 @@ typedef struct {
   /* Async-signal-safe: hands the listener of layers.listener_filter to
    * the broker (a type that audits its errno verdicts). */
   int (*broker_listener_raw)(void *client, int listener_fd);
+  /* Workers the zygote keeps forked ahead (server.h, "Warm pool"). */
+  unsigned pool;
 } sbx_worker_plan;
 
 /* What one spawn adds to the plan. */
@@ -95,5 +99,48 @@ typedef struct {
  * returns. Async-signal-safe up to the entry call. */
 _Noreturn void sbx_worker_run_raw(sbx_worker_plan *plan,
                                   const sbx_worker_spawn *spawn);
+
+/* A pooled worker (server.h, "Warm pool") holds, while it waits, only
+ * its report pipe and its end of the job socket, parked above every
+ * number a job fills (the host's descriptors, the broker and message
+ * channels, the report pipe), so that the descriptors of the job land
+ * where a cold worker has them: the kernel gives received descriptors
+ * the lowest free numbers, in order. An audited type's listener waits
+ * above them too, until the job brings the broker channel it goes to. */
+#define SBX_WORKER_POOL_REPORT_FD (SBX_ZYGOTE_MAX_FDS + 3)
+#define SBX_WORKER_POOL_JOB_FD (SBX_ZYGOTE_MAX_FDS + 4)
+#define SBX_WORKER_POOL_LISTENER_FD (SBX_ZYGOTE_MAX_FDS + 5)
+
+/* What the zygote gives a worker it forks ahead. */
+typedef struct {
+  int job_fd;         /* its end of the job socket pair */
+  int report_fd;      /* write end of the report pipe */
+  unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes, wiped: the job */
+  pid_t expected_ppid;
+  const sbx_ns_reference *ns_reference;
+  const sbx_layer_status *early;
+  int *report_fd_slot;
+  void *broker_client;
+  sigset_t sigmask;
+} sbx_worker_pooled;
+
+/* The system calls a pooled worker makes with every layer on, before its
+ * entry: each of its type's filters must allow them (the zygote checks
+ * at start). Arguments as the worker passes them. */
+typedef struct {
+  const char *name;
+  int nr;
+  uint64_t args[3];
+} sbx_worker_pool_call;
+extern const sbx_worker_pool_call sbx_worker_pool_calls[];
+extern const size_t sbx_worker_pool_n_calls;
+
+/* Applies the plan's layers as sbx_worker_run_raw does, with no job yet;
+ * then waits for the one job (protocol.h JOB), lays its descriptors out
+ * exactly as a cold worker's, and runs the entry. A job socket closed
+ * without a job ends it quietly (exit 0). Never returns.
+ * Async-signal-safe up to the entry call. */
+_Noreturn void sbx_worker_pool_run_raw(sbx_worker_plan *plan,
+                                       const sbx_worker_pooled *pooled);
 
 #endif /* SBX_ZYGOTE_WORKER_H_ */

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/audit.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -72,21 +73,19 @@ struct sbx_zygote {
 /* The worker table holds every sibling's pid. It is wiped in each fork, so
  * no worker learns which pids its siblings have (S39), at no cost to the
  * spawn: the kernel maps zero pages instead of copying (MADV_WIPEONFORK). */
-static sbx_zygote_slot *new_slot_table(size_t capacity, GError **error) {
-  size_t len = capacity * sizeof(sbx_zygote_slot);
+static void *wiped_on_fork(size_t len, const char *what, GError **error) {
   void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
-                "zygote: mapping a table of %zu workers: %s", capacity,
-                g_strerror(errno));
+                "zygote: mapping %s: %s", what, g_strerror(errno));
     return NULL;
   }
   if (madvise(p, len, MADV_WIPEONFORK) != 0) {
     int err = errno;
     munmap(p, len);
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
-                "zygote: madvise(MADV_WIPEONFORK) on the worker table: %s",
+                "zygote: madvise(MADV_WIPEONFORK) on %s: %s", what,
                 g_strerror(err));
     return NULL;
   }
@@ -103,8 +102,14 @@ sbx_zygote_server *sbx_zygote_server_alloc(size_t n_types, size_t capacity,
   for (size_t i = 0; i < n_types; i++)
     sbx_layer_plan_init(&s->plans[i].layers, "", 0);
   s->capacity = capacity ? capacity : DEFAULT_MAX_WORKERS;
-  s->slots = new_slot_table(s->capacity, error);
-  if (!s->slots) {
+  g_autofree char *table =
+      g_strdup_printf("a table of %zu workers", s->capacity);
+  s->slots = wiped_on_fork(s->capacity * sizeof *s->slots, table, error);
+  /* The pools too: pooled workers are siblings like any other (S39). */
+  s->pools = s->slots ? wiped_on_fork(n_types * sizeof *s->pools,
+                                      "the warm pools", error)
+                      : NULL;
+  if (!s->pools) {
     sbx_zygote_server_free(s);
     return NULL;
   }
@@ -120,6 +125,8 @@ void sbx_zygote_server_free(sbx_zygote_server *s) {
   g_free(s->plans);
   if (s->slots)
     munmap(s->slots, s->capacity * sizeof *s->slots);
+  if (s->pools)
+    munmap(s->pools, s->n_plans * sizeof *s->pools);
   g_free(s->buf);
   if (s->devnull >= 0)
     close(s->devnull);
@@ -130,6 +137,36 @@ void sbx_zygote_server_free(sbx_zygote_server *s) {
 
 static void copy_name(char *dst, const char *src) {
   g_strlcpy(dst, src, SBX_LAYERS_NAME_MAX);
+}
+
+/* A pooled worker takes its job with every layer on (worker.h): each of
+ * the type's filters must allow the calls it makes for that, or the
+ * worker would die at its first job. */
+static gboolean check_pool_calls(const sbx_zygote_type *t, GError **error) {
+  for (size_t j = 0; j < t->n_layers; j++) {
+    const sbx_bpf_program *p = &t->layers[j];
+    for (size_t c = 0; c < sbx_worker_pool_n_calls; c++) {
+      const sbx_worker_pool_call *call = &sbx_worker_pool_calls[c];
+      struct seccomp_data data = {.nr = call->nr, .arch = AUDIT_ARCH_X86_64};
+      for (size_t a = 0; a < G_N_ELEMENTS(call->args); a++)
+        data.args[a] = call->args[a];
+      uint32_t action = sbx_bpf_run(p->insns, p->len, &data, NULL);
+      if ((action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW) {
+        g_set_error(
+            error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+            "zygote: process type \"%s\" asks for a pool, but its "
+            "seccomp layer %s does not allow %s, which a pooled "
+            "worker makes to take its job with every layer on "
+            "(allow recvmsg, fcntl F_SETFD, dup3 and close, or "
+            "drop the pool)",
+            t->name,
+            t->layer_names && t->layer_names[j] ? t->layer_names[j] : "unnamed",
+            call->name);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
 }
 
 static gboolean check_config(const sbx_zygote_config *config, GError **error) {
@@ -166,6 +203,15 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
                   t->name);
       return FALSE;
     }
+    if (t->pool > SBX_ZYGOTE_MAX_POOL) {
+      g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                  "zygote: process type \"%s\": a pool of %u workers; at "
+                  "most %d",
+                  t->name, t->pool, SBX_ZYGOTE_MAX_POOL);
+      return FALSE;
+    }
+    if (t->pool && !check_pool_calls(t, error))
+      return FALSE;
     if (t->audit_last_layer &&
         (!t->uses_broker || t->n_layers < 2 || !config->broker_listener_raw)) {
       g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
@@ -186,6 +232,7 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
   sbx_layer_plan_init(layers, t->name, 0);
   plan->entry = t->entry;
   plan->entry_data = t->entry_data;
+  plan->pool = t->pool;
   layers->broker = t->uses_broker;
   layers->collect_status = t->collect_status;
   gboolean ok = TRUE;

@@ -110,6 +110,11 @@ typedef struct {
    * worker hands to the broker (broker_listener_raw) before its entry:
    * its errno verdicts are answered and logged there. Needs uses_broker. */
   bool audit_last_layer;
+  /* Workers the zygote keeps forked ahead with every layer on (server.h,
+   * "Warm pool"), at most SBX_ZYGOTE_MAX_POOL; 0: every spawn forks. Each
+   * layer must allow the calls a pooled worker takes its job with
+   * (sbx_worker_pool_calls); start fails naming the layer otherwise. */
+  unsigned pool;
 } sbx_zygote_type;
 
 typedef struct {

@@ -21,10 +21,17 @@
 
 #include <glib.h>
 
-/* zygote_spawn_ratio: from sbx_sandbox_spawn (broker connect included) to
- * the worker's entry function (microseconds), against
- * fork()+_exit()+waitpid() in the host. */
+/* zygote_spawn_ratio: from sbx_sandbox_spawn (broker channel included) to
+ * the entry function of a cold worker, forked for the spawn, of a type
+ * without a pool (microseconds), against fork()+_exit()+waitpid() in the
+ * host. */
 gboolean sbx_bench_zygote_spawn(double *value, double *floor, GError **error);
+
+/* warm_spawn_ratio: the same for a renderer type with a warm pool
+ * (SBX_BENCH_POOL workers forked ahead): sbx_sandbox_spawn to the entry
+ * function of the pooled worker that takes the job. */
+#define SBX_BENCH_POOL 4
+gboolean sbx_bench_warm_spawn(double *value, double *floor, GError **error);
 
 /* syscall_getpid_ratio: one getpid() inside a renderer worker against the
  * same loop in the unsandboxed host (nanoseconds per call). */
@@ -36,9 +43,9 @@ gboolean sbx_bench_syscall_getpid(double *value, double *floor, GError **error);
 gboolean sbx_bench_syscall_argcheck(double *value, double *floor,
                                     GError **error);
 
-/* spawn_vs_bwrap: the zygote_spawn_ratio latency against the wall time of
- * `bwrap --unshare-all --ro-bind / / /bin/true` (microseconds). Skipped
- * when bwrap is missing or cannot run here. */
+/* spawn_vs_bwrap: the warm_spawn_ratio latency (a pooled spawn) against
+ * the wall time of `bwrap --unshare-all --ro-bind / / /bin/true`
+ * (microseconds). Skipped when bwrap is missing or cannot run here. */
 gboolean sbx_bench_spawn_vs_bwrap(double *value, double *floor, GError **error);
 
 /* worker_private_kib: Private_Dirty of an idle renderer worker, from

@@ -145,6 +145,7 @@ extern "C" {
 #define SBX_STRUCT_SIZE_MAX 4096
 
 #define SBX_NAME_MAX 32 /* process type and layer names, NUL included */
+#define SBX_POOL_MAX 64 /* sbx_process_type.pool */
 #define SBX_STATUS_MAX_LAYERS 8
 
 /* How long the host waits for the broker or the zygote to answer one
@@ -343,6 +344,16 @@ typedef struct {
    * may be NULL. For paths only known at run time, such as a home
    * directory. Copied. */
   const char *const *extra_rules;
+  /* Warm pool: how many workers of this type the zygote keeps forked
+   * ahead, each with every layer of the type already installed and
+   * waiting for one spawn's job (payload, descriptors, channels), so a
+   * spawn costs a hand-over instead of a fork. 0: the profile's [worker]
+   * pool (none unless it sets one). At most SBX_POOL_MAX. A pooled worker
+   * is as sandboxed as any other (the same status report), runs one job
+   * and exits, and its type's seccomp layers must allow recvmsg, fcntl
+   * F_SETFD, dup3 and close (the built-in policies do; start fails naming
+   * the layer otherwise). docs/api.md, "Warm pool". */
+  unsigned pool;
 } sbx_process_type;
 
 #define SBX_PROCESS_TYPE_INIT(...) \

@@ -42,6 +42,19 @@ typedef struct {
 int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
                           size_t *failed_index);
 
+/* Clamps every entry in place as sbx_rlimits_apply_raw would against the
+ * caller's current limits (a resource this build skips is left as it
+ * is): a process forked afterwards, whose limits are the caller's
+ * unchanged, then gets the same result from sbx_rlimits_set_raw with one
+ * call per entry instead of two. For the zygote, once, for all workers.
+ * Returns 0 or -errno with *failed_index set. Async-signal-safe. */
+int sbx_rlimits_clamp_raw(sbx_rlimit *limits, size_t n, size_t *failed_index);
+
+/* Sets every entry as it is (see sbx_rlimits_clamp_raw). Returns 0 or
+ * -errno with *failed_index (may be NULL) set. Async-signal-safe. */
+int sbx_rlimits_set_raw(const sbx_rlimit *limits, size_t n,
+                        size_t *failed_index);
+
 /* Raises the caller's soft RLIMIT_NOFILE to its hard limit: for the
  * zygote and the broker, which hold a descriptor per live worker, so that
  * the kernel's limit, not a soft default of 1024, bounds how many workers

@@ -116,32 +116,77 @@ int sbx_rlimit_raise_nofile_raw(void) {
   return syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL) != 0 ? -errno : 0;
 }
 
+/* Entry i against the caller's current limit: what it may be narrowed
+ * to. 1 when this build skips the resource. Async-signal-safe. */
+static int clamped(const sbx_rlimit *limit, struct rlimit *next) {
+  struct rlimit cur;
+  if (!sbx_rlimit_name(limit->resource))
+    return -EINVAL;
+  if (skipped_in_this_build(limit->resource))
+    return 1;
+  if (syscall(SYS_prlimit64, 0, limit->resource, NULL, &cur) != 0)
+    return -errno;
+  /* Only ever narrow: clamp to what the process already has. */
+  next->rlim_max = limit->hard < cur.rlim_max ? limit->hard : cur.rlim_max;
+  next->rlim_cur = limit->soft < next->rlim_max ? limit->soft : next->rlim_max;
+  return 0;
+}
+
+static int set_one(int resource, const struct rlimit *next) {
+  return syscall(SYS_prlimit64, 0, resource, next, NULL) != 0 ? -errno : 0;
+}
+
 /* Async-signal-safe. */
 int sbx_rlimits_apply_raw(const sbx_rlimit *limits, size_t n,
                           size_t *failed_index) {
   for (size_t i = 0; i < n; i++) {
-    struct rlimit cur, next;
-    if (!sbx_rlimit_name(limits[i].resource)) {
+    struct rlimit next = {0, 0};
+    int rc = clamped(&limits[i], &next);
+    if (rc == 0)
+      rc = set_one(limits[i].resource, &next);
+    if (rc < 0) {
       if (failed_index)
         *failed_index = i;
-      return -EINVAL;
+      return rc;
     }
+  }
+  return 0;
+}
+
+/* Async-signal-safe. */
+int sbx_rlimits_clamp_raw(sbx_rlimit *limits, size_t n, size_t *failed_index) {
+  for (size_t i = 0; i < n; i++) {
+    struct rlimit next = {0, 0};
+    int rc = clamped(&limits[i], &next);
+    if (rc < 0) {
+      if (failed_index)
+        *failed_index = i;
+      return rc;
+    }
+    if (rc == 0) {
+      limits[i].soft = next.rlim_cur;
+      limits[i].hard = next.rlim_max;
+    }
+  }
+  return 0;
+}
+
+/* Async-signal-safe. */
+int sbx_rlimits_set_raw(const sbx_rlimit *limits, size_t n,
+                        size_t *failed_index) {
+  for (size_t i = 0; i < n; i++) {
     if (skipped_in_this_build(limits[i].resource))
       continue;
-    if (syscall(SYS_prlimit64, 0, limits[i].resource, NULL, &cur) != 0)
-      goto fail;
-    /* Only ever narrow: clamp to what the process already has. */
-    next.rlim_max =
-        limits[i].hard < cur.rlim_max ? limits[i].hard : cur.rlim_max;
-    next.rlim_cur =
-        limits[i].soft < next.rlim_max ? limits[i].soft : next.rlim_max;
-    if (syscall(SYS_prlimit64, 0, limits[i].resource, &next, NULL) != 0)
-      goto fail;
-    continue;
-  fail:
-    if (failed_index)
-      *failed_index = i;
-    return -errno;
+    struct rlimit next = {.rlim_cur = limits[i].soft,
+                          .rlim_max = limits[i].hard};
+    int rc = sbx_rlimit_name(limits[i].resource)
+                 ? set_one(limits[i].resource, &next)
+                 : -EINVAL;
+    if (rc < 0) {
+      if (failed_index)
+        *failed_index = i;
+      return rc;
+    }
   }
   return 0;
 }

@@ -24,7 +24,7 @@ static const char *const broker_keys[] = {"rules", "include", "umask",
 static const char *const ns_keys[] = {"enter", "empty-root", NULL};
 static const char *const landlock_keys[] = {"enabled", "min-abi", "optional",
                                             NULL};
-static const char *const worker_keys[] = {"status", NULL};
+static const char *const worker_keys[] = {"status", "pool", NULL};
 static const char *const network_keys[] = {"connect-ports", "bind-ports", NULL};
 
 static const known_group known_groups[] = {
@@ -252,6 +252,21 @@ static gboolean parse_landlock(GKeyFile *kf, sbx_profile *p, GError **error) {
   return TRUE;
 }
 
+/* [worker] pool=N: workers kept forked ahead (sandbox/zygote/server.h). */
+static gboolean parse_pool(GKeyFile *kf, sbx_profile *p, GError **error) {
+  g_autofree char *pool = g_key_file_get_string(kf, "worker", "pool", NULL);
+  if (!pool)
+    return TRUE;
+  char *end = NULL;
+  long v = strtol(g_strstrip(pool), &end, 10);
+  if (!*pool || *end || v < 0 || v > SBX_PROFILE_MAX_POOL)
+    return invalid(error, p->source, "worker", "pool",
+                   "\"%s\": expected a number of workers from 0 to %d", pool,
+                   SBX_PROFILE_MAX_POOL);
+  p->pool = (unsigned)v;
+  return TRUE;
+}
+
 gboolean sbx_profile_parse_require(const char *const *names, unsigned *out,
                                    GError **error) {
   *out = 0;
@@ -405,7 +420,8 @@ sbx_profile *sbx_profile_parse(const char *text, const char *name,
       !parse_rlimits(kf, p, error) ||
       !parse_ports(kf, p, "connect-ports", &p->connect_ports, error) ||
       !parse_ports(kf, p, "bind-ports", &p->bind_ports, error) ||
-      !get_bool(kf, source, "worker", "status", false, &p->status, error))
+      !get_bool(kf, source, "worker", "status", false, &p->status, error) ||
+      !parse_pool(kf, p, error))
     return NULL;
   return g_steal_pointer(&p);
 }

@@ -25,6 +25,8 @@
  *                 bind-ports=8080            connect (bind) to these ports
  *                                            only (sbx-run's supervisor)
  *   [worker]      status=true                fill sbx_worker_args.status
+ *                 pool=4                     workers kept forked ahead,
+ *                                            every layer on (warm pool)
  *
  * A POLICY is a built-in policy name ("renderer.policy") or a path,
  * relative to the profile's own directory; built-in names win, so no file
@@ -49,6 +51,8 @@
 #include "sandbox/policy/policy.h"
 
 #define SBX_PROFILE_MAX_RLIMITS 16
+/* [worker] pool: at most this many workers of a type wait forked ahead. */
+#define SBX_PROFILE_MAX_POOL 64
 
 /* Layers a profile can require ([profile] require). A required layer the
  * kernel lacks makes start, spawn or sbx-run fail and say why; a layer
@@ -98,7 +102,8 @@ typedef struct {
   unsigned require;       /* SBX_REQUIRE_* bits */
   sbx_rlimit rlimits[SBX_PROFILE_MAX_RLIMITS];
   size_t n_rlimits;
-  bool status; /* collect the status report for the entry function */
+  bool status;   /* collect the status report for the entry function */
+  unsigned pool; /* [worker] pool: workers kept forked ahead; 0: none */
   sbx_profile_ports connect_ports; /* [network] connect-ports */
   sbx_profile_ports bind_ports;    /* [network] bind-ports */
 } sbx_profile;

@@ -20,6 +20,7 @@
 
 #include "sandbox/broker/protocol.h"
 #include "sandbox/tests/api/api_test_util.h"
+#include "sandbox/tests/api/pool_util.h"
 #include "sbx/sbx.h"
 
 #define CALLS 20
@@ -88,6 +89,9 @@ static int entry_second_listener(const sbx_worker_args *args) {
   return write(3, out, sizeof out) == (ssize_t)sizeof out ? 0 : 90;
 }
 
+/* Workers forked ahead for the type (the warm pool); 0: none. */
+static unsigned pool;
+
 static sbx_sandbox *start(sbx_worker_entry entry, bool audit) {
   static char rule[224];
   static const char *rules[2] = {rule, NULL};
@@ -96,7 +100,8 @@ static sbx_sandbox *start(sbx_worker_entry entry, bool audit) {
   t = (sbx_process_type)SBX_PROCESS_TYPE_INIT(.name = "utility",
                                               .profile = "utility",
                                               .entry = entry,
-                                              .extra_rules = rules);
+                                              .extra_rules = rules,
+                                              .pool = pool);
   sbx_sandbox_config config =
       SBX_SANDBOX_CONFIG_INIT(.types = &t, .n_types = 1, .audit_log = audit_log,
                               .audit_syscalls = audit);
@@ -104,6 +109,8 @@ static sbx_sandbox *start(sbx_worker_entry entry, bool audit) {
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))
     ck_abort_msg("sbx_sandbox_start: %s", error->message);
+  if (pool)
+    g_array_unref(api_await_zygote_children(s, pool));
   return s;
 }
 
@@ -168,7 +175,7 @@ static void unsandboxed_control(void) {
   close(fd);
 }
 
-START_TEST(errno_verdict_logged_once) {
+static void verdict_logged_once(void) {
   unsandboxed_control();
   sbx_sandbox *s = start(entry_fsync, true);
   int out[CALLS + 2];
@@ -182,6 +189,19 @@ START_TEST(errno_verdict_logged_once) {
                    2);
   ck_assert_int_eq(count_lines("op=syscall", "type=utility"), 2);
   ck_assert_int_eq(count_lines("op=syscall", "allow=\"fsync: 1\""), 2);
+}
+
+START_TEST(errno_verdict_logged_once) {
+  verdict_logged_once();
+}
+END_TEST
+
+/* A pooled worker waits with its audited layer on and no broker channel:
+ * it hands the layer's listener to the broker once its job brings one. */
+START_TEST(errno_verdict_logged_once_for_pooled_workers) {
+  pool = 2;
+  verdict_logged_once();
+  pool = 0;
 }
 END_TEST
 
@@ -264,6 +284,7 @@ int main(int argc, char **argv) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, errno_verdict_logged_once);
+  tcase_add_test(tc, errno_verdict_logged_once_for_pooled_workers);
   tcase_add_test(tc, no_line_without_audit);
   tcase_add_test(tc, environment_turns_it_on);
   tcase_add_test(tc, second_listener_refused);

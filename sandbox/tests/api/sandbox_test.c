@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 
 #include "sandbox/tests/api/api_test_util.h"
+#include "sandbox/tests/api/pool_util.h"
 #include "sbx/sbx.h"
 
 /* An obsolete call no policy names: the renderer's default kills for it;
@@ -76,6 +77,10 @@ static int entry_wait_for_eof(const sbx_worker_args *args) {
   return 7;
 }
 
+/* Workers forked ahead for the renderer type: 0, or the "pooled" test
+ * case's pool, which reruns the sandboxing checks on pooled workers. */
+static unsigned pool;
+
 /* The renderer type with the home rule, and a config naming it. */
 static sbx_sandbox_config renderer_config(sbx_process_type *t,
                                           sbx_worker_entry entry) {
@@ -84,7 +89,7 @@ static sbx_sandbox_config renderer_config(sbx_process_type *t,
   api_home_rules(&dirs, rule, sizeof rule, rules);
   sbx_process_type type =
       SBX_PROCESS_TYPE_INIT(.name = "renderer", .entry = entry,
-                            .extra_rules = rules);
+                            .extra_rules = rules, .pool = pool);
   *t = type;
   sbx_sandbox_config config =
       SBX_SANDBOX_CONFIG_INIT(.types = t, .n_types = 1,
@@ -99,6 +104,9 @@ static sbx_sandbox *start_renderer(sbx_worker_entry entry) {
   GError *error = NULL;
   if (!sbx_sandbox_start(&config, &s, &error))
     ck_abort_msg("sbx_sandbox_start: %s", error->message);
+  /* The pooled case: its workers come from a full pool. */
+  if (pool)
+    g_array_unref(api_await_zygote_children(s, pool));
   return s;
 }
 
@@ -134,6 +142,16 @@ static void setup(void) {
 
 static void teardown(void) {
   api_dirs_remove(&dirs);
+}
+
+static void setup_pooled(void) {
+  pool = 2;
+  api_dirs_make(&dirs);
+}
+
+static void teardown_pooled(void) {
+  api_dirs_remove(&dirs);
+  pool = 0;
 }
 
 START_TEST(worker_opens_allowed_files_and_writes_its_home_through_the_broker) {
@@ -545,6 +563,18 @@ static Suite *sandbox_suite(void) {
   tcase_add_test(tc, a_line_the_host_buffered_before_start_is_written_once);
   tcase_add_test(tc, zygote_failure_after_the_broker_started_stops_the_broker);
   suite_add_tcase(s, tc);
+  TCase *pooled = tcase_create("pooled");
+  tcase_add_checked_fixture(pooled, setup_pooled, teardown_pooled);
+  tcase_set_timeout(pooled, 30);
+  tcase_add_test(
+      pooled,
+      worker_opens_allowed_files_and_writes_its_home_through_the_broker);
+  tcase_add_test(pooled, worker_gets_eperm_for_an_inet_socket);
+  tcase_add_test(pooled, policy_kill_is_reported_with_syscall_and_arguments);
+  tcase_add_test(pooled, stop_leaves_no_worker_zygote_or_broker);
+  tcase_add_test(pooled,
+                 wait_times_out_while_the_worker_runs_then_reports_its_exit);
+  suite_add_tcase(s, pooled);
   return s;
 }
 

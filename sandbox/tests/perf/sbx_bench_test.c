@@ -15,14 +15,23 @@
 #include <json-glib/json-glib.h>
 
 static const char *const kKeys[] = {
-    "syscall_getpid_ratio",   "syscall_argcheck_ratio",
-    "broker_open_ratio",      "broker_open_load_ratio",
-    "broker_open_tail_ratio", "broker_flood_victim_ratio",
-    "broker_open_p99_ratio",  "zygote_spawn_ratio",
-    "spawn_vs_bwrap",         "sbx_run_vs_bwrap",
-    "sbx_run_files_vs_bwrap", "sbx_run_python_vs_bwrap",
-    "policy_compile_us",      "bpf_max_insns",
-    "worker_private_kib",     "max_workers",
+    "syscall_getpid_ratio",
+    "syscall_argcheck_ratio",
+    "broker_open_ratio",
+    "broker_open_load_ratio",
+    "broker_open_tail_ratio",
+    "broker_flood_victim_ratio",
+    "broker_open_p99_ratio",
+    "zygote_spawn_ratio",
+    "warm_spawn_ratio",
+    "spawn_vs_bwrap",
+    "sbx_run_vs_bwrap",
+    "sbx_run_files_vs_bwrap",
+    "sbx_run_python_vs_bwrap",
+    "policy_compile_us",
+    "bpf_max_insns",
+    "worker_private_kib",
+    "max_workers",
 };
 
 typedef struct {

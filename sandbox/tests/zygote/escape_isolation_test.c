@@ -262,6 +262,18 @@ static void teardown(void) {
   escape_stop();
 }
 
+/* The same attacks on pooled workers: forked ahead, every layer on, then
+ * handed their job. */
+static void setup_pooled(void) {
+  escape_set_pool(2);
+  escape_start(entry);
+}
+
+static void teardown_pooled(void) {
+  escape_stop();
+  escape_set_pool(0);
+}
+
 static reply run(const char *type, const request *q, size_t len) {
   reply r;
   memset(&r, 0, sizeof r);
@@ -595,6 +607,18 @@ static Suite *escape_isolation_suite(void) {
   tcase_add_test(tc, limits_bound_one_workers_memory_and_threads);
   tcase_add_test(tc, kills_before_any_handler_are_reported_for_what_they_are);
   suite_add_tcase(s, tc);
+  TCase *pooled = tcase_create("renderer_pooled");
+  tcase_set_timeout(pooled, 60);
+  tcase_add_checked_fixture(pooled, setup_pooled, teardown_pooled);
+  tcase_add_test(pooled, worker_cannot_read_an_earlier_workers_payload);
+  tcase_add_test(pooled, the_broker_has_a_layout_of_its_own);
+  tcase_add_test(pooled, worker_cannot_change_metadata_through_a_descriptor);
+  tcase_add_test(pooled, capget_is_no_oracle_of_which_pids_exist);
+  tcase_add_test(pooled, worker_cannot_make_a_datagram_socket_pair);
+  tcase_add_test(pooled, limits_bound_one_workers_memory_and_threads);
+  tcase_add_test(pooled,
+                 kills_before_any_handler_are_reported_for_what_they_are);
+  suite_add_tcase(s, pooled);
   return s;
 }
 

@@ -58,6 +58,26 @@ static void start_broker(const sbx_profile *profile) {
     ck_abort_msg("%s", error->message);
 }
 
+static unsigned pool;
+
+/* Until the zygote has n workers forked ahead (20 s at most). */
+static void await_pool(sbx_zygote *z, unsigned n) {
+  sbx_zygote_status st = {0};
+  for (int i = 0; i < 2000; i++) {
+    GError *error = NULL;
+    if (!sbx_zygote_query(z, &st, &error))
+      ck_abort_msg("%s", error->message);
+    if (st.pooled >= n)
+      return;
+    g_usleep(10000);
+  }
+  ck_abort_msg("the zygote has %u pooled workers, not %u", st.pooled, n);
+}
+
+void escape_set_pool(unsigned n) {
+  pool = n;
+}
+
 void escape_start(sbx_zygote_entry entry) {
   escape_start_profile("renderer", entry);
 }
@@ -93,11 +113,13 @@ void escape_start_profile(const char *name, sbx_zygote_entry entry) {
        .n_layers = n_layers - 1,
        .rlimits = profile->rlimits,
        .n_rlimits = profile->n_rlimits,
-       .landlock = profile->landlock},
+       .landlock = profile->landlock,
+       .pool = pool},
       {.name = "control",
        .entry = entry,
        .rlimits = profile->rlimits,
-       .n_rlimits = profile->n_rlimits},
+       .n_rlimits = profile->n_rlimits,
+       .pool = pool},
   };
   sbx_zygote_config config = {
       .types = types,
@@ -117,6 +139,7 @@ void escape_start_profile(const char *name, sbx_zygote_entry entry) {
       .rlimits = profile->rlimits,
       .n_rlimits = profile->n_rlimits,
       .landlock = profile->landlock,
+      .pool = pool,
   };
   sbx_zygote_config bconfig = {
       .types = &brokered,
@@ -131,6 +154,9 @@ void escape_start_profile(const char *name, sbx_zygote_entry entry) {
     ck_abort_msg("%s", error->message);
   brokered_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_strfreev(names);
+  /* Every attack then meets a worker that waited in the pool. */
+  await_pool(zygote, 2 * pool);
+  await_pool(brokered_zygote, pool);
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   ck_assert_int_ge(devnull, 0);
 }

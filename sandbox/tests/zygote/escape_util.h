@@ -43,6 +43,11 @@ void escape_start(sbx_zygote_entry entry);
  * or a path. The profile and its policies are read here, once. */
 void escape_start_profile(const char *profile, sbx_zygote_entry entry);
 void escape_stop(void);
+/* Workers of "sandboxed", "brokered" and "control" forked ahead (the
+ * zygote's warm pool) by the next escape_start; 0 (the default): each
+ * spawn forks its worker. The pooled suites rerun every attack on
+ * workers that waited with every layer on before they got their job. */
+void escape_set_pool(unsigned pool);
 sbx_zygote *escape_zygote(void);
 pid_t escape_broker_pid(void);
 
