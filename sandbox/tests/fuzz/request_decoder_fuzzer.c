@@ -1,7 +1,8 @@
 /* libFuzzer target: the broker's request decoder on arbitrary datagrams.
  * An accepted request must have the shape the handlers rely on: ATTACH
- * (transport) is the bare header, and a command is one the table admits
- * with exactly its paths, as the client's pre-check asks. */
+ * (transport) is the bare header, LISTENER the header and a pid, and a
+ * command is one the table admits with exactly its paths, as the client's
+ * pre-check asks. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *end = (const char *)data + size;
   if (v.command == SBX_BROKER_ATTACH) {
     if (v.path || v.path2 || v.flags || v.arg ||
+        size != sizeof(sbx_broker_request))
+      abort();
+    return 0;
+  }
+  if (v.command == SBX_BROKER_LISTENER) {
+    if (v.path || v.path2 || v.flags || v.arg == 0 || v.arg > INT32_MAX ||
         size != sizeof(sbx_broker_request))
       abort();
     return 0;
