@@ -141,12 +141,20 @@ static int broker_path(char *path, size_t *len) {
  * trees and nothing else, so the kernel decides on the object the walk
  * reaches: success only for a file under a direct tree. Anywhere else
  * the call fails (ENOSYS from the filters of a type without direct trees,
- * EACCES from Landlock, ENOENT in the empty root, ELOOP on a magic link)
- * and the request goes to the broker as always, so every answer other
- * than a direct success is the broker's. Returns the descriptor or -1. */
+ * after which this process does not try again; EACCES from Landlock,
+ * ENOENT in the empty root, ELOOP on a magic link) and the request goes
+ * to the broker as always, so every answer other than a direct success
+ * is the broker's. Returns the descriptor or -1. */
+/* Set once this process's filters answered openat2 with ENOSYS (a type
+ * without direct trees): its read-only opens then go straight to the
+ * broker, with no extra call. Inherited by forks, which run under the
+ * same filters. */
+static int direct_refused;
+
 static int open_directly(const sbx_fs_request *q) {
   if (q->op != SBX_FS_OP_OPEN || (q->flags & O_ACCMODE) != O_RDONLY ||
-      (q->flags & ~(uint64_t)(O_ACCMODE | DIRECT_OPEN_FLAGS)))
+      (q->flags & ~(uint64_t)(O_ACCMODE | DIRECT_OPEN_FLAGS)) ||
+      __atomic_load_n(&direct_refused, __ATOMIC_RELAXED))
     return -1;
   struct open_how how;
   memset(&how, 0, sizeof how);
@@ -154,6 +162,8 @@ static int open_directly(const sbx_fs_request *q) {
   how.resolve = RESOLVE_NO_MAGICLINKS;
   int saved = errno;
   long fd = syscall(SYS_openat2, (long)AT_FDCWD, q->path, &how, sizeof how);
+  if (fd < 0 && errno == ENOSYS)
+    __atomic_store_n(&direct_refused, 1, __ATOMIC_RELAXED);
   errno = saved;
   return fd < 0 ? -1 : (int)fd;
 }
