@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/api/error.h"
 #include "sandbox/broker/layer1.h"
+#include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/policy/compiler.h"
 #include "sbx/sbx.h"
 
@@ -74,7 +76,7 @@ static gboolean compile_layers(sbx_prepared_type *t, bool with_layer1,
                                GError **error) {
   GError *local = NULL;
   if (with_layer1) {
-    if (!sbx_layer1_compile(&t->layers[0], &local)) {
+    if (!sbx_layer1_compile_direct(&t->layers[0], t->direct_opens, &local)) {
       sbx_api_propagate(error, local, "broker-client layer: ");
       return FALSE;
     }
@@ -89,6 +91,9 @@ static gboolean compile_layers(sbx_prepared_type *t, bool with_layer1,
   }
   for (guint i = 0; i < policies->len; i++) {
     size_t slot = t->n_layers;
+    if (t->direct_opens)
+      sbx_policy_allow_call(g_ptr_array_index(policies, i), SYS_openat2,
+                            "openat2");
     if (!add_layer(t, names[i], error))
       return FALSE;
     if (!sbx_bpf_compile(g_ptr_array_index(policies, i), &t->layers[slot],
@@ -105,7 +110,8 @@ static gboolean compile_layers(sbx_prepared_type *t, bool with_layer1,
 gboolean sbx_prepared_type_init(sbx_prepared_type *t, const char *name,
                                 const char *profile, const char *profile_dir,
                                 const char *const *extra_rules,
-                                bool with_layer1, GError **error) {
+                                bool with_layer1, bool allow_direct,
+                                GError **error) {
   memset(t, 0, sizeof *t);
   if (!name || !*name || strlen(name) >= SBX_NAME_MAX) {
     g_set_error(error, SBX_ERROR, SBX_ERROR_INVALID,
@@ -121,6 +127,10 @@ gboolean sbx_prepared_type_init(sbx_prepared_type *t, const char *name,
     sbx_prepared_type_clear(t);
     return FALSE;
   }
+  const sbx_profile *p = t->profile;
+  t->direct_opens = allow_direct && with_layer1 && p->landlock &&
+                    p->direct_trees && p->direct_trees[0] &&
+                    sbx_landlock_abi_version() >= 1;
   if (!compile_layers(t, with_layer1, &local) ||
       !build_allowlist(t, extra_rules, &local)) {
     sbx_api_propagate(error, local, "process type \"%s\": ", name);

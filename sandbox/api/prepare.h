@@ -36,15 +36,23 @@ typedef struct {
   /* After sbx_prepared_type_audit_errno: the last layer as compiled, for
    * the broker, while layers[] holds its rewrite; else empty. */
   sbx_bpf_program verdicts;
+  /* Workers open files under profile->direct_trees themselves: every
+   * layer allows openat2, and the worker's Landlock ruleset must grant
+   * read of exactly those trees (docs/design.md, "Direct opens"). */
+  bool direct_opens;
 } sbx_prepared_type;
 
 /* Loads profile (NULL: name) from profile_dir, compiles every layer and
- * builds the allowlist. Errors are in SBX_ERROR and begin with the type's
+ * builds the allowlist. allow_direct: the caller's workers can run under
+ * a Landlock ruleset granting the profile's direct trees; direct opens are
+ * then on when the profile has direct trees, enables Landlock, and the
+ * kernel has it. Errors are in SBX_ERROR and begin with the type's
  * name; the profile's and policy's own messages name the file and line. */
 gboolean sbx_prepared_type_init(sbx_prepared_type *type, const char *name,
                                 const char *profile, const char *profile_dir,
                                 const char *const *extra_rules,
-                                bool with_layer1, GError **error);
+                                bool with_layer1, bool allow_direct,
+                                GError **error);
 
 void sbx_prepared_type_clear(sbx_prepared_type *type);
 

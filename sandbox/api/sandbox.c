@@ -253,6 +253,8 @@ static gboolean start_zygote(sbx_sandbox *s, GError **error) {
         .rlimits = p->rlimits,
         .n_rlimits = p->n_rlimits,
         .landlock = p->landlock,
+        .direct_trees =
+            t->direct_opens ? (const char *const *)p->direct_trees : NULL,
         .landlock_need = p->landlock_optional ? SBX_LANDLOCK_OPTIONAL
                                               : SBX_LANDLOCK_REQUIRED,
         .landlock_min_abi = p->landlock_min_abi,
@@ -397,7 +399,8 @@ gboolean sbx_sandbox_start(const sbx_sandbox_config *config, sbx_sandbox **out,
     if (s->fresh && !fresh_entry(t, &s->entries[i].ref, error))
       goto fail;
     if (!sbx_prepared_type_init(&s->types[i], t->name, t->profile,
-                                c.profile_dir, t->extra_rules, true, error))
+                                c.profile_dir, t->extra_rules, true, true,
+                                error))
       goto fail;
     s->n_types++;
     if ((s->learn_dir || audit_syscalls(&c)) &&

@@ -99,7 +99,7 @@ static gboolean prepare(const sbx_self_config *config, self_plan *plan,
   const char *name = config->process_type ? config->process_type : "self";
   if (!sbx_prepared_type_init(&plan->type, name, config->profile,
                               config->profile_dir, config->extra_rules, true,
-                              error))
+                              false, error))
     return FALSE;
   plan->namespaces = config->keep_namespaces
                          ? 0

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
@@ -63,10 +64,17 @@ static gboolean check_traps_match(const sbx_bpf_program *prog, GError **error) {
 }
 
 gboolean sbx_layer1_compile(sbx_bpf_program *out, GError **error) {
+  return sbx_layer1_compile_direct(out, false, error);
+}
+
+gboolean sbx_layer1_compile_direct(sbx_bpf_program *out, bool direct_opens,
+                                   GError **error) {
   memset(out, 0, sizeof(*out));
   sbx_policy *policy = sbx_builtin_policy("broker-client", error);
   if (policy == NULL)
     return FALSE;
+  if (direct_opens)
+    sbx_policy_allow_call(policy, SYS_openat2, "openat2");
   sbx_bpf_program prog = {NULL, 0};
   gboolean ok = sbx_bpf_compile(policy, &prog, error);
   sbx_policy_free(policy);

@@ -30,6 +30,8 @@
 #ifndef SBX_BROKER_LAYER1_H_
 #define SBX_BROKER_LAYER1_H_
 
+#include <stdbool.h>
+
 #include <glib.h>
 
 #include "sandbox/broker/client.h"
@@ -49,6 +51,13 @@ typedef enum {
 
 /* The broker-client layer compiled from broker-client.policy. */
 gboolean sbx_layer1_compile(sbx_bpf_program *out, GError **error);
+
+/* The same; with direct_opens, openat2 is allowed instead of refused with
+ * ENOSYS: only for a type whose workers run under a Landlock ruleset that
+ * grants read of its direct trees and nothing else (docs/design.md,
+ * "Direct opens"), since Landlock is then all that bounds it. */
+gboolean sbx_layer1_compile_direct(sbx_bpf_program *out, bool direct_opens,
+                                   GError **error);
 
 /* Registers layer 1's SIGSYS handler (layer1_traps.c) for every call the
  * table of file-system calls gives layer 1, forwarding to the broker

@@ -10,6 +10,7 @@
 #include "sandbox/policy/policy.h"
 
 #include <linux/audit.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include <glib.h>
@@ -118,4 +119,34 @@ void sbx_policy_free(sbx_policy *policy) {
   g_free(policy->rules);
   g_free(policy->frequency);
   g_free(policy);
+}
+
+bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name) {
+  if (policy == NULL || name == NULL || nr < 0)
+    return false;
+  size_t at = 0;
+  while (at < policy->n_rules && policy->rules[at].nr < nr)
+    at++;
+  sbx_rule *r;
+  if (at < policy->n_rules && policy->rules[at].nr == nr) {
+    r = &policy->rules[at];
+    for (size_t j = 0; j < r->n_alts; j++)
+      g_free(r->alts[j].cmps);
+    g_free(r->alts);
+    r->alts = NULL;
+    r->n_alts = 0;
+  } else {
+    policy->rules = g_renew(sbx_rule, policy->rules, policy->n_rules + 1);
+    memmove(&policy->rules[at + 1], &policy->rules[at],
+            (policy->n_rules - at) * sizeof *policy->rules);
+    policy->n_rules++;
+    r = &policy->rules[at];
+    memset(r, 0, sizeof *r);
+    r->nr = nr;
+    r->name = g_strdup(name);
+    r->file = g_strdup("(direct opens)");
+  }
+  r->on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
+  r->on_mismatch = (sbx_action){SBX_ACTION_ALLOW, 0};
+  return true;
 }

@@ -109,6 +109,13 @@ uint32_t sbx_policy_eval(const sbx_policy *policy,
  * above applied (used by the evaluator and the linter). */
 bool sbx_cmp_holds(const sbx_cmp *cmp, uint64_t arg);
 
+/* Replaces the rule for syscall nr (name: its name) with an
+ * unconditional allow, adding the rule when the policy had none. Used for
+ * the one call a type's layers allow beyond their text: openat2 for
+ * direct opens under Landlock (docs/design.md, "Direct opens"). false for
+ * a NULL policy or name. */
+bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name);
+
 /* Frees a policy and everything it owns; NULL is ignored. */
 void sbx_policy_free(sbx_policy *policy);
 

@@ -28,7 +28,7 @@
 
 #define START_MAGIC 0x53425a31u /* "SBZ1" */
 #define TYPE_TYPE "(suaya(sayau)bbaybayiu)"
-#define START_TYPE "(utaya" TYPE_TYPE ")"
+#define START_TYPE "(utaya" TYPE_TYPE "ay)"
 #define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
 bool sbx_zygote_fresh_marked(int argc, char **argv) {
@@ -112,10 +112,11 @@ int sbx_zygote_fresh_write(const sbx_zygote_server *s,
     if (s->plans[i].layers.landlock_fd >= 0)
       fds[n++] = s->plans[i].layers.landlock_fd;
   }
-  g_autoptr(GVariant) all = g_variant_ref_sink(
-      g_variant_new("(ut@ay@a" TYPE_TYPE ")", START_MAGIC, (guint64)s->capacity,
-                    bytes_of(&s->ns_reference, sizeof s->ns_reference),
-                    g_variant_builder_end(&types)));
+  g_autoptr(GVariant) all = g_variant_ref_sink(g_variant_new(
+      "(ut@ay@a" TYPE_TYPE "@ay)", START_MAGIC, (guint64)s->capacity,
+      bytes_of(&s->ns_reference, sizeof s->ns_reference),
+      g_variant_builder_end(&types),
+      bytes_of(s->direct_binds, s->direct_binds_len)));
   int fd = sealed_file(g_variant_get_data(all), g_variant_get_size(all));
   if (fd < 0) {
     int err = errno;
@@ -287,8 +288,9 @@ static sbx_zygote_server *load(const sbx_zygote_fresh_hooks *hooks,
   guint64 capacity;
   g_autoptr(GVariant) ns_reference = NULL;
   g_autoptr(GVariant) types = NULL;
-  g_variant_get(all, "(ut@ay@a" TYPE_TYPE ")", &magic, &capacity, &ns_reference,
-                &types);
+  g_autoptr(GVariant) binds = NULL;
+  g_variant_get(all, "(ut@ay@a" TYPE_TYPE "@ay)", &magic, &capacity,
+                &ns_reference, &types, &binds);
   gsize n_types = g_variant_n_children(types);
   gsize n = 0;
   const void *ref = fixed(ns_reference, 1, &n);
@@ -303,6 +305,12 @@ static sbx_zygote_server *load(const sbx_zygote_fresh_hooks *hooks,
   if (!s)
     return NULL;
   memcpy(&s->ns_reference, ref, n);
+  gsize n_binds = 0;
+  const char *bind_text = fixed(binds, 1, &n_binds);
+  if (n_binds && bind_text[n_binds - 1] == '\0') {
+    s->direct_binds = g_memdup2(bind_text, n_binds);
+    s->direct_binds_len = n_binds;
+  }
   size_t ruleset = 0;
   for (gsize i = 0; i < n_types; i++) {
     g_autoptr(GVariant) t = g_variant_get_child_value(types, i);

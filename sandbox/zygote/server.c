@@ -544,7 +544,19 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   sbx_status_collect(z->ns_reference.valid ? &z->ns_reference : NULL,
                      &z->early);
   if (z->empty_root) {
-    sbx_root_config root = {.mount_proc = true};
+    /* Direct trees keep exec: a library opened directly is mapped
+     * executable like one the broker opened (Landlock's EXECUTE, never
+     * granted, still refuses execve). */
+    sbx_bind_mount binds[SBX_ROOT_MAX_BINDS];
+    size_t n_binds = 0;
+    for (size_t at = 0;
+         at < z->direct_binds_len && n_binds < SBX_ROOT_MAX_BINDS;
+         at += strlen(z->direct_binds + at) + 1)
+      binds[n_binds++] =
+          (sbx_bind_mount){.source = z->direct_binds + at,
+                           .flags = SBX_BIND_OPTIONAL | SBX_BIND_EXEC};
+    sbx_root_config root = {
+        .binds = binds, .n_binds = n_binds, .mount_proc = true};
     rc = sbx_root_make_empty_raw(&root, &z->root_result);
     /* A failure before the pivot leaves the host's tree (reported in the
      * status); one after it leaves a half-built root: never fork there. */

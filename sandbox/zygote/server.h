@@ -89,6 +89,12 @@ typedef struct {
   unsigned char *buf; /* SBX_ZYGOTE_MAX_MESSAGE bytes */
   sbx_ns_reference ns_reference;
   bool empty_root; /* pivot into an empty root with a new /proc */
+  /* Bound read-only into that root: every type's direct trees, each
+   * NUL-terminated, one after another (NULL, 0: none). Owned. A tree bound
+   * for one type is visible to every type; only the types whose Landlock
+   * ruleset grants it can open anything there (docs/design.md). */
+  char *direct_binds;
+  size_t direct_binds_len;
   /* The zygote is pid 1 of a pid namespace of its own. Without one (no
    * user namespaces here, missing.h) a worker's pid is the same for the
    * host, and the kernel would refuse to translate it (SCM_CREDENTIALS

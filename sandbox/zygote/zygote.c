@@ -123,6 +123,7 @@ void sbx_zygote_server_free(sbx_zygote_server *s) {
   for (size_t i = 0; i < s->n_plans; i++)
     sbx_layer_plan_clear(&s->plans[i].layers);
   g_free(s->plans);
+  g_free(s->direct_binds);
   if (s->slots)
     munmap(s->slots, s->capacity * sizeof *s->slots);
   if (s->pools)
@@ -224,6 +225,45 @@ static gboolean check_config(const sbx_zygote_config *config, GError **error) {
   return TRUE;
 }
 
+/* A builder handling every right, with read granted on each direct tree
+ * that exists (a missing one is skipped: there is nothing to open); NULL
+ * when a rule is refused. */
+static sbx_landlock_builder *direct_ruleset(const sbx_zygote_type *t,
+                                            GError **error) {
+  sbx_landlock_builder *b = sbx_landlock_builder_new();
+  for (size_t i = 0; t->direct_trees && t->direct_trees[i]; i++) {
+    if (access(t->direct_trees[i], F_OK) != 0)
+      continue;
+    GError *local = NULL;
+    if (!sbx_landlock_allow_path(b, t->direct_trees[i],
+                                 SBX_LANDLOCK_RIGHTS_READ, 0, &local)) {
+      g_propagate_error(error, local);
+      sbx_landlock_builder_free(b);
+      return NULL;
+    }
+  }
+  return b;
+}
+
+/* Every type's direct trees, once each, NUL-separated. */
+static void collect_direct_binds(const sbx_zygote_config *config,
+                                 sbx_zygote_server *s) {
+  GString *all = g_string_new(NULL);
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  for (size_t i = 0; i < config->n_types; i++) {
+    const char *const *trees = config->types[i].direct_trees;
+    for (size_t j = 0; trees && trees[j]; j++) {
+      if (!g_hash_table_add(seen, (gpointer)trees[j]))
+        continue;
+      g_string_append(all, trees[j]);
+      g_string_append_c(all, '\0');
+    }
+  }
+  g_hash_table_destroy(seen);
+  s->direct_binds_len = all->len;
+  s->direct_binds = g_string_free(all, all->len == 0);
+}
+
 /* Fills one plan: programs copied, the Landlock ruleset built now, in the
  * host, where errors can still be reported properly. */
 static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
@@ -243,10 +283,20 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
         &t->layers[j], error);
   ok =
       ok && sbx_layer_plan_add_rlimits(layers, t->rlimits, t->n_rlimits, error);
-  if (ok && t->landlock)
-    ok = sbx_layer_plan_set_landlock(layers, sbx_landlock_builder_new(),
-                                     t->landlock_need, t->landlock_min_abi,
-                                     error);
+  if (ok && t->landlock) {
+    sbx_landlock_builder *b = direct_ruleset(t, error);
+    ok = b && sbx_layer_plan_set_landlock(layers, b, t->landlock_need,
+                                          t->landlock_min_abi, error);
+  }
+  /* Direct trees are compiled into the filters as openat2 allowed:
+   * without the ruleset nothing would bound it. */
+  if (ok && t->direct_trees && t->direct_trees[0] && layers->landlock_fd < 0) {
+    g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
+                "direct trees (%s, ...) need a Landlock ruleset, and this "
+                "type has none",
+                t->direct_trees[0]);
+    ok = FALSE;
+  }
   if (t->audit_last_layer)
     layers->listener_filter = (int)t->n_layers - 1;
   if (!ok)
@@ -421,6 +471,7 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   if (!s)
     goto fail;
   s->empty_root = !config->host_root;
+  collect_direct_binds(config, s);
   s->register_broker_traps_raw = config->register_broker_traps_raw;
   s->broker_client = config->broker_client;
 

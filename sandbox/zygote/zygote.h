@@ -103,6 +103,10 @@ typedef struct {
   const sbx_rlimit *rlimits;
   size_t n_rlimits;
   bool landlock; /* a ruleset handling every right, with no rule */
+  /* Trees the type's workers open directly (NULL-terminated; NULL: none):
+   * the ruleset grants read of each (landlock must be set), and each is
+   * bound read-only into the empty root. */
+  const char *const *direct_trees;
   sbx_landlock_need landlock_need; /* REQUIRED (the default) or optional */
   int landlock_min_abi;            /* 0: any ABI; else at least this one */
   bool collect_status;             /* sbx_zygote_worker.status is filled */

@@ -74,6 +74,8 @@ static const metric kMetrics[] = {
      sbx_bench_syscall_argcheck, NULL},
     {"broker_open_ratio", "us", "us", RATIO_OVER_FLOOR, 1.25,
      sbx_bench_broker_open, NULL},
+    {"direct_open_ratio", "ns", "ns", RATIO_OVER_FLOOR, 2.0,
+     sbx_bench_direct_open, NULL},
     {"broker_open_load_ratio", "opens/s", "opens/s", RATIO_FLOOR_AT_LEAST, 0.8,
      sbx_bench_broker_open_load, NULL},
     {"broker_open_tail_ratio", "us", "us", RATIO_OVER_FLOOR, 3,

@@ -47,18 +47,33 @@ enum {
   MODE_GETPID,   /* time the getpid loop, write ns per call, exit */
   MODE_ARGCHECK, /* time the fcntl + futex loop, write ns per pair, exit */
   MODE_IDLE,     /* write one byte, wait for one byte, exit */
+  MODE_OPEN,     /* time the open + close loop of DIRECT_FILE, ns per pair */
 };
 
 /* The measured loop, run unchanged in the host (the floor) and in the
  * worker. Raw syscall() so that no libc caching stands between the loop
  * and the filter. Returns the median over LOOP_REPS, in ns per iteration. */
+/* A file under a tree renderer.profile marks direct (libc itself). */
+#define DIRECT_FILE "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define OPEN_CALLS 2000
+
 static double loop_ns(int mode) {
   double v[LOOP_REPS];
   int futex_word = 0;
-  long calls = mode == MODE_GETPID ? GETPID_CALLS : ARGCHECK_CALLS;
+  long calls = mode == MODE_GETPID ? GETPID_CALLS
+               : mode == MODE_OPEN ? OPEN_CALLS
+                                   : ARGCHECK_CALLS;
   for (int r = 0; r < LOOP_REPS; r++) {
     double t0 = sbx_bench_now_us();
-    if (mode == MODE_GETPID) {
+    if (mode == MODE_OPEN) {
+      /* open(2) as libc issues it (openat): trapped in a worker. */
+      for (long i = 0; i < calls; i++) {
+        int fd = open(DIRECT_FILE, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+          return -1;
+        close(fd);
+      }
+    } else if (mode == MODE_GETPID) {
       for (long i = 0; i < calls; i++)
         syscall(__NR_getpid);
     } else {
@@ -86,6 +101,7 @@ static int bench_entry(const sbx_worker_args *args) {
       return write_full(REPORT_FD, &t, sizeof t) ? 0 : 1;
     }
     case MODE_GETPID:
+    case MODE_OPEN:
     case MODE_ARGCHECK: {
       double ns = loop_ns(mode);
       return write_full(REPORT_FD, &ns, sizeof ns) ? 0 : 1;
@@ -325,6 +341,18 @@ gboolean sbx_bench_syscall_getpid(double *value, double *floor,
 gboolean sbx_bench_syscall_argcheck(double *value, double *floor,
                                     GError **error) {
   return syscall_bench(MODE_ARGCHECK, value, floor, error);
+}
+
+gboolean sbx_bench_direct_open(double *value, double *floor, GError **error) {
+  if (!syscall_bench(MODE_OPEN, value, floor, error))
+    return FALSE;
+  if (*value < 0 || *floor < 0) {
+    g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
+                "bench: opening " DIRECT_FILE " failed %s",
+                *value < 0 ? "in the renderer worker" : "unsandboxed");
+    return FALSE;
+  }
+  return TRUE;
 }
 
 /* One bwrap run: its wall time in microseconds, or FALSE with the reason

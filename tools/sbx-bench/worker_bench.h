@@ -33,6 +33,11 @@ gboolean sbx_bench_zygote_spawn(double *value, double *floor, GError **error);
 #define SBX_BENCH_POOL 4
 gboolean sbx_bench_warm_spawn(double *value, double *floor, GError **error);
 
+/* direct_open_ratio: open+close of a file under a tree the renderer
+ * profile marks direct (/usr/lib/x86_64-linux-gnu/libc.so.6), in a
+ * renderer worker, against the same loop unsandboxed (ns per pair). */
+gboolean sbx_bench_direct_open(double *value, double *floor, GError **error);
+
 /* syscall_getpid_ratio: one getpid() inside a renderer worker against the
  * same loop in the unsandboxed host (nanoseconds per call). */
 gboolean sbx_bench_syscall_getpid(double *value, double *floor, GError **error);

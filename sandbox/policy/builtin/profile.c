@@ -150,6 +150,49 @@ gboolean sbx_profile_permission_set(const char *name, GPtrArray *rules,
   return TRUE;
 }
 
+/* "direct,read /tree/": the rule stays a plain read rule for the broker,
+ * and the tree is one a worker may open directly (docs/design.md, "Direct
+ * opens"). Only recursive read rules qualify: Landlock grants directories
+ * whole, and a write, create or single-file rule is the broker's alone. */
+static gboolean take_direct_marks(GPtrArray *rules, sbx_profile *p,
+                                  GError **error) {
+  static const char mark[] = "direct,";
+  GPtrArray *trees = g_ptr_array_new();
+  for (guint i = 0; i < rules->len; i++) {
+    char *rule = g_ptr_array_index(rules, i);
+    if (strncmp(rule, mark, sizeof mark - 1) != 0)
+      continue;
+    const char *rest = rule + sizeof mark - 1;
+    const char *path = g_str_has_prefix(rest, "read ") ? rest + 5 : NULL;
+    size_t len = path ? strlen(path) : 0;
+    if (!path || len < 2 || path[0] != '/' || path[len - 1] != '/' ||
+        strstr(path, "/../") || strstr(path, "/./") || strstr(path, "//") ||
+        g_ptr_array_find_with_equal_func(trees, path, g_str_equal, NULL)) {
+      g_ptr_array_add(trees, NULL);
+      g_strfreev((char **)g_ptr_array_free(trees, FALSE));
+      return invalid(error, p->source, "broker", "rules",
+                     "\"%s\": only a recursive read rule of an absolute, "
+                     "normalised directory given once (\"direct,read "
+                     "/usr/share/fonts/\") can be direct",
+                     rule);
+    }
+    if (trees->len >= SBX_PROFILE_MAX_DIRECT) {
+      g_ptr_array_add(trees, NULL);
+      g_strfreev((char **)g_ptr_array_free(trees, FALSE));
+      return invalid(error, p->source, "broker", "rules",
+                     "\"%s\": at most %d direct trees", rule,
+                     SBX_PROFILE_MAX_DIRECT);
+    }
+    g_ptr_array_add(trees, g_strdup(path));
+    char *plain = g_strdup(rest);
+    g_free(rule);
+    g_ptr_array_index(rules, i) = plain;
+  }
+  g_ptr_array_add(trees, NULL);
+  p->direct_trees = (char **)g_ptr_array_free(trees, FALSE);
+  return TRUE;
+}
+
 /* [broker] rules, then the rules of each set [broker] include names. */
 static gboolean parse_broker(GKeyFile *kf, sbx_profile *p, GError **error) {
   g_auto(GStrv) own = get_list(kf, "broker", "rules");
@@ -165,6 +208,11 @@ static gboolean parse_broker(GKeyFile *kf, sbx_profile *p, GError **error) {
       return invalid(error, p->source, "broker", "include", "%s",
                      local->message);
     }
+  }
+  if (!take_direct_marks(rules, p, error)) {
+    g_ptr_array_add(rules, NULL);
+    g_strfreev((char **)g_ptr_array_free(rules, FALSE));
+    return FALSE;
   }
   g_ptr_array_add(rules, NULL);
   p->broker_rules = (char **)g_ptr_array_free(rules, FALSE);
@@ -471,6 +519,7 @@ void sbx_profile_free(sbx_profile *p) {
   g_free(p->description);
   g_strfreev(p->seccomp);
   g_strfreev(p->broker_rules);
+  g_strfreev(p->direct_trees);
   g_strfreev(p->includes);
   g_free(p);
 }

@@ -53,6 +53,9 @@
 #define SBX_PROFILE_MAX_RLIMITS 16
 /* [worker] pool: at most this many workers of a type wait forked ahead. */
 #define SBX_PROFILE_MAX_POOL 64
+/* "direct,read" trees of one profile: each is a bind mount in the
+ * zygote's empty root and a Landlock rule. */
+#define SBX_PROFILE_MAX_DIRECT 16
 
 /* Layers a profile can require ([profile] require). A required layer the
  * kernel lacks makes start, spawn or sbx-run fail and say why; a layer
@@ -91,6 +94,10 @@ typedef struct {
   char **broker_rules; /* NULL-terminated, may be empty; [broker] rules,
                         * then the rules of each included set */
   char **includes;     /* [broker] include: the sets' names */
+  /* Trees of "direct,read /tree/" rules, NULL-terminated, may be empty:
+   * with Landlock, a worker opens files under them read-only itself
+   * (docs/design.md, "Direct opens"); broker_rules has them as read. */
+  char **direct_trees;
   bool umask_set;
   mode_t umask;
   int denied_errno;    /* 0: the broker's default (EACCES) */

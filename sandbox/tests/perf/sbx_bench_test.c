@@ -18,6 +18,7 @@ static const char *const kKeys[] = {
     "syscall_getpid_ratio",
     "syscall_argcheck_ratio",
     "broker_open_ratio",
+    "direct_open_ratio",
     "broker_open_load_ratio",
     "broker_open_tail_ratio",
     "broker_flood_victim_ratio",
