@@ -31,7 +31,9 @@ void sbx_layer_plan_init(sbx_layer_plan *plan, const char *process_type,
 }
 
 void sbx_layer_plan_clear(sbx_layer_plan *plan) {
-  for (size_t i = 0; i < plan->n_filters; i++)
+  /* Every slot: a process may load fewer filters than its plan was given
+   * (the zygote's direct-open guard), and the rest are zero. */
+  for (size_t i = 0; i < SBX_LAYERS_MAX_FILTERS; i++)
     sbx_bpf_program_clear(&plan->filters[i].program);
   if (plan->landlock_fd >= 0)
     close(plan->landlock_fd);

@@ -563,6 +563,17 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
     if (rc < 0 && z->root_result.mode == SBX_ROOT_EMPTY)
       init_failed(z, z->root_result.failed_step, -rc);
   }
+  /* In the empty root a worker's own openat2 can name nothing but the
+   * direct trees and its /proc: the guard against it (worker.h) goes.
+   * Its program stays the plan's to free. */
+  if (z->empty_root && z->root_result.mode == SBX_ROOT_EMPTY) {
+    for (size_t i = 0; i < z->n_plans; i++) {
+      sbx_layer_plan *l = &z->plans[i].layers;
+      if (l->n_filters && strcmp(l->filters[l->n_filters - 1].name,
+                                 SBX_WORKER_DIRECT_GUARD) == 0)
+        l->n_filters--;
+    }
+  }
 
   /* The zygote never execs, so its bounding set guards nothing here; an
    * empty one is inherited by every worker, whose own drop then costs one

@@ -53,6 +53,11 @@ typedef struct {
 /* The code a worker runs; its return value is the worker's exit status. */
 typedef int (*sbx_zygote_entry)(const sbx_zygote_worker *worker);
 
+/* The name of the filter a type with direct opens carries last
+ * (zygote.c): it answers openat2 with ENOSYS, and the zygote drops it
+ * where its root is the empty one (server.c). */
+#define SBX_WORKER_DIRECT_GUARD "no-direct-opens"
+
 /* Everything about one process type that is decided before fork. */
 typedef struct {
   /* The layers; .broker: the first filter is the broker-client layer. */

@@ -2,6 +2,7 @@
 #include "sandbox/zygote/zygote.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <linux/audit.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -264,6 +266,21 @@ static void collect_direct_binds(const sbx_zygote_config *config,
   s->direct_binds = g_string_free(all, all->len == 0);
 }
 
+/* Direct opens leave openat2 to Landlock, which checks every open but
+ * none of an O_PATH descriptor: only an empty root, which holds nothing
+ * but the direct trees and the worker's /proc, keeps such a descriptor
+ * from naming the host's files. Where the zygote ends up on the host's
+ * tree (no user namespace, or a profile that keeps it), this filter,
+ * loaded last, answers openat2 with ENOSYS and every open is brokered. */
+static struct sock_filter direct_guard_insns[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+static const sbx_bpf_program direct_guard = {
+    .insns = direct_guard_insns, .len = G_N_ELEMENTS(direct_guard_insns)};
+
 /* Fills one plan: programs copied, the Landlock ruleset built now, in the
  * host, where errors can still be reported properly. */
 static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
@@ -297,6 +314,10 @@ static gboolean prepare_plan(const sbx_zygote_type *t, sbx_worker_plan *plan,
                 t->direct_trees[0]);
     ok = FALSE;
   }
+  /* The guard goes last: the root decides whether it stays (server.c). */
+  if (ok && t->direct_trees && t->direct_trees[0])
+    ok = sbx_layer_plan_add_filter(layers, SBX_WORKER_DIRECT_GUARD,
+                                   &direct_guard, error);
   if (t->audit_last_layer)
     layers->listener_filter = (int)t->n_layers - 1;
   if (!ok)

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <fcntl.h>
+#include <linux/openat2.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -68,6 +72,15 @@ static int open_errno(const char *path, char *first_line, size_t len) {
   return 0;
 }
 
+static int opath_errno(const char *path) {
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC};
+  long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd < 0)
+    return errno;
+  close((int)fd);
+  return 0;
+}
+
 void api_probe_run(const api_dirs *dirs, api_probe *out) {
   memset(out, 0, sizeof *out);
   out->allowed_errno =
@@ -89,6 +102,7 @@ void api_probe_run(const api_dirs *dirs, api_probe *out) {
   out->inet_errno = s < 0 ? errno : 0;
   if (s >= 0)
     close(s);
+  out->opath_errno = opath_errno(dirs->outside);
 }
 
 void api_assert_unsandboxed_controls(const api_dirs *dirs) {
@@ -98,6 +112,7 @@ void api_assert_unsandboxed_controls(const api_dirs *dirs) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   ck_assert_int_ge(s, 0);
   close(s);
+  ck_assert_int_eq(opath_errno(dirs->outside), 0);
 }
 
 void api_assert_probe_sandboxed(const api_dirs *dirs, const api_probe *p) {
@@ -119,6 +134,11 @@ void api_assert_probe_sandboxed(const api_dirs *dirs, const api_probe *p) {
                 g_strerror(p->canary_errno));
   ck_assert_msg(p->inet_errno == EPERM, "socket(AF_INET): %s",
                 g_strerror(p->inet_errno));
+  /* Refused by the filters (ENOSYS), or, for a type with direct opens in
+   * its empty root, absent (ENOENT): never a descriptor. */
+  ck_assert_msg(p->opath_errno == ENOSYS || p->opath_errno == ENOENT,
+                "openat2(O_PATH) of a host directory: %s",
+                g_strerror(p->opath_errno));
 }
 
 void api_assert_canary_denial_audited(const api_dirs *dirs, const char *type) {

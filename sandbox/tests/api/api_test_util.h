@@ -38,6 +38,10 @@ typedef struct {
   int shadow_errno;
   int canary_errno;
   int inet_errno;
+  /* The process's own openat2(O_PATH) of the canary's directory: an
+   * O_PATH descriptor needs no Landlock right, so only the filters (and
+   * an empty root) keep it from naming the host's files. */
+  int opath_errno;
 } api_probe;
 
 void api_probe_run(const api_dirs *dirs, api_probe *out);
