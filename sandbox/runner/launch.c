@@ -33,6 +33,7 @@
 #include "sandbox/policy/builtin/profile.h"
 #include "sandbox/runner/terminal.h"
 #include "sandbox/runner/baseline.h"
+#include "sandbox/runner/relay.h"
 #include "sandbox/runner/stacked.h"
 #include "sandbox/runner/tree.h"
 #include "sandbox/supervisor/supervisor.h"
@@ -72,6 +73,8 @@ typedef struct {
   int parent_pidfd;
   int tty;               /* the program's terminal (terminal.h), or -1 */
   unsigned tty_replaces; /* which of 0, 1, 2 it becomes */
+  int relay_fd[3];       /* the relay's pipes (relay.h) that become 0, 1,
+                          * 2, or -1 */
 } child_args;
 
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
@@ -143,8 +146,10 @@ static _Noreturn void run_program(const child_args *a, int chan) {
  * handed over. Async-signal-safe from here to the end. */
 static _Noreturn void run_init(const child_args *a) {
   sbx_run_plan *p = a->plan;
-  bool supervised = p->mode == SBX_RUN_MODE_SUPERVISOR;
-  if (!supervised) {
+  for (int fd = 0; fd <= 2; fd++)
+    if (a->relay_fd[fd] >= 0 && dup2(a->relay_fd[fd], fd) < 0)
+      child_fail(a->chan, MSG_INIT_FAILED, errno);
+  if (p->mode == SBX_RUN_MODE_KERNEL) {
     sbx_run_tree_failure tf;
     if (sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd, &tf) < 0) {
       child_msg m = {MSG_TREE_FAILED, (uint32_t)tf.step, tf.op, tf.error};
@@ -181,9 +186,10 @@ static _Noreturn void run_init(const child_args *a) {
       close(tty);
   }
 
-  if (supervised) {
+  {
     /* Until the supervisor holds the listener, a notified call would
-     * wait for nobody: nothing but these calls runs before the go-ahead. */
+     * wait for nobody: nothing but these calls runs before the go-ahead.
+     * (The default mode's baseline notifies connect alone.) */
     child_msg lm = {MSG_LISTENER, 0, 0, 0};
     rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
     close(r.listener_fd);
@@ -331,7 +337,9 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
 static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   if (geteuid() != 0)
     return TRUE;
-  if (setgroups(0, NULL) < 0) {
+  /* Inside another sandbox setgroups may be refused; no groups to drop
+   * is the same. */
+  if (setgroups(0, NULL) < 0 && getgroups(0, NULL) != 0) {
     int err = errno;
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                 "setgroups(0) for the supervisor: %s", g_strerror(err));
@@ -376,7 +384,8 @@ static unsigned own_filter_count(void) {
 
 /* Without namespaces there is no mount tree: the default mode falls
  * back to the supervisor, never to less. */
-static pid_t clone_init(sbx_run_plan *plan, GError **error) {
+static pid_t clone_init(sbx_run_plan *plan, child_args *a,
+                        sbx_run_relay **relay, GError **error) {
   GError *local = NULL;
   pid_t pid = sbx_ns_clone(&plan->ns, &local);
   if (pid >= 0)
@@ -385,6 +394,10 @@ static pid_t clone_init(sbx_run_plan *plan, GError **error) {
                                 "sbx-run", error))
     return -1;
   plan->ns.namespaces = 0;
+  /* The supervisor decides the descriptors' calls: no relay. */
+  g_clear_pointer(relay, sbx_run_relay_free);
+  for (int fd = 0; fd <= 2; fd++)
+    a->relay_fd[fd] = -1;
   if (plan->mode == SBX_RUN_MODE_KERNEL &&
       !sbx_run_plan_use_supervisor(plan,
                                    "the kernel refuses user namespaces, "
@@ -417,11 +430,14 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sbx_unotify *u = NULL;
   sbx_run_terminal *term = NULL;
   sbx_unotify_layer *layers = NULL;
+  sbx_run_relay *relay = NULL;
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
     sigaddset(&sigs, forwarded_signals[i]);
   sigaddset(&sigs, SIGCHLD);
+  /* A relayed stream whose reader went away answers EPIPE. */
+  sigaddset(&sigs, SIGPIPE);
   sigprocmask(SIG_BLOCK, &sigs, &old);
 
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -450,7 +466,15 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                   .parent_pidfd = self_pidfd,
                   .tty = term ? sbx_run_terminal_slave(term) : -1,
                   .tty_replaces = term ? sbx_run_terminal_replaces(term) : 0};
-  pid = clone_init(plan, error);
+  GError *relay_error = NULL;
+  relay = sbx_run_relay_new(
+      plan->mode == SBX_RUN_MODE_KERNEL ? plan->tree.relay : 0, a.relay_fd,
+      &relay_error);
+  if (relay_error) {
+    g_propagate_error(error, relay_error);
+    goto out;
+  }
+  pid = clone_init(plan, &a, &relay, error);
   if (pid == 0)
     run_init(&a);
   if (pid < 0)
@@ -461,11 +485,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   self_pidfd = -1;
   if (term)
     sbx_run_terminal_after_start(term);
+  sbx_run_relay_started(relay);
 
   child_msg m;
-  if (plan->mode == SBX_RUN_MODE_KERNEL)
-    goto serve; /* nothing to supervise: init goes on by itself */
-
   /* While init drops privileges and installs its filter on the other
    * CPU, this side gets the supervisor's resolver ready: neither waits
    * for the other until the listener arrives. */
@@ -500,8 +522,11 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sbx_unotify_config cfg = {
       .layers = layers,
       .n_layers = plan->reported->len,
-      .base = sbx_run_baseline_insns,
-      .base_len = sbx_run_baseline_len,
+      .base = plan->mode == SBX_RUN_MODE_KERNEL ? sbx_run_kernel_baseline_insns
+                                                : sbx_run_baseline_insns,
+      .base_len = plan->mode == SBX_RUN_MODE_KERNEL
+                      ? sbx_run_kernel_baseline_len
+                      : sbx_run_baseline_len,
       /* The program runs under sbx-run's own filters, the baseline and
        * every stacked one. */
       .min_filters = own_filter_count() + 1 + plan->n_program_filters,
@@ -534,21 +559,21 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     goto out;
   }
 
-serve:;
   bool listening = u != NULL, chan_open = true, init_done = false;
   init_news news = {0};
   int init_status = 0;
   int supervisor_error = 0;
   const char *supervisor_step = NULL;
   while (!init_done && !supervisor_error) {
-    struct pollfd fds[6] = {
+    struct pollfd fds[4 + 2 + 3] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
         {.fd = listening ? sbx_unotify_listener(u) : -1, .events = POLLIN},
         {.fd = u ? sbx_unotify_waiting_fd(u) : -1, .events = POLLIN},
     };
     int n_term = term ? sbx_run_terminal_poll_fds(term, fds + 4) : 0;
-    if (poll(fds, (nfds_t)(4 + n_term), -1) < 0) {
+    int n_relay = sbx_run_relay_poll_fds(relay, fds + 4 + n_term);
+    if (poll(fds, (nfds_t)(4 + n_term + n_relay), -1) < 0) {
       if (errno == EINTR)
         continue;
       supervisor_error = errno;
@@ -575,6 +600,7 @@ serve:;
     }
     if (term)
       sbx_run_terminal_pump(term, fds + 4, n_term);
+    sbx_run_relay_pump(relay, fds + 4 + n_term, n_relay);
     if (fds[1].revents & POLLIN) {
       int fd;
       ssize_t got = recv_msg(sv[0], &m, &fd, MSG_DONTWAIT);
@@ -600,6 +626,8 @@ serve:;
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         int sig = (int)si.ssi_signo;
+        if (sig == SIGPIPE)
+          continue; /* the relay's: the write said EPIPE */
         if (sig == SIGCHLD) {
           int st;
           if (waitpid(pid, &st, WNOHANG) == pid) {
@@ -635,6 +663,8 @@ serve:;
     goto out;
   }
   pid = -1;
+  /* Init, pid 1 of the namespace, is gone and every process with it. */
+  sbx_run_relay_drain(relay);
   /* What init said before it went. */
   while (chan_open) {
     int fd;
@@ -679,6 +709,7 @@ out:
     reap(pid, &st);
   }
   sbx_run_terminal_free(term);
+  sbx_run_relay_free(relay);
   sbx_unotify_free(u);
   g_free(layers);
   sbx_resolver_free(resolver);
@@ -690,6 +721,13 @@ out:
     close(sfd);
   if (self_pidfd >= 0)
     close(self_pidfd);
+  /* A SIGPIPE of the relay's, still pending, is not for sbx-run. */
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  struct timespec now = {0, 0};
+  while (sigtimedwait(&pipe_only, NULL, &now) == SIGPIPE) {
+  }
   sigprocmask(SIG_SETMASK, &old, NULL);
   return result;
 }

@@ -19,7 +19,12 @@
  * The program is pid 2, not pid 1: a pid-1 process ignores signals it has
  * no handler for, which would change what kill(getpid(), SIGTERM) does.
  *
- * The launcher meanwhile serves the listener (supervisor.h), forwards
+ * In the default mode init first builds its file tree (tree.h) and takes
+ * the relay's pipes (relay.h) as 0, 1, 2 where the plan says so; its
+ * baseline's listener then carries connect alone.
+ *
+ * The launcher meanwhile serves the listener (supervisor.h), relays the
+ * standard streams the plan names, forwards
  * SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH to init,
  * and returns the program's status.
  *

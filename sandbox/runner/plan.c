@@ -698,9 +698,8 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
     }
   }
   sbx_layer_plan_clear(&p->init);
-  sbx_layer_plan_init(
-      &p->init, "sbx-run",
-      mode == SBX_RUN_MODE_SUPERVISOR ? SBX_LAYERS_LISTENER : 0);
+  /* Both baselines notify: the default mode's its connect calls alone. */
+  sbx_layer_plan_init(&p->init, "sbx-run", SBX_LAYERS_LISTENER);
   sbx_layer_plan_clear(&p->program_filters);
   sbx_layer_plan_init(&p->program_filters, "sbx-run", SBX_LAYERS_FILTERS_ONLY);
   p->n_program_filters = 0;

@@ -167,33 +167,58 @@ static bool writable_in(const sbx_allowlist *list, const char *path) {
   return false;
 }
 
+/* The device nodes of the fixed set, which init opens again through the
+ * tree's read-only binds when they are standard input, output or error
+ * (tree_raw.c). */
+static bool fixed_device(dev_t rdev) {
+  static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
+                                      "/dev/random", "/dev/urandom"};
+  for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+    struct stat st;
+    if (stat(nodes[i], &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev)
+      return true;
+  }
+  return false;
+}
+
 /* A descriptor the program inherits changes its file whatever the tree
- * shows: fchmod, fchown and futimens work on it. Standard input, output
- * and error that are files or directories outside every write grant are
- * kept from such changes only by the supervisor. (The device nodes of the
- * fixed set are opened again through the tree's read-only binds by init,
- * tree_raw.c.) */
-static bool stdio_outside_write_grants(const sbx_allowlist *list,
-                                       const char **why_path, sbx_run_tree *t) {
+ * shows: fchmod, fchown and futimens work on it. So standard input,
+ * output or error that names a file outside every write grant (a regular
+ * file, a named FIFO, a device node other than a terminal) reaches the
+ * program as a pipe the launcher relays (t->relay); a directory or a
+ * block device, which no pipe stands in for, is kept from such changes
+ * only by the supervisor (FALSE, with *why_path naming the stream).
+ * Pipes, sockets and terminals carry no name the program could change. */
+static gboolean plan_stdio(sbx_run_tree *t, const sbx_allowlist *list,
+                           const char **why_path) {
+  static const char *const names[] = {"standard input", "standard output",
+                                      "standard error"};
   for (int fd = 0; fd <= 2; fd++) {
     struct stat st;
-    if (fstat(fd, &st) != 0 ||
-        !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)))
+    if (fstat(fd, &st) != 0)
+      continue;
+    bool named = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+                 S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                 (S_ISCHR(st.st_mode) && !isatty(fd));
+    if (!named || (S_ISCHR(st.st_mode) && fixed_device(st.st_rdev)))
       continue;
     char link[32], path[PATH_MAX];
     g_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n > 0) {
-      path[n] = '\0';
-      if (path[0] == '/' && writable_in(list, path))
-        continue;
+    if (n <= 0)
+      continue;
+    path[n] = '\0';
+    if (path[0] != '/')
+      continue; /* pipe:[N]: an anonymous pipe */
+    if (writable_in(list, path))
+      continue;
+    if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      *why_path = keep(t, names[fd]);
+      return FALSE;
     }
-    static const char *const names[] = {"standard input", "standard output",
-                                        "standard error"};
-    *why_path = keep(t, names[fd]);
-    return true;
+    t->relay |= 1u << fd;
   }
-  return false;
+  return TRUE;
 }
 
 gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
@@ -209,11 +234,11 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   g_array_set_clear_func(binds, clear_bind);
   bool devices = false;
 
-  if (stdio_outside_write_grants(list, why_path, t)) {
+  if (!plan_stdio(t, list, why_path)) {
     *why =
-        "a file outside the write grants is given as standard input, "
-        "output or error, and only the supervisor keeps its mode and "
-        "times from changing through the descriptor";
+        "a directory or block device outside the write grants is given as "
+        "standard input, output or error, and only the supervisor keeps "
+        "its mode and times from changing through the descriptor";
     return FALSE;
   }
   size_t n = sbx_allowlist_n_entries(list);

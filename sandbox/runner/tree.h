@@ -69,15 +69,22 @@ typedef struct {
   sbx_tree_op *ops; /* directories and links first, then binds, parents
                      * before what they hold */
   size_t n_ops;
-  const char *cwd;       /* where the program starts, or NULL for "/" */
-  bool proc;             /* a procfs of the pid namespace at /proc */
+  const char *cwd; /* where the program starts, or NULL for "/" */
+  bool proc;       /* a procfs of the pid namespace at /proc */
+  /* Bit fd (0, 1, 2): that stream names a file outside the write grants
+   * (a regular file, a named FIFO, a device node) and reaches the
+   * program as a pipe the launcher relays (launch.h), so that nothing
+   * the program does through the descriptor changes the file. */
+  unsigned relay;
   GStringChunk *strings; /* owns every path */
 } sbx_run_tree;
 
 /* Builds t from list (allow_exec: no noexec mount). FALSE with *why set
  * (static text naming the grant in *why_path, owned by t) when a grant
  * cannot be a mount: a write grant of a path that does not exist yet
- * (the default mode has no way to let one name be created). */
+ * (the default mode has no way to let one name be created); or when
+ * standard input, output or error is a directory or block device outside
+ * the write grants (no pipe can stand in for it). */
 gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
                            bool allow_exec, const char **why,
                            const char **why_path);

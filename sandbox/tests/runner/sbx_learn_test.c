@@ -3,7 +3,10 @@
  * run under sbx-run with the learned profile. Each learned run is
  * compared with the program's own output outside any sandbox, and each
  * refusal is paired with the same operation succeeding without the
- * learned profile or outside the sandbox. */
+ * learned profile or outside the sandbox.
+ *
+ * The learned runs use sbx-run --explain, as sbx-learn's own check does:
+ * the tests read the refusals it names. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -998,6 +1001,8 @@ static Suite *sbx_learn_suite(void) {
 }
 
 int main(void) {
+  /* tool_run.h: every sbx-run call gets --explain. */
+  g_setenv("SBX_RUN_MODE", "explain", TRUE);
   SRunner *sr = srunner_create(sbx_learn_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

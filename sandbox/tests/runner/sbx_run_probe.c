@@ -30,6 +30,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -384,6 +385,19 @@ static int cmd_stat_cwd(void) {
   if (a == 0)
     printf("ino=%llu\n", (unsigned long long)st.st_ino);
   return a == 0 || b == 0 ? 0 : 1;
+}
+
+/* The device and file system of "/": which tree the program runs in. */
+static int cmd_root(void) {
+  struct stat st;
+  struct statfs sf;
+  if (stat("/", &st) != 0)
+    return report_errno("stat", -1);
+  if (statfs("/", &sf) != 0)
+    return report_errno("statfs", -1);
+  printf("root_dev=%llu\nroot_tmpfs=%d\n", (unsigned long long)st.st_dev,
+         sf.f_type == 0x01021994 /* TMPFS_MAGIC */);
+  return 0;
 }
 
 static int cmd_chdir(const char *path) {
@@ -895,6 +909,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_setflags(argv[2]);
   if (strcmp(cmd, "stat-cwd") == 0)
     return cmd_stat_cwd();
+  if (strcmp(cmd, "root") == 0)
+    return cmd_root();
   if (strcmp(cmd, "chdir") == 0 && argc == 3)
     return cmd_chdir(argv[2]);
   if (strcmp(cmd, "connect") == 0 && argc == 3)

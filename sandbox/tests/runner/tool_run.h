@@ -45,12 +45,31 @@ result run_at(const char *const *argv, const char *cwd, int stdin_fd,
  * mode, where the kernel decides file access. */
 bool sbx_run_explaining(void);
 
+/* Whether sbx-run's default mode decides in this run of the suite: not
+ * explaining, and the kernel has what the mode needs (user namespaces
+ * and Landlock); otherwise the plan falls back to the supervisor. */
+bool sbx_run_kernel_decides(void);
+
+/* Asserts what a refused run printed on stderr in the mode of this run:
+ * under the supervisor the denial line (line; NULL: not checked), in the
+ * default mode no denial line (but a connect's, which the supervisor
+ * decides in both modes) and the one pointing at --explain. */
+void expect_denial_line(const result *r, const char *line);
+
+/* Asserts that sbx-run runs in the mode sbx_run_kernel_decides() names:
+ * the program's "/" is the default mode's own tmpfs, not the host's, and
+ * a refusal is reported (or not) as that mode does. */
+void expect_sbx_run_mode(void);
+
 /* TOOL OPTS... -- CMD... with TOOL from the build directory; both lists
  * NULL-terminated, opts may be NULL. sbx-run gets --explain first when
  * sbx_run_explaining(). */
 result tool_run(const char *tool, const char *const *opts,
                 const char *const *cmd);
 result sbx_run(const char *const *opts, const char *const *cmd);
+/* sbx_run() with --explain in both passes: for what only the supervisor
+ * does (hints, summaries, its own failures). */
+result sbx_run_explain(const char *const *opts, const char *const *cmd);
 /* sbx_run() by way of run_at(). */
 result sbx_run_at(const char *cwd, int stdin_fd, int stdout_fd,
                   const char *const *opts, const char *const *cmd);
