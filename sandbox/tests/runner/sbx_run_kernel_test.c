@@ -2,7 +2,8 @@
  * of the grants (sandbox/runner/tree.h): what only that mode promises.
  * Names outside the grants are absent, read-only grants refuse metadata
  * changes, a write grant holds the links made in it and none leads out,
- * socket files outside the write grants are unreachable, nothing runs without
+ * socket files outside the write grants are unreachable, files given as
+ * standard streams are relayed, nothing runs without
  * -x, and a failing program gets one line pointing at --explain.
  *
  * Output is collected through pipes: a file outside the write grants as
@@ -11,6 +12,7 @@
  * same call outside the sandbox, or under a grant that allows it. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +232,65 @@ START_TEST(a_failing_program_gets_one_line_and_a_succeeding_one_none) {
 }
 END_TEST
 
+/* sbx-run with stdin and stdout (and stderr, one open file with stdout)
+ * on files outside the grants, as a shell redirects them. */
+static int redirected(const char *in, const char *out,
+                      const char *const *argv) {
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int i = open(in, O_RDONLY);
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
+      _exit(99);
+    execv(argv[0], (char *const *)argv);
+    _exit(98);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+START_TEST(files_as_standard_streams_are_relayed_whole_and_in_order) {
+  /* Input larger than any pipe, output from two streams into one file. */
+  GString *text = g_string_new(NULL);
+  for (int i = 0; i < 200000; i++)
+    g_string_append_printf(text, "line %d\n", i);
+  g_autofree char *in = make_file("in.txt", text->str);
+  g_autofree char *out = path_in("out.txt");
+  g_autofree char *bin = sbx_run_path();
+  const char *cat[] = {bin, "--", "/bin/cat", NULL};
+  ck_assert_int_eq(redirected(in, out, cat), 0);
+  g_autofree char *got = NULL;
+  ck_assert(g_file_get_contents(out, &got, NULL, NULL));
+  ck_assert(strcmp(got, text->str) == 0);
+  g_string_free(text, TRUE);
+  /* stdout and stderr, one open file: one pipe keeps their order. */
+  const char *sh[] = {bin,
+                      "--",
+                      "/bin/sh",
+                      "-c",
+                      "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; "
+                      "done",
+                      NULL};
+  ck_assert_int_eq(redirected("/dev/null", out, sh), 0);
+  g_clear_pointer(&got, g_free);
+  ck_assert(g_file_get_contents(out, &got, NULL, NULL));
+  ck_assert_str_eq(got,
+                   "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\n"
+                   "err5\n");
+  /* What the program holds is a pipe: the file's mode stays. */
+  g_autofree char *probe = probe_path();
+  const char *mode[] = {bin, "--", probe, "fchmod", "fd:1", "600", NULL};
+  ck_assert_int_eq(redirected("/dev/null", out, mode), 0);
+  ck_assert_int_eq(stat_mode(out), 0644);
+  /* Control: without sbx-run the same call changes the file. */
+  const char *bare[] = {probe, "fchmod", "fd:1", "600", NULL};
+  ck_assert_int_eq(redirected("/dev/null", out, bare), 0);
+  ck_assert_int_eq(stat_mode(out), 0600);
+}
+END_TEST
+
 static Suite *kernel_suite(void) {
   Suite *s = suite_create("sbx-run-kernel");
   TCase *tc = tcase_create("tree");
@@ -242,6 +303,7 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, a_socket_file_outside_the_write_grants_is_unreachable);
   tcase_add_test(tc, nothing_runs_without_allow_exec);
   tcase_add_test(tc, a_failing_program_gets_one_line_and_a_succeeding_one_none);
+  tcase_add_test(tc, files_as_standard_streams_are_relayed_whole_and_in_order);
   suite_add_tcase(s, tc);
   return s;
 }
