@@ -1106,15 +1106,15 @@ static void serve_turn(sbx_broker_server *s) {
 
 /* The channels added before the loop ran. */
 static void watch_all(sbx_broker_server *s) {
-  g_autoptr(GPtrArray) todo = g_ptr_array_new();
+  g_autoptr(GPtrArray) unwatched = g_ptr_array_new();
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, s->channels);
   while (g_hash_table_iter_next(&it, NULL, &value))
     if (!((channel *)value)->watched)
-      g_ptr_array_add(todo, value);
-  for (guint i = 0; i < todo->len; i++)
-    watch_channel(s, g_ptr_array_index(todo, i));
+      g_ptr_array_add(unwatched, value);
+  for (guint i = 0; i < unwatched->len; i++)
+    watch_channel(s, g_ptr_array_index(unwatched, i));
 }
 
 int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
