@@ -25,6 +25,7 @@
 #include "sandbox/broker/broker_process.h"
 #include "sandbox/broker/broker_sandbox.h"
 #include "sandbox/broker/protocol.h"
+#include "sandbox/base/sealed.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/reap.h"
 
@@ -38,44 +39,8 @@ struct sbx_broker {
   GMutex control_lock;
 };
 
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U
-#endif
-
 /* Defined by the file that embeds the broker program (embed_image.py). */
 const unsigned char *sbx_broker_program_bytes(size_t *len);
-
-static int sealed_file(const char *name, unsigned flags, const void *data,
-                       size_t len) {
-  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | flags);
-  if (fd < 0 && errno == EINVAL && (flags & MFD_EXEC))
-    fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); /* before 6.3 */
-  if (fd < 0)
-    return -1;
-  const char *p = data;
-  size_t left = len;
-  while (left) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      close(fd);
-      errno = err;
-      return -1;
-    }
-    p += n;
-    left -= (size_t)n;
-  }
-  if (fcntl(fd, F_ADD_SEALS,
-            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
-    int err = errno;
-    close(fd);
-    errno = err;
-    return -1;
-  }
-  return fd;
-}
 
 /* A sealed memory file holding the embedded broker program, ready for
  * execveat(fd, "", ..., AT_EMPTY_PATH), or -1 with errno set when the
@@ -83,7 +48,7 @@ static int sealed_file(const char *name, unsigned flags, const void *data,
 static int program_image(void) {
   size_t len = 0;
   const unsigned char *bytes = sbx_broker_program_bytes(&len);
-  return sealed_file(SBX_BROKER_PROGRAM_NAME, MFD_EXEC, bytes, len);
+  return sbx_sealed_file(SBX_BROKER_PROGRAM_NAME, MFD_EXEC, bytes, len);
 }
 
 /* The configuration in a sealed memory file, or -1 with *error set. */
@@ -120,8 +85,8 @@ static int write_config(const sbx_broker_process_config *config,
       (gboolean)config->audit_grants, (guint32)config->max_fds,
       (gboolean)config->dangerously_unsandboxed, insns,
       g_variant_builder_end(&verdicts), (gboolean)config->learn));
-  int fd = sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
-                       g_variant_get_size(all));
+  int fd = sbx_sealed_file("sbx-broker-config", 0, g_variant_get_data(all),
+                           g_variant_get_size(all));
   if (fd < 0) {
     int err = errno;
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,

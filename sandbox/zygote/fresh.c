@@ -23,13 +23,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/base/sealed.h"
 #include "sandbox/layers/plan.h"
 #include "sandbox/zygote/protocol.h"
 
 #define START_MAGIC 0x53425a31u /* "SBZ1" */
 #define TYPE_TYPE "(suaya(sayau)bbaybayiu)"
 #define START_TYPE "(utaya" TYPE_TYPE "ay)"
-#define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
 bool sbx_zygote_fresh_marked(int argc, char **argv) {
   return argc >= 2 && argv && argv[1] &&
@@ -72,33 +72,6 @@ static GVariant *type_variant(const sbx_worker_plan *plan,
       (gint32)l->listener_filter, (guint32)plan->pool);
 }
 
-static int sealed_file(const void *data, size_t len) {
-  int fd = memfd_create("sbx-zygote-start", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0)
-    return -1;
-  const char *p = data;
-  while (len) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      close(fd);
-      errno = err;
-      return -1;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  if (fcntl(fd, F_ADD_SEALS, ALL_SEALS) != 0) {
-    int err = errno;
-    close(fd);
-    errno = err;
-    return -1;
-  }
-  return fd;
-}
-
 int sbx_zygote_fresh_write(const sbx_zygote_server *s,
                            const sbx_zygote_config *config, int **rulesets,
                            size_t *n_rulesets, GError **error) {
@@ -117,7 +90,8 @@ int sbx_zygote_fresh_write(const sbx_zygote_server *s,
       bytes_of(&s->ns_reference, sizeof s->ns_reference),
       g_variant_builder_end(&types),
       bytes_of(s->direct_binds, s->direct_binds_len)));
-  int fd = sealed_file(g_variant_get_data(all), g_variant_get_size(all));
+  int fd = sbx_sealed_file("sbx-zygote-start", 0, g_variant_get_data(all),
+                           g_variant_get_size(all));
   if (fd < 0) {
     int err = errno;
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_FAILED,
@@ -151,8 +125,9 @@ static GVariant *read_start(GError **error) {
   int fd = SBX_ZYGOTE_FRESH_DATA_FD;
   struct stat st;
   int seals = fcntl(fd, F_GET_SEALS);
-  if (fstat(fd, &st) != 0 || seals < 0 || (seals & ALL_SEALS) != ALL_SEALS ||
-      st.st_size <= 0 || st.st_size > 64 * 1024 * 1024) {
+  if (fstat(fd, &st) != 0 || seals < 0 ||
+      (seals & SBX_SEALED_ALL) != SBX_SEALED_ALL || st.st_size <= 0 ||
+      st.st_size > 64 * 1024 * 1024) {
     g_set_error(error, SBX_ZYGOTE_ERROR, SBX_ZYGOTE_ERROR_INVALID,
                 "descriptor %d is not the sealed start data a host writes: "
                 "this program was not started by libsbx as a zygote (argv[1] "
