@@ -192,7 +192,7 @@ static gboolean register_traps(sbx_broker_client *client, GError **error) {
   int rc = sbx_capget_register_raw();
   const char *what = "the capget handler";
   if (rc == 0) {
-    rc = sbx_layer1_register_traps_raw(client);
+    rc = sbx_layer1_register_traps_raw(client, NULL, 0);
     what = "the broker client's SIGSYS handlers";
   }
   if (rc == 0)

@@ -94,7 +94,7 @@ gboolean sbx_layer1_enter(sbx_broker_client *client, GError **error) {
   sbx_bpf_program prog;
   if (!sbx_layer1_compile(&prog, error))
     return FALSE;
-  int rc = sbx_layer1_register_traps_raw(client);
+  int rc = sbx_layer1_register_traps_raw(client, NULL, 0);
   if (rc < 0) {
     g_set_error(error, SBX_LAYER1_ERROR, SBX_LAYER1_ERROR_TRAPS,
                 "layer 1: cannot register the broker client's SIGSYS "

@@ -64,8 +64,18 @@ gboolean sbx_layer1_compile_direct(sbx_bpf_program *out, bool direct_opens,
  * through client (a sbx_broker_client *, borrowed, must outlive the
  * process's use of it), and installs the SIGSYS handler. Returns 0 or
  * -errno; matches sbx_zygote_config.register_broker_traps_raw.
- * Async-signal-safe. Runs in the zygote before any worker. */
-int sbx_layer1_register_traps_raw(void *client);
+ * Async-signal-safe. Runs in the zygote before any worker.
+ *
+ * direct_roots: when the process's root holds nothing that can be opened
+ * directly but these trees (the zygote's empty root: its /proc, whose
+ * reads Landlock refuses, and the trees bound there), the trees,
+ * absolute with a trailing '/', each NUL-terminated, one after another
+ * (borrowed, must outlive the process's use of it); a read-only open is
+ * then tried directly only for a path at or below one of them, and every
+ * other goes to the broker without the openat2 that could only fail.
+ * NULL: tried for every read-only open, as where the root is the host's. */
+int sbx_layer1_register_traps_raw(void *client, const char *direct_roots,
+                                  size_t direct_roots_len);
 
 /* Per worker: points client at channel_fd (sbx_broker_client_init); matches
  * sbx_zygote_config.broker_attach_raw. Async-signal-safe. */

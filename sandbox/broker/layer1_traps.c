@@ -135,8 +135,34 @@ static int broker_path(char *path, size_t *len) {
   (O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK | \
    0100000 /* O_LARGEFILE */)
 
+/* The trees a direct open can reach, when the root holds nothing else
+ * (sbx_layer1_register_traps_raw); NULL: unknown. Written before the
+ * registry is frozen, read-only after. */
+static const char *direct_roots;
+static size_t direct_roots_len;
+
+/* Async-signal-safe. Could a direct open of path (normalised, len bytes)
+ * succeed? In the empty root only at or below a bound tree: every other
+ * name is missing there, or /proc, which Landlock refuses, so the
+ * openat2 (whose failed walk costs the root's file system a dentry made
+ * and dropped) is left out and the broker answers as it would have. */
+static bool may_be_direct(const char *path, size_t len) {
+  if (!direct_roots)
+    return true;
+  for (size_t at = 0; at < direct_roots_len;) {
+    const char *tree = direct_roots + at;
+    size_t n = strlen(tree); /* with its trailing '/' */
+    if (n > 1 && len >= n - 1 && memcmp(path, tree, n - 1) == 0 &&
+        (len == n - 1 || path[n - 1] == '/'))
+      return true;
+    at += n + 1;
+  }
+  return false;
+}
+
 /* Async-signal-safe. Direct opens (docs/design.md, "Direct opens"): a
- * read-only open is tried with openat2 first. Where the worker's filters
+ * read-only open is tried with openat2 first (in the empty root, only at
+ * or below a bound tree: may_be_direct). Where the worker's filters
  * allow openat2, its Landlock ruleset grants read of the type's direct
  * trees and nothing else, so the kernel decides on the object the walk
  * reaches: success only for a file under a direct tree. Anywhere else
@@ -154,7 +180,8 @@ static int direct_refused;
 static int open_directly(const sbx_fs_request *q) {
   if (q->op != SBX_FS_OP_OPEN || (q->flags & O_ACCMODE) != O_RDONLY ||
       (q->flags & ~(uint64_t)(O_ACCMODE | DIRECT_OPEN_FLAGS)) ||
-      __atomic_load_n(&direct_refused, __ATOMIC_RELAXED))
+      __atomic_load_n(&direct_refused, __ATOMIC_RELAXED) ||
+      !may_be_direct(q->path, q->path_len))
     return -1;
   struct open_how how;
   memset(&how, 0, sizeof how);
@@ -260,9 +287,12 @@ static intptr_t layer1_trap(const sbx_trap_call *call, void *aux) {
  * allocate nothing when given a NULL GError (as report.c relies on too),
  * and the numbers of the table are all in the registry's range, so the
  * only refusal left is a frozen registry. */
-int sbx_layer1_register_traps_raw(void *client) {
+int sbx_layer1_register_traps_raw(void *client, const char *roots,
+                                  size_t roots_len) {
   if (client == NULL)
     return -EINVAL;
+  direct_roots = roots;
+  direct_roots_len = roots ? roots_len : 0;
   for (size_t i = 0; i < sbx_fs_call_count(); i++) {
     const sbx_fs_call *row = sbx_fs_call_at(i);
     if (!(row->traits & SBX_FS_LAYER1))

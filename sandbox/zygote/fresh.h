@@ -47,7 +47,8 @@
 /* What the exec'd program supplies, in its own address space. */
 typedef struct {
   sbx_zygote_entry entry; /* every type's; gets its type's entry data */
-  int (*register_broker_traps_raw)(void *client);
+  int (*register_broker_traps_raw)(void *client, const char *direct_roots,
+                                   size_t direct_roots_len);
   int (*broker_attach_raw)(void *client, int channel_fd);
   int (*broker_listener_raw)(void *client, int listener_fd);
   void *broker_client;

@@ -610,7 +610,12 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   if (rc < 0)
     init_failed(z, "registering the capget handler", -rc);
   if (z->register_broker_traps_raw) {
-    rc = z->register_broker_traps_raw(z->broker_client);
+    /* In the empty root nothing outside the direct trees can be opened
+     * directly: layer 1 then tries only paths below them. */
+    bool only_trees = z->empty_root && z->root_result.mode == SBX_ROOT_EMPTY;
+    rc = z->register_broker_traps_raw(z->broker_client,
+                                      only_trees ? z->direct_binds : NULL,
+                                      only_trees ? z->direct_binds_len : 0);
     if (rc < 0)
       init_failed(z, "registering the broker client's handlers", -rc);
   }

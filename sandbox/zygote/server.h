@@ -107,7 +107,8 @@ typedef struct {
   int report_fd_slot;
   /* Runs once in the zygote before READY, Async-signal-safe: registers
    * the broker client's trap handlers. NULL when no type uses the broker. */
-  int (*register_broker_traps_raw)(void *client);
+  int (*register_broker_traps_raw)(void *client, const char *direct_roots,
+                                   size_t direct_roots_len);
   void *broker_client;
 } sbx_zygote_server;
 

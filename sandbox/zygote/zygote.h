@@ -134,8 +134,11 @@ typedef struct {
   /* The broker client, when a type uses the broker. Both hooks are
    * Async-signal-safe; register runs once in the zygote before any
    * worker, attach in each worker (worker.h). broker_client is
-   * borrowed: the zygote's copy of the host's memory is what they use. */
-  int (*register_broker_traps_raw)(void *client);
+   * borrowed: the zygote's copy of the host's memory is what they use.
+   * register is given the direct trees when the workers' root holds
+   * nothing else (layer1.h), else NULL. */
+  int (*register_broker_traps_raw)(void *client, const char *direct_roots,
+                                   size_t direct_roots_len);
   int (*broker_attach_raw)(void *client, int channel_fd);
   int (*broker_listener_raw)(void *client, int listener_fd);
   void *broker_client;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -104,9 +105,19 @@ static int openat2_flags(const char *path, uint64_t flags) {
   return 0;
 }
 
-/* Payload lines "o PATH" (open(2): trapped, direct or brokered), "2 PATH"
- * (openat2 read-only, by the worker itself), "w PATH" (openat2 O_WRONLY).
- * One int per line on fd 3: 0 or the errno. */
+/* open(2) without waiting for a FIFO's writer. */
+static int open_nonblock(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  close(fd);
+  return 0;
+}
+
+/* Payload lines "o PATH" (open(2): trapped, direct or brokered), "n PATH"
+ * (the same, O_NONBLOCK, no read), "2 PATH" (openat2 read-only, by the
+ * worker itself), "w PATH" (openat2 O_WRONLY). One int per line on fd 3:
+ * 0 or the errno. */
 static int entry_steps(const sbx_worker_args *args) {
   g_autofree char *text = g_strndup(args->payload, args->payload_len);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -115,6 +126,7 @@ static int entry_steps(const sbx_worker_args *args) {
       continue;
     const char *path = *l + 2;
     int err = **l == 'o'   ? open_read(path)
+              : **l == 'n' ? open_nonblock(path)
               : **l == '2' ? openat2_flags(path, O_RDONLY)
                            : openat2_flags(path, O_WRONLY);
     if (write(3, &err, sizeof err) != (ssize_t)sizeof err)
@@ -254,6 +266,40 @@ START_TEST(a_hard_link_in_a_direct_tree_is_that_trees_file) {
 }
 END_TEST
 
+/* Which of the two answered a trapped open shows on a FIFO: below a
+ * recursive entry the broker serves regular files and directories only,
+ * while Landlock lets the worker open it. Layer 1 tries the direct open
+ * only below a direct tree, so a FIFO there opens and one under a plain
+ * read rule gets the broker's refusal. */
+START_TEST(a_trapped_open_is_direct_below_a_direct_tree_only) {
+  if (!landlock_present())
+    return;
+  g_autofree char *in_tree = g_build_filename(tree, "fifo", NULL);
+  g_autofree char *in_outside = g_build_filename(outside, "fifo", NULL);
+  g_autofree char *tree_dir = g_strdup_printf("%s/", tree);
+  ck_assert_int_eq(mkfifo(in_tree, 0644), 0);
+  ck_assert_int_eq(mkfifo(in_outside, 0644), 0);
+  /* Controls: both open for the unsandboxed test. */
+  ck_assert_int_eq(open_nonblock(in_tree), 0);
+  ck_assert_int_eq(open_nonblock(in_outside), 0);
+  g_autofree char *steps = g_strdup_printf(
+      "n %s\n"        /* 0 direct */
+      "n %s\n"        /* 1 brokered */
+      "n %s/./fifo\n" /* 2 normalised */
+      "n %s\n",       /* 3 the tree */
+      in_tree, in_outside, tree, tree_dir);
+  int errs[4];
+  run_steps(steps, errs, 4);
+  ck_assert_msg(errs[0] == 0, "direct open of a FIFO in the tree: %s",
+                g_strerror(errs[0]));
+  ck_assert_int_eq(errs[1], EACCES);
+  ck_assert_msg(errs[2] == 0, "direct open of %s/./fifo: %s", tree,
+                g_strerror(errs[2]));
+  ck_assert_msg(errs[3] == 0, "open of the tree itself: %s",
+                g_strerror(errs[3]));
+}
+END_TEST
+
 static Suite *direct_suite(void) {
   Suite *s = suite_create("direct");
   TCase *tc = tcase_create("direct");
@@ -262,6 +308,7 @@ static Suite *direct_suite(void) {
   tcase_add_test(tc, a_worker_opens_its_direct_trees_itself_and_nothing_else);
   tcase_add_test(tc, symlinks_out_of_a_direct_tree_get_the_brokers_decision);
   tcase_add_test(tc, a_hard_link_in_a_direct_tree_is_that_trees_file);
+  tcase_add_test(tc, a_trapped_open_is_direct_below_a_direct_tree_only);
   suite_add_tcase(s, tc);
   return s;
 }

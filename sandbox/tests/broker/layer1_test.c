@@ -1072,7 +1072,7 @@ START_TEST(the_zygote_hooks_refuse_a_missing_client_or_channel) {
   sbx_broker_client c;
   ck_assert_int_eq(sbx_layer1_attach_raw(NULL, 3), -EINVAL);
   ck_assert_int_eq(sbx_layer1_attach_raw(&c, -1), -EINVAL);
-  ck_assert_int_eq(sbx_layer1_register_traps_raw(NULL), -EINVAL);
+  ck_assert_int_eq(sbx_layer1_register_traps_raw(NULL, NULL, 0), -EINVAL);
   ck_assert_int_eq(sbx_layer1_attach_raw(&c, 7), 0); /* control */
   ck_assert_int_eq(c.channel, 7);
 }
