@@ -11,9 +11,9 @@
  */
 #include "sandbox/policy/constants.h"
 
-#include <stdlib.h>
 #include <string.h>
 
+#include "sandbox/base/syscalls.h"
 #include "sandbox/policy/constants_tables.h"
 
 static const sbx_constant_entry kSupplement[] = {SBX_CONSTANT_SUPPLEMENT};
@@ -35,21 +35,13 @@ static const sbx_constant_table kTables[] = {
 };
 #undef SBX_TABLE_ENTRY
 
-/* strcmp's order with the first byte compared here: most steps of a
- * search end there, without a call. */
-static int compare_name(const char *key, const char *name) {
-  if (key[0] != name[0])
-    return (unsigned char)key[0] - (unsigned char)name[0];
-  return key[0] ? strcmp(key + 1, name + 1) : 0;
-}
-
 /* A binary search over one table, sorted in strcmp's order. */
 static const sbx_constant_entry *search(const sbx_constant_table *table,
                                         const char *name) {
   size_t lo = 0, hi = *table->count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    int c = compare_name(name, table->entries[mid].name);
+    int c = sbx_name_compare(name, table->entries[mid].name);
     if (c == 0)
       return &table->entries[mid];
     if (c < 0)
