@@ -11,7 +11,6 @@
  */
 #include "sandbox/base/syscalls.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -42,17 +41,21 @@ const char *sbx_syscall_name(int nr) {
   return i ? i->name : NULL;
 }
 
-static int compare_name(const void *key, const void *entry) {
-  return strcmp(key, ((const sbx_syscall_name_entry *)entry)->name);
-}
-
 int sbx_syscall_number(const char *name) {
   if (name == NULL)
     return -1;
-  const sbx_syscall_name_entry *e =
-      bsearch(name, kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
-              compare_name);
-  return e ? e->nr : -1;
+  size_t lo = 0, hi = N_BY_NAME;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = sbx_name_compare(name, kSyscallsByName[mid].name);
+    if (c == 0)
+      return kSyscallsByName[mid].nr;
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return -1;
 }
 
 bool sbx_syscall_arg_is_32bit(int nr, unsigned arg) {

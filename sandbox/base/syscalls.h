@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The name of syscall nr, or NULL if the table does not know it.
  * Async-signal-safe. */
@@ -29,5 +30,14 @@ int sbx_syscall_max(void);
 /* How many arguments syscall nr takes (0..6), or -1 when the reviewed
  * table (sandbox/base/syscall_args.txt) does not say. */
 int sbx_syscall_arg_count(int nr);
+
+/* strcmp's order with the first byte compared inline: most steps of a
+ * binary search over a table of names (this one, the policy constants)
+ * end there, without a call. */
+static inline int sbx_name_compare(const char *key, const char *name) {
+  if (key[0] != name[0])
+    return (unsigned char)key[0] - (unsigned char)name[0];
+  return key[0] ? strcmp(key + 1, name + 1) : 0;
+}
 
 #endif /* SBX_BASE_SYSCALLS_H_ */

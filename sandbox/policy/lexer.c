@@ -22,8 +22,13 @@ static gboolean is_word_char(char c) {
   return g_ascii_isalnum(c) || c == '_' || c == '-' || c == '@';
 }
 
+/* A token holds no NUL, so the loop stops at the end of a shorter word
+ * and reads nothing past it. */
 gboolean sbx_token_is(const sbx_token *tok, const char *word) {
-  return strlen(word) == tok->len && memcmp(tok->text, word, tok->len) == 0;
+  for (unsigned i = 0; i < tok->len; i++)
+    if (word[i] != tok->text[i])
+      return FALSE;
+  return word[tok->len] == '\0';
 }
 
 static gboolean digit_value(char c, unsigned base, unsigned *out) {
@@ -105,18 +110,26 @@ static gboolean lex_number(const sbx_policy_source *src, sbx_token *tok,
 
 typedef struct {
   const char *text;
+  unsigned len;
   sbx_token_type type;
 } sbx_punct;
 
+#define PUNCT(text, type) \
+  { text, sizeof(text) - 1, type }
+
 /* Longest first, so "||" is not read as two "|". */
 static const sbx_punct kPunct[] = {
-    {"||", SBX_TOK_OR},       {"&&", SBX_TOK_AND},     {"==", SBX_TOK_OP},
-    {"!=", SBX_TOK_OP},       {"<=", SBX_TOK_OP},      {">=", SBX_TOK_OP},
-    {"<", SBX_TOK_OP},        {">", SBX_TOK_OP},       {"&", SBX_TOK_OP},
-    {"|", SBX_TOK_PIPE},      {"~", SBX_TOK_TILDE},    {":", SBX_TOK_COLON},
-    {";", SBX_TOK_SEMICOLON}, {",", SBX_TOK_COMMA},    {"=", SBX_TOK_EQUAL},
-    {"(", SBX_TOK_LPAREN},    {")", SBX_TOK_RPAREN},   {"{", SBX_TOK_LBRACE},
-    {"}", SBX_TOK_RBRACE},    {"[", SBX_TOK_LBRACKET}, {"]", SBX_TOK_RBRACKET},
+    PUNCT("||", SBX_TOK_OR),       PUNCT("&&", SBX_TOK_AND),
+    PUNCT("==", SBX_TOK_OP),       PUNCT("!=", SBX_TOK_OP),
+    PUNCT("<=", SBX_TOK_OP),       PUNCT(">=", SBX_TOK_OP),
+    PUNCT("<", SBX_TOK_OP),        PUNCT(">", SBX_TOK_OP),
+    PUNCT("&", SBX_TOK_OP),        PUNCT("|", SBX_TOK_PIPE),
+    PUNCT("~", SBX_TOK_TILDE),     PUNCT(":", SBX_TOK_COLON),
+    PUNCT(";", SBX_TOK_SEMICOLON), PUNCT(",", SBX_TOK_COMMA),
+    PUNCT("=", SBX_TOK_EQUAL),     PUNCT("(", SBX_TOK_LPAREN),
+    PUNCT(")", SBX_TOK_RPAREN),    PUNCT("{", SBX_TOK_LBRACE),
+    PUNCT("}", SBX_TOK_RBRACE),    PUNCT("[", SBX_TOK_LBRACKET),
+    PUNCT("]", SBX_TOK_RBRACKET),
 };
 
 /* Tokenizes one physical line. *continued is set when the line ends with
@@ -185,8 +198,8 @@ static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
     } else {
       const sbx_punct *match = NULL;
       for (size_t k = 0; k < G_N_ELEMENTS(kPunct); k++) {
-        size_t plen = strlen(kPunct[k].text);
-        if (strncmp(line + i, kPunct[k].text, plen) == 0) {
+        const sbx_punct *p = &kPunct[k];
+        if (p->text[0] == c && (p->len == 1 || line[i + 1] == p->text[1])) {
           match = &kPunct[k];
           break;
         }
@@ -203,7 +216,7 @@ static gboolean lex_line(const sbx_policy_source *src, unsigned lineno,
         return FALSE;
       }
       tok.type = match->type;
-      tok.len = (unsigned)strlen(match->text);
+      tok.len = match->len;
       j = i + tok.len;
     }
     g_array_append_val(tokens, tok);

@@ -9,6 +9,7 @@
 #ifndef SBX_KERNEL_SECCOMP_BPF_H_
 #define SBX_KERNEL_SECCOMP_BPF_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +85,16 @@ gboolean sbx_bpf_check(const struct sock_filter *insns, size_t len,
 uint32_t sbx_bpf_run_checked(const struct sock_filter *insns, size_t len,
                              const struct seccomp_data *data,
                              size_t *insns_executed);
+
+/* What the kernel's action cache sees (docs/bpf.md, "The kernel's action
+ * cache"): runs the program for one (arch, nr) knowing nothing else, as
+ * the kernel does when it attaches a filter. True, with the returned value
+ * in *action, when the path loads nothing but nr and arch; false when it
+ * loads an argument or the instruction pointer (or uses an instruction the
+ * kernel's emulation does not follow) before it returns. The kernel skips
+ * every filter for a call whose action is SECCOMP_RET_ALLOW this way in
+ * each of them. */
+bool sbx_bpf_const_action(const struct sock_filter *insns, size_t len,
+                          uint32_t arch, uint32_t nr, uint32_t *action);
 
 #endif /* SBX_KERNEL_SECCOMP_BPF_H_ */

@@ -428,3 +428,52 @@ uint32_t sbx_bpf_run(const struct sock_filter *insns, size_t len,
   }
   return sbx_bpf_run_checked(insns, len, data, insns_executed);
 }
+
+/* The kernel's seccomp_is_const_allow (kernel/seccomp.c, Linux 5.11 and
+ * later), which fills the action cache when a filter is attached: only
+ * loads of nr and arch, ALU AND with a constant, BPF_JA and the
+ * constant-operand jumps are followed; anything else makes the path
+ * unknown. The kernel stops at the first instruction past the end too. */
+bool sbx_bpf_const_action(const struct sock_filter *insns, size_t len,
+                          uint32_t arch, uint32_t nr, uint32_t *action) {
+  uint32_t a = 0;
+  for (size_t pc = 0; pc < len; pc++) {
+    const struct sock_filter *insn = &insns[pc];
+    bool taken;
+    switch (insn->code) {
+      case BPF_LD | BPF_W | BPF_ABS:
+        if (insn->k == offsetof(struct seccomp_data, nr))
+          a = nr;
+        else if (insn->k == offsetof(struct seccomp_data, arch))
+          a = arch;
+        else
+          return false;
+        continue;
+      case BPF_RET | BPF_K:
+        *action = insn->k;
+        return true;
+      case BPF_JMP | BPF_JA:
+        pc += insn->k;
+        continue;
+      case BPF_ALU | BPF_AND | BPF_K:
+        a &= insn->k;
+        continue;
+      case BPF_JMP | BPF_JEQ | BPF_K:
+        taken = a == insn->k;
+        break;
+      case BPF_JMP | BPF_JGE | BPF_K:
+        taken = a >= insn->k;
+        break;
+      case BPF_JMP | BPF_JGT | BPF_K:
+        taken = a > insn->k;
+        break;
+      case BPF_JMP | BPF_JSET | BPF_K:
+        taken = (a & insn->k) != 0;
+        break;
+      default:
+        return false;
+    }
+    pc += taken ? insn->jt : insn->jf;
+  }
+  return false;
+}

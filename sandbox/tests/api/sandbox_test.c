@@ -12,15 +12,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
 #include <glib/gstdio.h>
 
+#include "sandbox/kernel/seccomp/bpf.h"
 #include "sandbox/tests/api/api_test_util.h"
 #include "sandbox/tests/api/pool_util.h"
 #include "sbx/sbx.h"
@@ -75,6 +78,14 @@ static int entry_wait_for_eof(const sbx_worker_args *args) {
   while (read(3, &c, 1) > 0) {
   }
   return 7;
+}
+
+/* Writes one byte on fd 3 (a socket), then blocks until it reaches EOF. */
+static int entry_ready_then_wait_for_eof(const sbx_worker_args *args) {
+  char c = 1;
+  if (write(3, &c, 1) != 1)
+    return 90;
+  return entry_wait_for_eof(args);
 }
 
 /* Workers forked ahead for the renderer type: 0, or the "pooled" test
@@ -329,6 +340,68 @@ START_TEST(each_type_gets_its_profile_layers_and_allowlist) {
 }
 END_TEST
 
+/* The filters a renderer worker runs under, read back from the kernel
+ * (PTRACE_SECCOMP_GET_FILTER, newest first). The kernel skips them all
+ * for a call each of them allows on a path that loads only arch and nr
+ * (docs/bpf.md, "The kernel's action cache"): getpid must be such a call
+ * in every one; fcntl, whose argument the renderer checks, is the control
+ * that the emulation sees argument loads. Reading filters needs
+ * CAP_SYS_ADMIN; without it the test says so and ends. */
+START_TEST(every_filter_of_a_worker_leaves_getpid_to_the_kernel_cache) {
+  sbx_sandbox *s = start_renderer(entry_ready_then_wait_for_eof);
+  int p[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p), 0);
+  pid_t pid = spawn_with_fd(s, p[0]);
+  close(p[0]);
+  char ready;
+  ck_assert_int_eq(read(p[1], &ready, 1), 1);
+  int filters = 0, checked = 0;
+  bool fcntl_checked = false;
+  if (ptrace(PTRACE_SEIZE, pid, 0, 0) == 0) {
+    ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, pid, 0, 0), 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, __WALL), pid);
+    for (;; filters++) {
+      long n = ptrace(PTRACE_SECCOMP_GET_FILTER, pid, filters, NULL);
+      if (n < 0)
+        break;
+      struct sock_filter *insns = g_new(struct sock_filter, n);
+      ck_assert_int_eq(ptrace(PTRACE_SECCOMP_GET_FILTER, pid, filters, insns),
+                       n);
+      uint32_t action = 0;
+      ck_assert_msg(sbx_bpf_const_action(insns, (size_t)n, AUDIT_ARCH_X86_64,
+                                         __NR_getpid, &action) &&
+                        action == SECCOMP_RET_ALLOW,
+                    "filter %d (%ld instructions): getpid runs it", filters, n);
+      if (!sbx_bpf_const_action(insns, (size_t)n, AUDIT_ARCH_X86_64, __NR_fcntl,
+                                &action))
+        fcntl_checked = true;
+      checked++;
+      g_free(insns);
+    }
+    ck_assert_int_eq(errno, filters ? ENOENT : EACCES);
+    ptrace(PTRACE_DETACH, pid, 0, 0);
+  }
+  int seize_errno = errno;
+  close(p[1]);
+  sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
+  wait_for(s, pid, &e);
+  sbx_sandbox_stop(s);
+  ck_assert_int_eq(e.exit_code, 7);
+  if (filters == 0) {
+    printf(
+        "sbx-skip: every_filter_of_a_worker_leaves_getpid_to_the_kernel_"
+        "cache: cannot read a worker's filters here (%s)\n",
+        g_strerror(seize_errno));
+    fflush(stdout);
+    return;
+  }
+  /* Layer 1 and the renderer's policy. */
+  ck_assert_int_ge(checked, 2);
+  ck_assert(fcntl_checked);
+}
+END_TEST
+
 static GError *start_failure(const char *profile) {
   sbx_process_type types[] = {
       SBX_PROCESS_TYPE_INIT(.name = "renderer", .entry = entry_probe),
@@ -554,6 +627,8 @@ static Suite *sandbox_suite(void) {
   tcase_add_test(tc, worker_gets_eperm_for_an_inet_socket);
   tcase_add_test(tc, policy_kill_is_reported_with_syscall_and_arguments);
   tcase_add_test(tc, each_type_gets_its_profile_layers_and_allowlist);
+  tcase_add_test(tc,
+                 every_filter_of_a_worker_leaves_getpid_to_the_kernel_cache);
   tcase_add_test(tc, stop_leaves_no_worker_zygote_or_broker);
   tcase_add_test(tc,
                  wait_times_out_while_the_worker_runs_then_reports_its_exit);

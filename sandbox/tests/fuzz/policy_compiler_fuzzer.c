@@ -3,7 +3,10 @@
  * a small policy built directly (every operator, width and action, rules
  * on nearby numbers); the rest of the data picks the calls. For each call
  * the compiled program run in sbx's interpreter must return exactly what
- * sbx_policy_eval returns; any disagreement aborts. */
+ * sbx_policy_eval returns, and a path the kernel's action cache would
+ * follow (sbx_bpf_const_action) must return it too; a rule without
+ * argument filters must be decided on such a path. Any disagreement
+ * aborts. */
 #include <linux/audit.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +105,11 @@ static void check_one(const sbx_policy *p, const sbx_bpf_program *prog,
   uint32_t got = sbx_bpf_run_checked(prog->insns, prog->len, d, NULL);
   if (want != got)
     abort();
+  uint32_t constant;
+  if (sbx_bpf_const_action(prog->insns, prog->len, d->arch, (uint32_t)d->nr,
+                           &constant) &&
+      constant != got)
+    abort();
 }
 
 /* Calls on and next to each rule's number, with its constants, their
@@ -110,6 +118,11 @@ static void check_calls(const sbx_policy *p, const sbx_bpf_program *prog,
                         reader *r) {
   for (size_t i = 0; i < p->n_rules; i++) {
     const sbx_rule *rule = &p->rules[i];
+    uint32_t constant;
+    if (rule->n_alts == 0 &&
+        !sbx_bpf_const_action(prog->insns, prog->len, AUDIT_ARCH_X86_64,
+                              (uint32_t)rule->nr, &constant))
+      abort();
     for (int delta = -1; delta <= 1; delta++) {
       struct seccomp_data d = {.nr = rule->nr + delta,
                                .arch = AUDIT_ARCH_X86_64};

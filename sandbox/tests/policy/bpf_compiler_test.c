@@ -18,6 +18,8 @@
 #include "sandbox/tests/policy/policy_test_util.h"
 #include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/policy/parser.h"
+#include "sandbox/base/syscalls.h"
+#include "sandbox/policy/builtin/builtin.h"
 
 typedef struct {
   uint64_t state;
@@ -805,6 +807,160 @@ START_TEST(self_pid_stands_alone_after_equality) {
 }
 END_TEST
 
+/* ---- The kernel's action cache ------------------------------------------ */
+
+/* What the policy answers for nr whatever the arguments, or false when the
+ * answer depends on them. */
+static bool policy_const_ret(const sbx_policy *p, int nr, uint32_t *ret) {
+  const sbx_rule *rule = find_rule(p, nr);
+  if (rule == NULL) {
+    *ret = sbx_action_to_ret(p->default_action);
+    return true;
+  }
+  *ret = sbx_action_to_ret(rule->on_match);
+  if (rule->n_alts == 0 || *ret == sbx_action_to_ret(rule->on_mismatch))
+    return true;
+  for (size_t a = 0; a < rule->n_alts; a++)
+    if (rule->alts[a].n_cmps == 0)
+      return true;
+  return false;
+}
+
+/* Every call the policy decides without its arguments is decided on a
+ * path that loads nothing but arch and nr, so the kernel's emulation finds
+ * it (and caches it when it is an allow). A path may be constant for a
+ * rule whose checks cannot fail (or cannot hold) too; what it returns is
+ * then the policy's answer, which the other tests hold the program to.
+ * i386 and x32 numbers end in a kill that needs nothing else. Returns the
+ * number of syscalls the kernel caches. */
+static int assert_cacheable(const sbx_policy *p, const sbx_bpf_program *prog,
+                            const char *what, int top) {
+  int cached = 0;
+  for (int nr = 0; nr <= top; nr++) {
+    uint32_t want, got;
+    bool found = sbx_bpf_const_action(prog->insns, prog->len, AUDIT_ARCH_X86_64,
+                                      (uint32_t)nr, &got);
+    if (policy_const_ret(p, nr, &want)) {
+      ck_assert_msg(found,
+                    "%s: syscall %d: decided without its arguments, "
+                    "but its path loads more than arch and nr",
+                    what, nr);
+      ck_assert_msg(got == want,
+                    "%s: syscall %d: 0x%x on the constant path, "
+                    "the policy says 0x%x",
+                    what, nr, got, want);
+    }
+    cached += found && got == SECCOMP_RET_ALLOW;
+    ck_assert(sbx_bpf_const_action(prog->insns, prog->len, AUDIT_ARCH_X86_64,
+                                   0x40000000u | (uint32_t)nr, &got) &&
+              got == SECCOMP_RET_KILL_PROCESS);
+    ck_assert(sbx_bpf_const_action(prog->insns, prog->len, AUDIT_ARCH_I386,
+                                   (uint32_t)nr, &got) &&
+              got == SECCOMP_RET_KILL_PROCESS);
+  }
+  return cached;
+}
+
+START_TEST(random_policies_decide_argument_free_calls_from_nr_alone) {
+  rng r = {0x5eed + (uint64_t)_i};
+  sbx_policy *p = random_policy(&r, 300);
+  sbx_bpf_program prog;
+  GError *error = NULL;
+  ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s",
+                error ? error->message : "");
+  int top = p->n_rules ? p->rules[p->n_rules - 1].nr + 2 : 2;
+  assert_cacheable(p, &prog, "random policy", top);
+  sbx_bpf_program_clear(&prog);
+  free_random_policy(p);
+}
+END_TEST
+
+/* Every built-in policy, and layer 1's with openat2 allowed (a type with
+ * direct trees): the filters a worker stacks. getpid is allowed without
+ * arguments by each, so the kernel answers it without running any. */
+START_TEST(builtin_filters_leave_argument_free_allows_to_the_cache) {
+  int top = sbx_syscall_max();
+  int checked = 0;
+  for (size_t i = 0; i <= sbx_builtin_n_files; i++) {
+    const char *name = i < sbx_builtin_n_files ? sbx_builtin_files[i].name
+                                               : "broker-client.policy";
+    if (!g_str_has_suffix(name, ".policy"))
+      continue;
+    GError *error = NULL;
+    sbx_policy *p = sbx_builtin_policy(name, &error);
+    ck_assert_msg(p != NULL, "%s: %s", name, error ? error->message : "");
+    if (i == sbx_builtin_n_files)
+      ck_assert(sbx_policy_allow_call(p, SYS_openat2, "openat2"));
+    sbx_bpf_program prog;
+    ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s: %s", name,
+                  error ? error->message : "");
+    int cached = assert_cacheable(p, &prog, name, top);
+    uint32_t got;
+    if (g_str_has_prefix(name, "renderer") ||
+        g_str_has_prefix(name, "broker-client"))
+      ck_assert_msg(sbx_bpf_const_action(prog.insns, prog.len,
+                                         AUDIT_ARCH_X86_64, SYS_getpid, &got) &&
+                        got == SECCOMP_RET_ALLOW && cached > 50,
+                    "%s: %d calls cached", name, cached);
+    checked++;
+    sbx_bpf_program_clear(&prog);
+    sbx_policy_free(p);
+  }
+  ck_assert_int_ge(checked, 5);
+}
+END_TEST
+
+/* The emulation itself, on hand-written programs: an argument or
+ * instruction-pointer load before the verdict hides every call from it
+ * (the negative), the same decisions with nr tested first do not. */
+START_TEST(const_action_follows_only_what_the_kernel_knows) {
+  struct sock_filter ip_first[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+               offsetof(struct seccomp_data, instruction_pointer)),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpid, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  struct sock_filter nr_first[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffff),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpid, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_JMP | BPF_JA, 1),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  uint32_t got = 0;
+  ck_assert(!sbx_bpf_const_action(ip_first, G_N_ELEMENTS(ip_first),
+                                  AUDIT_ARCH_X86_64, SYS_getpid, &got));
+  ck_assert(!sbx_bpf_const_action(ip_first, G_N_ELEMENTS(ip_first),
+                                  AUDIT_ARCH_X86_64, SYS_read, &got));
+  ck_assert(sbx_bpf_const_action(nr_first, G_N_ELEMENTS(nr_first),
+                                 AUDIT_ARCH_X86_64, SYS_getpid, &got));
+  ck_assert_uint_eq(got, SECCOMP_RET_ALLOW);
+  /* BPF_JA skips the argument load: read is constant too. */
+  ck_assert(sbx_bpf_const_action(nr_first, G_N_ELEMENTS(nr_first),
+                                 AUDIT_ARCH_X86_64, SYS_read, &got));
+  ck_assert_uint_eq(got, SECCOMP_RET_ERRNO | EPERM);
+  /* Without the jump, read's path loads arg0. */
+  nr_first[4] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 0);
+  ck_assert(!sbx_bpf_const_action(nr_first, G_N_ELEMENTS(nr_first),
+                                  AUDIT_ARCH_X86_64, SYS_read, &got));
+  /* A policy rule with an argument check: loads it, so not constant. */
+  sbx_bpf_program prog = compile_text(
+      "@default kill-process\n"
+      "getpid: 1\n"
+      "fcntl: arg1 == 1; return EPERM\n");
+  ck_assert(sbx_bpf_const_action(prog.insns, prog.len, AUDIT_ARCH_X86_64,
+                                 SYS_getpid, &got) &&
+            got == SECCOMP_RET_ALLOW);
+  ck_assert(!sbx_bpf_const_action(prog.insns, prog.len, AUDIT_ARCH_X86_64,
+                                  SYS_fcntl, &got));
+  sbx_bpf_program_clear(&prog);
+}
+END_TEST
+
 static Suite *bpf_compiler_suite(void) {
   Suite *s = suite_create("bpf_compiler");
   TCase *tc = tcase_create("compiler");
@@ -828,6 +984,10 @@ static Suite *bpf_compiler_suite(void) {
   tcase_add_test(tc, self_pid_comparisons_compile_to_exactly_their_relocations);
   tcase_add_test(tc, a_literal_placeholder_value_is_not_a_relocation);
   tcase_add_test(tc, self_pid_stands_alone_after_equality);
+  tcase_add_loop_test(
+      tc, random_policies_decide_argument_free_calls_from_nr_alone, 0, 16);
+  tcase_add_test(tc, builtin_filters_leave_argument_free_allows_to_the_cache);
+  tcase_add_test(tc, const_action_follows_only_what_the_kernel_knows);
   suite_add_tcase(s, tc);
   return s;
 }
