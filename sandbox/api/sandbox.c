@@ -541,11 +541,15 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
   }
   GError *local = NULL;
   sbx_allowlist *grants = read_grants(s, &c, &local);
-  int channel = local ? -1
-                      : sbx_broker_connect_with_grants(
-                            s->broker, c.process_type, grants, &local);
+  /* The broker adds the worker's channel while the zygote starts the
+   * worker: requests the worker sends before then wait in the socket. */
+  int channel = -1;
+  sbx_broker_connecting *connecting =
+      local ? NULL
+            : sbx_broker_connect_begin(s->broker, c.process_type, grants,
+                                       &channel, &local);
   sbx_allowlist_free(grants);
-  gboolean ok = channel >= 0;
+  gboolean ok = connecting != NULL;
   if (ok) {
     sbx_zygote_spawn_request req = {
         .process_type = c.process_type,
@@ -556,9 +560,26 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
         .broker_channel = channel,
         .with_messages = c.channel != NULL,
         .message_channel = messages[1],
+        .held = true,
     };
     ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
-    close(channel); /* the worker holds the only other end */
+    /* The worker holds the only other end; without a worker the broker
+     * drops the channel once it adds it. */
+    close(channel);
+    GError *broker_error = NULL;
+    if (!sbx_broker_connect_finish(connecting, &broker_error)) {
+      /* The broker's error, as when the worker did not exist yet. */
+      if (ok) {
+        sbx_zygote_discard(s->zygote, *pid);
+        *pid = -1;
+        ok = FALSE;
+      }
+      g_clear_error(&local);
+      local = broker_error;
+      g_prefix_error(&local, "spawn: ");
+    } else if (ok) {
+      sbx_zygote_release(s->zygote, *pid);
+    }
   } else if (local->domain != SBX_ERROR) { /* read_grants' says spawn: */
     g_prefix_error(&local, "spawn: ");
   }

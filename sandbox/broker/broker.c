@@ -338,19 +338,16 @@ static gboolean control_failed(const sbx_broker *b, int err, GError **error) {
   return FALSE;
 }
 
-/* One request and its reply, within SBX_BROKER_REPLY_TIMEOUT_MS. A reply
- * to an earlier request that timed out arrives first and is skipped. With
- * b->control_lock held. */
-static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
-                                    int fd, GBytes *payload,
-                                    sbx_broker_control_reply *rep,
-                                    GError **error) {
+/* Sends one request; its reply is due by *deadline (set here, in ms of
+ * the monotonic clock) and carries *id. With b->control_lock held. */
+static gboolean control_send_locked(sbx_broker *b, uint32_t op, uint32_t arg,
+                                    int fd, GBytes *payload, uint32_t *id,
+                                    gint64 *deadline, GError **error) {
   if (++b->last_id == 0)
     b->last_id = 1; /* 0 is the start-up message's */
-  sbx_broker_control_request req = {.magic = SBX_BROKER_CONTROL_MAGIC,
-                                    .op = op,
-                                    .arg = arg,
-                                    .id = b->last_id};
+  *id = b->last_id;
+  sbx_broker_control_request req = {
+      .magic = SBX_BROKER_CONTROL_MAGIC, .op = op, .arg = arg, .id = *id};
   gsize payload_len = 0;
   const void *payload_bytes =
       payload ? g_bytes_get_data(payload, &payload_len) : NULL;
@@ -362,18 +359,27 @@ static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
   struct msghdr msg = {.msg_iov = iov, .msg_iovlen = payload_len ? 2 : 1};
   if (fd >= 0)
     sbx_broker_msg_attach_fd(&msg, &cbuf, fd);
-  gint64 deadline = deadline_in(SBX_BROKER_REPLY_TIMEOUT_MS);
+  *deadline = deadline_in(SBX_BROKER_REPLY_TIMEOUT_MS);
   for (;;) {
     if (sendmsg(b->control, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
-      break;
+      return TRUE;
     if (errno == EINTR)
       continue;
     if (errno != EAGAIN)
       return control_failed(b, errno, error);
-    int r = wait_fd(b->control, POLLOUT, deadline);
+    int r = wait_fd(b->control, POLLOUT, *deadline);
     if (r <= 0)
       return control_failed(b, r == 0 ? ETIMEDOUT : -r, error);
   }
+}
+
+/* Waits until deadline for the reply to request id. A reply to an earlier
+ * request that timed out arrives first and is skipped. With
+ * b->control_lock held. */
+static gboolean control_receive_locked(sbx_broker *b, uint32_t id,
+                                       gint64 deadline,
+                                       sbx_broker_control_reply *rep,
+                                       GError **error) {
   for (;;) {
     int r = wait_fd(b->control, POLLIN, deadline);
     if (r <= 0)
@@ -385,9 +391,21 @@ static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
       return control_failed(b, errno, error);
     if (n != (ssize_t)sizeof(*rep) || rep->magic != SBX_BROKER_CONTROL_MAGIC)
       return control_failed(b, n == 0 ? EPIPE : EPROTO, error);
-    if (rep->id == req.id)
+    if (rep->id == id)
       return TRUE;
   }
+}
+
+/* One request and its reply, within SBX_BROKER_REPLY_TIMEOUT_MS. With
+ * b->control_lock held. */
+static gboolean control_call_locked(sbx_broker *b, uint32_t op, uint32_t arg,
+                                    int fd, GBytes *payload,
+                                    sbx_broker_control_reply *rep,
+                                    GError **error) {
+  uint32_t id;
+  gint64 deadline;
+  return control_send_locked(b, op, arg, fd, payload, &id, &deadline, error) &&
+         control_receive_locked(b, id, deadline, rep, error);
 }
 
 static gboolean control_call(sbx_broker *b, uint32_t op, uint32_t arg, int fd,
@@ -403,9 +421,18 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
   return sbx_broker_connect_with_grants(b, type, NULL, error);
 }
 
-int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
-                                   const sbx_allowlist *grants,
-                                   GError **error) {
+struct sbx_broker_connecting {
+  sbx_broker *broker; /* its control_lock held until finished */
+  char *type;
+  bool grants;
+  uint32_t id;
+  gint64 deadline;
+};
+
+sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
+                                                const sbx_allowlist *grants,
+                                                int *channel, GError **error) {
+  *channel = -1;
   g_autoptr(GBytes) payload = NULL;
   if (grants && sbx_allowlist_n_entries(grants) > 0) {
     g_autoptr(GVariant) v = sbx_allowlist_to_variant(grants);
@@ -416,7 +443,7 @@ int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
                   "than the %d a broker channel carries",
                   type, g_bytes_get_size(payload),
                   SBX_BROKER_CONTROL_MAX_GRANTS);
-      return -1;
+      return NULL;
     }
   }
   size_t index = 0;
@@ -425,30 +452,63 @@ int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
   if (!b->types[index]) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_INVALID,
                 "the broker has no allowlist for worker type '%s'", type);
-    return -1;
+    return NULL;
   }
   int sv[2];
   if (!make_pair(sv, "a broker channel", error))
-    return -1;
-  sbx_broker_control_reply rep;
-  gboolean ok = control_call(b,
-                             payload ? SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS
-                                     : SBX_BROKER_CONTROL_ADD_CHANNEL,
-                             (uint32_t)index, sv[1], payload, &rep, error);
+    return NULL;
+  sbx_broker_connecting *c = g_new0(sbx_broker_connecting, 1);
+  c->broker = b;
+  c->type = g_strdup(type);
+  c->grants = payload != NULL;
+  g_mutex_lock(&b->control_lock);
+  gboolean ok = control_send_locked(
+      b,
+      payload ? SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS
+              : SBX_BROKER_CONTROL_ADD_CHANNEL,
+      (uint32_t)index, sv[1], payload, &c->id, &c->deadline, error);
   close(sv[1]);
   if (!ok) {
+    g_mutex_unlock(&b->control_lock);
     close(sv[0]);
-    return -1;
+    g_free(c->type);
+    g_free(c);
+    return NULL;
   }
-  if (rep.result != 0) {
-    close(sv[0]);
+  *channel = sv[0];
+  return c;
+}
+
+gboolean sbx_broker_connect_finish(sbx_broker_connecting *c, GError **error) {
+  sbx_broker *b = c->broker;
+  sbx_broker_control_reply rep;
+  gboolean ok = control_receive_locked(b, c->id, c->deadline, &rep, error);
+  g_mutex_unlock(&b->control_lock);
+  if (ok && rep.result != 0) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "the broker refused a channel for worker type '%s'%s: %s", type,
-                payload ? " with rules of its own" : "",
+                "the broker refused a channel for worker type '%s'%s: %s",
+                c->type, c->grants ? " with rules of its own" : "",
                 g_strerror(-rep.result));
+    ok = FALSE;
+  }
+  g_free(c->type);
+  g_free(c);
+  return ok;
+}
+
+int sbx_broker_connect_with_grants(sbx_broker *b, const char *type,
+                                   const sbx_allowlist *grants,
+                                   GError **error) {
+  int channel;
+  sbx_broker_connecting *c =
+      sbx_broker_connect_begin(b, type, grants, &channel, error);
+  if (!c)
+    return -1;
+  if (!sbx_broker_connect_finish(c, error)) {
+    close(channel);
     return -1;
   }
-  return sv[0];
+  return channel;
 }
 
 pid_t sbx_broker_pid(const sbx_broker *b) {

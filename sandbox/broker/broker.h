@@ -107,6 +107,25 @@ int sbx_broker_connect(sbx_broker *broker, const char *type, GError **error);
 int sbx_broker_connect_with_grants(sbx_broker *broker, const char *type,
                                    const sbx_allowlist *grants, GError **error);
 
+/* The same in two halves, so that the caller can start the worker while
+ * the broker adds its channel. _begin sends the request and gives the
+ * worker's end in *channel (the caller owns it), or returns NULL with
+ * *error set and *channel -1. _finish waits for the broker's answer,
+ * within SBX_BROKER_REPLY_TIMEOUT_MS of _begin, and frees the handle: FALSE
+ * with *error set (the same errors as sbx_broker_connect_with_grants) when
+ * the broker refused the channel or did not answer; the caller then
+ * closes *channel. Requests sent on the channel before the broker adds it
+ * wait in the socket; one whose peer closed first is dropped when added.
+ * The calling thread must call _finish, and make no other call on the
+ * broker in between: other threads' control requests wait until then. */
+typedef struct sbx_broker_connecting sbx_broker_connecting;
+sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *broker,
+                                                const char *type,
+                                                const sbx_allowlist *grants,
+                                                int *channel, GError **error);
+gboolean sbx_broker_connect_finish(sbx_broker_connecting *connecting,
+                                   GError **error);
+
 pid_t sbx_broker_pid(const sbx_broker *broker);
 
 /* The broker's counters (server.h), for tests and status reports. */

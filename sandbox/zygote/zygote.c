@@ -49,8 +49,10 @@ struct sbx_zygote {
   char (*type_names)[SBX_LAYERS_NAME_MAX];
   bool *type_uses_broker;
   size_t n_types;
-  GArray *workers; /* worker_pid, live workers */
-  GArray *pending; /* sbx_zygote_exit, reported but not yet waited for */
+  GArray *workers;    /* worker_pid, live workers */
+  GArray *held;       /* worker_pid, live workers spawned held, not released */
+  GArray *held_exits; /* sbx_zygote_exit, of held workers */
+  GArray *pending;    /* sbx_zygote_exit, reported but not yet waited for */
   GArray *abandoned_requests; /* uint32_t: spawns whose reply timed out */
   GArray *abandoned_workers;  /* pid_t, zygote's view: killed, unreported */
   uint32_t next_request;
@@ -479,6 +481,8 @@ gboolean sbx_zygote_start(const sbx_zygote_config *config, sbx_zygote **out,
   z->type_names = g_malloc0(SBX_LAYERS_NAME_MAX * config->n_types);
   z->type_uses_broker = g_new0(bool, config->n_types);
   z->workers = g_array_new(FALSE, FALSE, sizeof(worker_pid));
+  z->held = g_array_new(FALSE, FALSE, sizeof(worker_pid));
+  z->held_exits = g_array_new(FALSE, FALSE, sizeof(sbx_zygote_exit));
   z->pending = g_array_new(FALSE, FALSE, sizeof(sbx_zygote_exit));
   z->abandoned_requests = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   z->abandoned_workers = g_array_new(FALSE, FALSE, sizeof(pid_t));
@@ -590,17 +594,31 @@ fail:
 
 /* ---- Talking to it ------------------------------------------------------ */
 
-static pid_t host_pid_of(sbx_zygote *z, pid_t zygote_pid, bool remove) {
-  for (guint i = 0; i < z->workers->len; i++) {
-    worker_pid *w = &g_array_index(z->workers, worker_pid, i);
+/* The host's pid of the worker the zygote calls zygote_pid, removed from
+ * workers (worker_pid), or -1. */
+static pid_t take_host_pid(GArray *workers, pid_t zygote_pid) {
+  for (guint i = 0; i < workers->len; i++) {
+    worker_pid *w = &g_array_index(workers, worker_pid, i);
     if (w->zygote_pid == zygote_pid) {
       pid_t host = w->host_pid;
-      if (remove)
-        g_array_remove_index_fast(z->workers, i);
+      g_array_remove_index_fast(workers, i);
       return host;
     }
   }
   return -1;
+}
+
+/* The entry of workers (worker_pid) for host_pid, removed into *out. */
+static bool take_worker(GArray *workers, pid_t host_pid, worker_pid *out) {
+  for (guint i = 0; i < workers->len; i++) {
+    worker_pid *w = &g_array_index(workers, worker_pid, i);
+    if (w->host_pid == host_pid) {
+      *out = *w;
+      g_array_remove_index_fast(workers, i);
+      return true;
+    }
+  }
+  return false;
 }
 
 static void describe_signal(sbx_zygote_exit *e, const char *prefix) {
@@ -655,18 +673,21 @@ static void zygote_gone(sbx_zygote *z) {
     return;
   g_atomic_int_set(&z->gone, 1);
   g_autofree char *how = reap_zygote(z);
-  for (guint i = 0; i < z->workers->len; i++) {
-    sbx_zygote_exit e;
-    memset(&e, 0, sizeof e);
-    e.pid = g_array_index(z->workers, worker_pid, i).host_pid;
-    e.reason = SBX_ZYGOTE_EXIT_ZYGOTE_DIED;
-    e.signal = SIGKILL;
-    e.syscall_nr = -1;
-    g_snprintf(e.detail, sizeof e.detail,
-               "killed with its zygote (the zygote %s)", how);
-    g_array_append_val(z->pending, e);
+  GArray *lists[2][2] = {{z->workers, z->pending}, {z->held, z->held_exits}};
+  for (size_t l = 0; l < 2; l++) {
+    for (guint i = 0; i < lists[l][0]->len; i++) {
+      sbx_zygote_exit e;
+      memset(&e, 0, sizeof e);
+      e.pid = g_array_index(lists[l][0], worker_pid, i).host_pid;
+      e.reason = SBX_ZYGOTE_EXIT_ZYGOTE_DIED;
+      e.signal = SIGKILL;
+      e.syscall_nr = -1;
+      g_snprintf(e.detail, sizeof e.detail,
+                 "killed with its zygote (the zygote %s)", how);
+      g_array_append_val(lists[l][1], e);
+    }
+    g_array_set_size(lists[l][0], 0);
   }
-  g_array_set_size(z->workers, 0);
   g_array_set_size(z->abandoned_requests, 0);
   g_array_set_size(z->abandoned_workers, 0);
 }
@@ -677,6 +698,7 @@ typedef struct {
   char body[sizeof(sbx_zygote_spawn_failed) + sizeof(sbx_zygote_status)];
   pid_t cred_pid;
   bool done;
+  bool hold; /* the worker goes to held, not workers */
 } awaited_reply;
 
 static bool take_request(GArray *ids, uint32_t id) {
@@ -736,7 +758,7 @@ static void deliver(sbx_zygote *z, awaited_reply *a, const sbx_zygote_header *h,
     sbx_zygote_spawned ok;
     memcpy(&ok, body, sizeof ok);
     worker_pid w = {.zygote_pid = ok.zygote_pid, .host_pid = cred};
-    g_array_append_val(z->workers, w);
+    g_array_append_val(a->hold ? z->held : z->workers, w);
   }
 }
 
@@ -771,11 +793,16 @@ static int read_one(sbx_zygote *z, GError **error) {
   if (h->type == SBX_ZMSG_EXITED && h->body_len == sizeof(sbx_zygote_exited)) {
     sbx_zygote_exited ex;
     memcpy(&ex, body, sizeof ex);
-    pid_t host = host_pid_of(z, ex.zygote_pid, true);
+    pid_t host = take_host_pid(z->workers, ex.zygote_pid);
+    GArray *exits = z->pending;
+    if (host <= 0) {
+      host = take_host_pid(z->held, ex.zygote_pid);
+      exits = z->held_exits;
+    }
     if (host > 0) {
       sbx_zygote_exit e;
       fill_exit(&ex, host, &e);
-      g_array_append_val(z->pending, e);
+      g_array_append_val(exits, e);
     } else {
       take_abandoned_worker(z->abandoned_workers, ex.zygote_pid);
     }
@@ -889,7 +916,9 @@ static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
                          size_t n_fds, awaited_reply *reply, GError **error) {
   if (z->gone)
     return zygote_dead_error(z, error);
+  bool hold = reply->hold;
   memset(reply, 0, sizeof *reply);
+  reply->hold = hold;
   reply->request_id = z->next_request++;
   if (z->next_request == 0)
     z->next_request = 1;
@@ -997,7 +1026,7 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   if (req->with_messages)
     fds[n_sent++] = req->message_channel;
 
-  awaited_reply reply;
+  awaited_reply reply = {.hold = req->held};
   g_mutex_lock(&z->lock);
   gboolean ok = transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
                          n_sent, &reply, error);
@@ -1022,16 +1051,20 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   return TRUE;
 }
 
-static bool take_pending(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit) {
-  for (guint i = 0; i < z->pending->len; i++) {
-    sbx_zygote_exit *e = &g_array_index(z->pending, sbx_zygote_exit, i);
+static bool take_exit(GArray *exits, pid_t pid, sbx_zygote_exit *exit) {
+  for (guint i = 0; i < exits->len; i++) {
+    sbx_zygote_exit *e = &g_array_index(exits, sbx_zygote_exit, i);
     if (pid == -1 || e->pid == pid) {
       *exit = *e;
-      g_array_remove_index(z->pending, i);
+      g_array_remove_index(exits, i);
       return true;
     }
   }
   return false;
+}
+
+static bool take_pending(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit) {
+  return take_exit(z->pending, pid, exit);
 }
 
 static bool is_live(const sbx_zygote *z, pid_t pid) {
@@ -1090,6 +1123,49 @@ gboolean sbx_zygote_wait(sbx_zygote *z, pid_t pid, int timeout_ms,
   return result;
 }
 
+void sbx_zygote_release(sbx_zygote *z, pid_t pid) {
+  g_mutex_lock(&z->lock);
+  worker_pid w;
+  sbx_zygote_exit e;
+  if (take_worker(z->held, pid, &w))
+    g_array_append_val(z->workers, w);
+  else if (take_exit(z->held_exits, pid, &e))
+    g_array_append_val(z->pending, e);
+  g_mutex_unlock(&z->lock);
+}
+
+static bool has_pid(const GArray *pids, pid_t pid) {
+  for (guint i = 0; i < pids->len; i++) {
+    if (g_array_index(pids, pid_t, i) == pid)
+      return true;
+  }
+  return false;
+}
+
+void sbx_zygote_discard(sbx_zygote *z, pid_t pid) {
+  g_mutex_lock(&z->lock);
+  worker_pid w;
+  sbx_zygote_exit e;
+  if (take_worker(z->held, pid, &w)) {
+    kill(w.host_pid, SIGKILL);
+    g_array_append_val(z->abandoned_workers, w.zygote_pid);
+    /* Its exit report is read (and dropped, read_one) here, so that the
+     * worker is gone when this returns. */
+    gint64 deadline = now_ms() + SBX_ZYGOTE_REPLY_TIMEOUT_MS;
+    while (!z->gone && has_pid(z->abandoned_workers, w.zygote_pid) &&
+           now_ms() < deadline) {
+      GError *error = NULL;
+      if (!await_news(z, deadline, &error)) {
+        g_clear_error(&error);
+        break;
+      }
+    }
+  } else {
+    take_exit(z->held_exits, pid, &e);
+  }
+  g_mutex_unlock(&z->lock);
+}
+
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
                           GError **error) {
   awaited_reply reply;
@@ -1142,6 +1218,8 @@ void sbx_zygote_stop(sbx_zygote *z) {
   g_free(z->type_names);
   g_free(z->type_uses_broker);
   g_array_unref(z->workers);
+  g_array_unref(z->held);
+  g_array_unref(z->held_exits);
   g_array_unref(z->pending);
   g_array_unref(z->abandoned_requests);
   g_array_unref(z->abandoned_workers);

@@ -170,10 +170,20 @@ typedef struct {
   bool with_messages;  /* message_channel is the worker's end of its
                           message channel (not closed here) */
   int message_channel;
+  bool held; /* the worker is held: no wait sees it or its exit until
+                sbx_zygote_release(); sbx_zygote_discard() ends it */
 } sbx_zygote_spawn_request;
 
 gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
                           pid_t *pid, GError **error);
+
+/* For a worker spawned held: makes it an ordinary worker (its exit, if
+ * it already ended, is reported as usual). */
+void sbx_zygote_release(sbx_zygote *z, pid_t pid);
+
+/* For a worker spawned held: kills it and reads its exit report within
+ * SBX_ZYGOTE_REPLY_TIMEOUT_MS, reporting nothing of it to any wait. */
+void sbx_zygote_discard(sbx_zygote *z, pid_t pid);
 
 /* How a worker ended. */
 typedef enum {

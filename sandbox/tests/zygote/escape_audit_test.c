@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,9 +167,10 @@ static sbx_sandbox *start(const char *audit_log) {
   return s;
 }
 
-/* Spawns a worker for job; *out gets the read end of its fd 3. */
-static gboolean spawn(sbx_sandbox *s, job j, uint32_t count, pid_t *pid,
-                      int *out, GError **error) {
+/* Spawns a worker for job; *out gets the read end of its fd 3, whether
+ * the spawn succeeds or not. */
+static gboolean spawn_keeping_out(sbx_sandbox *s, job j, uint32_t count,
+                                  pid_t *pid, int *out, GError **error) {
   int p[2];
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
   int fds[] = {devnull, devnull, devnull, p[1]};
@@ -178,11 +180,33 @@ static gboolean spawn(sbx_sandbox *s, job j, uint32_t count, pid_t *pid,
                             .payload_len = sizeof r, .fds = fds, .n_fds = 4);
   gboolean ok = sbx_sandbox_spawn(s, &spawn, pid, error);
   close(p[1]);
-  if (ok)
-    *out = p[0];
-  else
-    close(p[0]);
+  *out = p[0];
   return ok;
+}
+
+/* Spawns a worker for job; *out gets the read end of its fd 3. */
+static gboolean spawn(sbx_sandbox *s, job j, uint32_t count, pid_t *pid,
+                      int *out, GError **error) {
+  gboolean ok = spawn_keeping_out(s, j, count, pid, out, error);
+  if (!ok)
+    close(*out);
+  return ok;
+}
+
+/* After a spawn that failed once the zygote had started its worker
+ * (which holds the write end of out): the worker is gone by the time the
+ * spawn returned, and no wait reports it. */
+static void assert_failed_spawn_left_nothing(sbx_sandbox *s, int out) {
+  struct pollfd p = {.fd = out, .events = POLLIN};
+  ck_assert_int_eq(poll(&p, 1, 0), 1);
+  ck_assert_msg(p.revents & POLLHUP, "revents %#x", p.revents);
+  close(out);
+  sbx_worker_exit e = SBX_WORKER_EXIT_INIT();
+  GError *error = NULL;
+  ck_assert_msg(!sbx_sandbox_wait(s, -1, 200, &e, &error),
+                "an exit was reported for worker %d: %s", (int)e.pid, e.detail);
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_INVALID);
+  g_error_free(error);
 }
 
 static void spawn_ok(sbx_sandbox *s, job j, uint32_t count, pid_t *pid,
@@ -438,8 +462,14 @@ static void check_stopped_helper(bool broker, const char *name) {
   ck_assert_int_eq(kill(helper, SIGSTOP), 0);
   GError *error = NULL;
   gint64 t0 = now_ms();
-  ck_assert(!spawn(s, JOB_NOTHING, 0, &pid, &out, &error));
+  /* A worker that asks the broker (stopped: it waits for ever). */
+  ck_assert(!spawn_keeping_out(s, JOB_READ, 0, &pid, &out, &error));
   gint64 spawn_ms = now_ms() - t0;
+  ck_assert_int_eq(pid, -1);
+  if (broker) /* the zygote did start it */
+    assert_failed_spawn_left_nothing(s, out);
+  else
+    close(out);
   api_assert_error(error, SBX_ERROR, SBX_ERROR_FAILED);
   ck_assert_msg(
       strstr(error->message, name) && strstr(error->message, "5000 ms"), "%s",
@@ -457,6 +487,46 @@ static void check_stopped_helper(bool broker, const char *name) {
   ck_assert_int_eq(errno, ECHILD);
   ck_assert_int_eq(kill(helper, 0), -1);
 }
+
+/* The broker refuses a worker's channel when it cannot take one more
+ * descriptor (its RLIMIT_NOFILE lowered to 0 from outside): the spawn fails
+ * naming the refusal, and the worker the zygote started meanwhile is gone
+ * without a trace. Controls: the same spawn before and after. */
+START_TEST(a_broker_refusing_the_channel_fails_spawn_and_leaves_no_worker) {
+  sbx_sandbox *s = start(dirs.audit_log);
+  pid_t pid;
+  int out;
+  uint32_t ok_reads = 0;
+  spawn_ok(s, JOB_READ, 0, &pid, &out);
+  read_reply(s, pid, out, &ok_reads, sizeof ok_reads, 20000);
+  ck_assert_uint_eq(ok_reads, READS);
+  wait_exit_zero(s, pid);
+  close(out);
+
+  pid_t broker = sbx_sandbox_broker_pid(s);
+  struct rlimit old;
+  ck_assert_int_eq(prlimit(broker, RLIMIT_NOFILE, NULL, &old), 0);
+  struct rlimit none = {.rlim_cur = 0, .rlim_max = old.rlim_max};
+  ck_assert_int_eq(prlimit(broker, RLIMIT_NOFILE, &none, NULL), 0);
+  GError *error = NULL;
+  ck_assert(!spawn_keeping_out(s, JOB_READ, 0, &pid, &out, &error));
+  api_assert_error(error, SBX_ERROR, SBX_ERROR_FAILED);
+  ck_assert_msg(strstr(error->message, "broker refused a channel"), "%s",
+                error->message);
+  g_error_free(error);
+  ck_assert_int_eq(pid, -1);
+  assert_failed_spawn_left_nothing(s, out);
+
+  ck_assert_int_eq(prlimit(broker, RLIMIT_NOFILE, &old, NULL), 0);
+  ok_reads = 0;
+  spawn_ok(s, JOB_READ, 0, &pid, &out);
+  read_reply(s, pid, out, &ok_reads, sizeof ok_reads, 20000);
+  ck_assert_uint_eq(ok_reads, READS);
+  wait_exit_zero(s, pid);
+  close(out);
+  sbx_sandbox_stop(s);
+}
+END_TEST
 
 START_TEST(
     a_stopped_broker_fails_spawn_within_the_bound_and_stop_still_returns) {
@@ -480,6 +550,8 @@ static Suite *escape_audit_suite(void) {
   tcase_add_test(
       tc,
       a_workers_denials_over_its_budget_are_counted_and_others_still_logged);
+  tcase_add_test(
+      tc, a_broker_refusing_the_channel_fails_spawn_and_leaves_no_worker);
   tcase_add_test(
       tc, a_stopped_broker_fails_spawn_within_the_bound_and_stop_still_returns);
   tcase_add_test(
