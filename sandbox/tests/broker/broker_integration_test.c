@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include <glib.h>
 
@@ -268,6 +270,78 @@ START_TEST(broker_peer_death_only_closes_that_channel) {
 }
 END_TEST
 
+typedef struct {
+  sbx_broker_client c;
+  const char *path;
+  int fd;
+} early_open;
+
+static gpointer open_early(gpointer data) {
+  early_open *o = data;
+  o->fd = sbx_broker_open(&o->c, o->path, O_RDONLY | O_CLOEXEC, 0);
+  return NULL;
+}
+
+/* The broker's worker channels, once they settle at want (the broker sees
+ * a closed peer in its next turn), within a few seconds. */
+static void assert_channels(fixture *f, uint64_t want) {
+  sbx_broker_stats st = {0};
+  for (int i = 0; i < 500; i++) {
+    ck_assert(sbx_broker_get_stats(f->b, &st, NULL));
+    if (st.channels == want)
+      return;
+    g_usleep(10000);
+  }
+  ck_abort_msg("%llu channels, not %llu", (unsigned long long)st.channels,
+               (unsigned long long)want);
+}
+
+/* A connect in two halves: a request the worker sends before the broker
+ * has even read ADD_CHANNEL waits in the socket and is served; a channel
+ * whose other end closed before the reply is dropped, and the one kept
+ * open (the control) stays. */
+START_TEST(a_begun_channel_queues_requests_and_drops_a_closed_peer) {
+  fixture f;
+  start(&f);
+  pid_t broker = sbx_broker_pid(f.b);
+  ck_assert_int_eq(kill(broker, SIGSTOP), 0);
+  GError *error = NULL;
+  early_open o = {.path = f.t.good_file, .fd = -1};
+  int ch = -1;
+  sbx_broker_connecting *c =
+      sbx_broker_connect_begin(f.b, "worker", NULL, &ch, &error);
+  ck_assert_msg(c != NULL, "%s", error ? error->message : "");
+  sbx_broker_client_init(&o.c, ch);
+  GThread *t = g_thread_new("early-open", open_early, &o);
+  /* Its request is in the socket while the broker is still stopped. */
+  int queued = 0;
+  while (ioctl(ch, SIOCOUTQ, &queued) == 0 && queued == 0)
+    g_usleep(1000);
+  ck_assert_int_gt(queued, 0);
+  ck_assert_int_eq(kill(broker, SIGCONT), 0);
+  ck_assert_msg(sbx_broker_connect_finish(c, &error), "%s",
+                error ? error->message : "");
+  g_thread_join(t);
+  ck_assert_int_ge(o.fd, 0);
+  char *text = broker_test_read_fd(o.fd);
+  ck_assert_str_eq(text, "good");
+  g_free(text);
+  close(o.fd);
+  assert_channels(&f, 1);
+
+  int gone = -1;
+  c = sbx_broker_connect_begin(f.b, "worker", NULL, &gone, &error);
+  ck_assert_msg(c != NULL, "%s", error ? error->message : "");
+  close(gone);
+  ck_assert_msg(sbx_broker_connect_finish(c, &error), "%s",
+                error ? error->message : "");
+  assert_channels(&f, 1);
+  close(ch);
+  assert_channels(&f, 0);
+  stop(&f);
+}
+END_TEST
+
 START_TEST(broker_killed_gives_a_clean_error) {
   fixture f;
   start(&f);
@@ -504,6 +578,7 @@ int main(void) {
   tcase_add_test(tc, broker_closes_only_the_channel_of_a_hostile_client);
   tcase_add_test(tc, broker_peer_death_only_closes_that_channel);
   tcase_add_test(tc, broker_killed_gives_a_clean_error);
+  tcase_add_test(tc, a_begun_channel_queues_requests_and_drops_a_closed_peer);
   tcase_add_test(tc, broker_keeps_a_workers_own_rules_on_its_channel);
   tcase_add_test(tc, pooled_channels_stay_with_their_process_and_descriptor);
   tcase_add_test(tc, exact_entries_open_any_object_without_blocking_the_broker);
