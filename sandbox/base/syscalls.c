@@ -41,21 +41,37 @@ const char *sbx_syscall_name(int nr) {
   return i ? i->name : NULL;
 }
 
-int sbx_syscall_number(const char *name) {
-  if (name == NULL)
-    return -1;
-  size_t lo = 0, hi = N_BY_NAME;
+static int compare_name(const char *key, const char *name) {
+  if (key[0] != name[0])
+    return (unsigned char)key[0] - (unsigned char)name[0];
+  return key[0] ? strcmp(key + 1, name + 1) : 0;
+}
+
+const void *sbx_name_search(const void *table, size_t n, size_t size,
+                            size_t name_offset, const char *key) {
+  const char *entries = table;
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    int c = sbx_name_compare(name, kSyscallsByName[mid].name);
+    const char *entry = entries + mid * size;
+    int c = compare_name(key, *(const char *const *)(entry + name_offset));
     if (c == 0)
-      return kSyscallsByName[mid].nr;
+      return entry;
     if (c < 0)
       hi = mid;
     else
       lo = mid + 1;
   }
-  return -1;
+  return NULL;
+}
+
+int sbx_syscall_number(const char *name) {
+  if (name == NULL)
+    return -1;
+  const sbx_syscall_name_entry *e =
+      sbx_name_search(kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
+                      offsetof(sbx_syscall_name_entry, name), name);
+  return e ? e->nr : -1;
 }
 
 bool sbx_syscall_arg_is_32bit(int nr, unsigned arg) {

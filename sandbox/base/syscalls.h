@@ -10,7 +10,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
 
 /* The name of syscall nr, or NULL if the table does not know it.
  * Async-signal-safe. */
@@ -31,13 +30,12 @@ int sbx_syscall_max(void);
  * table (sandbox/base/syscall_args.txt) does not say. */
 int sbx_syscall_arg_count(int nr);
 
-/* strcmp's order with the first byte compared inline: most steps of a
- * binary search over a table of names (this one, the policy constants)
- * end there, without a call. */
-static inline int sbx_name_compare(const char *key, const char *name) {
-  if (key[0] != name[0])
-    return (unsigned char)key[0] - (unsigned char)name[0];
-  return key[0] ? strcmp(key + 1, name + 1) : 0;
-}
+/* A binary search for key in a table of n entries of size bytes each,
+ * sorted in strcmp's order by the name (a const char *) each holds at
+ * name_offset. Returns the entry, or NULL. strcmp's order is kept with
+ * the first byte compared inline: most steps end there, without a call.
+ * Async-signal-safe. */
+const void *sbx_name_search(const void *table, size_t n, size_t size,
+                            size_t name_offset, const char *key);
 
 #endif /* SBX_BASE_SYSCALLS_H_ */

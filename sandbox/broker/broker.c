@@ -423,7 +423,7 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
 
 struct sbx_broker_connecting {
   sbx_broker *broker; /* its control_lock held until finished */
-  char *type;
+  size_t type;        /* index in broker->types */
   bool grants;
   uint32_t id;
   gint64 deadline;
@@ -459,7 +459,7 @@ sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
     return NULL;
   sbx_broker_connecting *c = g_new0(sbx_broker_connecting, 1);
   c->broker = b;
-  c->type = g_strdup(type);
+  c->type = index;
   c->grants = payload != NULL;
   g_mutex_lock(&b->control_lock);
   gboolean ok = control_send_locked(
@@ -471,7 +471,6 @@ sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
   if (!ok) {
     g_mutex_unlock(&b->control_lock);
     close(sv[0]);
-    g_free(c->type);
     g_free(c);
     return NULL;
   }
@@ -487,11 +486,10 @@ gboolean sbx_broker_connect_finish(sbx_broker_connecting *c, GError **error) {
   if (ok && rep.result != 0) {
     g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
                 "the broker refused a channel for worker type '%s'%s: %s",
-                c->type, c->grants ? " with rules of its own" : "",
+                b->types[c->type], c->grants ? " with rules of its own" : "",
                 g_strerror(-rep.result));
     ok = FALSE;
   }
-  g_free(c->type);
   g_free(c);
   return ok;
 }

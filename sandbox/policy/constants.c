@@ -11,7 +11,7 @@
  */
 #include "sandbox/policy/constants.h"
 
-#include <string.h>
+#include <stddef.h>
 
 #include "sandbox/base/syscalls.h"
 #include "sandbox/policy/constants_tables.h"
@@ -35,28 +35,13 @@ static const sbx_constant_table kTables[] = {
 };
 #undef SBX_TABLE_ENTRY
 
-/* A binary search over one table, sorted in strcmp's order. */
-static const sbx_constant_entry *search(const sbx_constant_table *table,
-                                        const char *name) {
-  size_t lo = 0, hi = *table->count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = sbx_name_compare(name, table->entries[mid].name);
-    if (c == 0)
-      return &table->entries[mid];
-    if (c < 0)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return NULL;
-}
-
 gboolean sbx_constant_lookup(const char *name, uint64_t *value) {
   if (name == NULL)
     return FALSE;
   for (size_t t = 0; t < G_N_ELEMENTS(kTables); t++) {
-    const sbx_constant_entry *e = search(&kTables[t], name);
+    const sbx_constant_entry *e = sbx_name_search(
+        kTables[t].entries, *kTables[t].count, sizeof(sbx_constant_entry),
+        offsetof(sbx_constant_entry, name), name);
     if (e != NULL) {
       *value = e->value;
       return TRUE;

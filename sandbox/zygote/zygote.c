@@ -666,6 +666,24 @@ static void fill_exit(const sbx_zygote_exited *ex, pid_t host_pid,
   }
 }
 
+/* Each of workers (worker_pid) ended with the zygote: an exit for it in
+ * exits (sbx_zygote_exit), and workers emptied. */
+static void report_killed_with_zygote(GArray *workers, GArray *exits,
+                                      const char *how) {
+  for (guint i = 0; i < workers->len; i++) {
+    sbx_zygote_exit e;
+    memset(&e, 0, sizeof e);
+    e.pid = g_array_index(workers, worker_pid, i).host_pid;
+    e.reason = SBX_ZYGOTE_EXIT_ZYGOTE_DIED;
+    e.signal = SIGKILL;
+    e.syscall_nr = -1;
+    g_snprintf(e.detail, sizeof e.detail,
+               "killed with its zygote (the zygote %s)", how);
+    g_array_append_val(exits, e);
+  }
+  g_array_set_size(workers, 0);
+}
+
 /* The zygote is gone: it took its workers with it. Its socket stays open
  * (at end of file) until sbx_zygote_stop. With z->lock held. */
 static void zygote_gone(sbx_zygote *z) {
@@ -673,21 +691,8 @@ static void zygote_gone(sbx_zygote *z) {
     return;
   g_atomic_int_set(&z->gone, 1);
   g_autofree char *how = reap_zygote(z);
-  GArray *lists[2][2] = {{z->workers, z->pending}, {z->held, z->held_exits}};
-  for (size_t l = 0; l < 2; l++) {
-    for (guint i = 0; i < lists[l][0]->len; i++) {
-      sbx_zygote_exit e;
-      memset(&e, 0, sizeof e);
-      e.pid = g_array_index(lists[l][0], worker_pid, i).host_pid;
-      e.reason = SBX_ZYGOTE_EXIT_ZYGOTE_DIED;
-      e.signal = SIGKILL;
-      e.syscall_nr = -1;
-      g_snprintf(e.detail, sizeof e.detail,
-                 "killed with its zygote (the zygote %s)", how);
-      g_array_append_val(lists[l][1], e);
-    }
-    g_array_set_size(lists[l][0], 0);
-  }
+  report_killed_with_zygote(z->workers, z->pending, how);
+  report_killed_with_zygote(z->held, z->held_exits, how);
   g_array_set_size(z->abandoned_requests, 0);
   g_array_set_size(z->abandoned_workers, 0);
 }
@@ -910,15 +915,13 @@ static int send_request(sbx_zygote *z, uint32_t type, uint32_t request_id,
 
 /* Sends a request and waits for its reply, within
  * SBX_ZYGOTE_REPLY_TIMEOUT_MS; safe from any thread. The reply is matched
- * by its request id, whichever thread reads it. With z->lock held. */
+ * by its request id, whichever thread reads it. reply comes zeroed but
+ * for hold. With z->lock held. */
 static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
                          const void *body, size_t body_len, const int *fds,
                          size_t n_fds, awaited_reply *reply, GError **error) {
   if (z->gone)
     return zygote_dead_error(z, error);
-  bool hold = reply->hold;
-  memset(reply, 0, sizeof *reply);
-  reply->hold = hold;
   reply->request_id = z->next_request++;
   if (z->next_request == 0)
     z->next_request = 1;
@@ -1063,10 +1066,6 @@ static bool take_exit(GArray *exits, pid_t pid, sbx_zygote_exit *exit) {
   return false;
 }
 
-static bool take_pending(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit) {
-  return take_exit(z->pending, pid, exit);
-}
-
 static bool is_live(const sbx_zygote *z, pid_t pid) {
   for (guint i = 0; i < z->workers->len; i++) {
     if (g_array_index(z->workers, worker_pid, i).host_pid == pid)
@@ -1078,7 +1077,7 @@ static bool is_live(const sbx_zygote *z, pid_t pid) {
 /* With z->lock held: the wait's result once it has one, else -1. */
 static int wait_result(sbx_zygote *z, pid_t pid, sbx_zygote_exit *exit,
                        GError **error) {
-  if (take_pending(z, pid, exit))
+  if (take_exit(z->pending, pid, exit))
     return TRUE;
   if (z->gone)
     return zygote_dead_error(z, error);
@@ -1168,7 +1167,7 @@ void sbx_zygote_discard(sbx_zygote *z, pid_t pid) {
 
 gboolean sbx_zygote_query(sbx_zygote *z, sbx_zygote_status *status,
                           GError **error) {
-  awaited_reply reply;
+  awaited_reply reply = {0};
   g_mutex_lock(&z->lock);
   gboolean ok =
       transact(z, SBX_ZMSG_STATUS, "status", NULL, 0, NULL, 0, &reply, error);
