@@ -138,20 +138,35 @@ def main(argv):
                    (name, supplement[name], name))
         out.append("#endif")
     out.append("")
-    out.append("/* Indexed by number; gaps have a NULL name. nargs -1: the "
-               "argument count is not in syscall_args.txt. */")
+    # Names are offsets in one pool rather than pointers: the tables then
+    # need no relocation when a program loads. The first string is empty,
+    # so offset 0 marks a number no system call has.
+    offsets = {}
+    pool = ["    \"\\0\""]
+    at = 1
+    for name in names:
+        offsets[name] = at
+        pool.append("    \"%s\\0\"" % name)
+        at += len(name) + 1
+    out.append("/* Every name, NUL-terminated, after an empty first string. */")
+    out.append("static const char kSyscallNames[] =")
+    out.extend(pool)
+    out[-1] += ";"
+    out.append("")
+    out.append("/* Indexed by number; gaps have name 0 (the empty string). "
+               "nargs -1: the argument count is not in syscall_args.txt. */")
     out.append("static const sbx_syscall_info kSyscalls[] = {")
     for nr in sorted(by_number):
         name = by_number[nr]
         nargs, mask = args.get(name, (-1, 0))
-        out.append("    [%s] = {\"%s\", %d, 0x%02x}," %
-                   (number(name), name, nargs, mask))
+        out.append("    [%s] = {%d, %d, 0x%02x}, /* %s */" %
+                   (number(name), offsets[name], nargs, mask, name))
     out.append("};")
     out.append("")
     out.append("/* Sorted by name (strcmp order) for bsearch. */")
     out.append("static const sbx_syscall_name_entry kSyscallsByName[] = {")
     for name in names:
-        out.append("    {\"%s\", %s}," % (name, number(name)))
+        out.append("    {%d, %s}, /* %s */" % (offsets[name], number(name), name))
     out.append("};")
     text = "\n".join(out) + "\n"
     with open(opts.out, "w") as f:

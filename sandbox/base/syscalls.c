@@ -11,16 +11,18 @@
  */
 #include "sandbox/base/syscalls.h"
 
+#include <stdint.h>
 #include <string.h>
 
+/* Names are offsets in kSyscallNames, whose first string is empty. */
 typedef struct {
-  const char *name;
+  uint32_t name;          /* 0: no system call has this number */
   signed char nargs;      /* -1: not known */
   unsigned char int_mask; /* bit i: argument i is int-sized */
 } sbx_syscall_info;
 
 typedef struct {
-  const char *name;
+  uint32_t name;
   int nr;
 } sbx_syscall_name_entry;
 
@@ -31,14 +33,14 @@ typedef struct {
 
 /* Async-signal-safe: reads const data only. */
 static const sbx_syscall_info *info(int nr) {
-  if (nr < 0 || nr >= N_SYSCALLS || kSyscalls[nr].name == NULL)
+  if (nr < 0 || nr >= N_SYSCALLS || kSyscalls[nr].name == 0)
     return NULL;
   return &kSyscalls[nr];
 }
 
 const char *sbx_syscall_name(int nr) {
   const sbx_syscall_info *i = info(nr);
-  return i ? i->name : NULL;
+  return i ? kSyscallNames + i->name : NULL;
 }
 
 static int compare_name(const char *key, const char *name) {
@@ -48,13 +50,16 @@ static int compare_name(const char *key, const char *name) {
 }
 
 const void *sbx_name_search(const void *table, size_t n, size_t size,
-                            size_t name_offset, const char *key) {
+                            size_t name_offset, const char *names,
+                            const char *key) {
   const char *entries = table;
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const char *entry = entries + mid * size;
-    int c = compare_name(key, *(const char *const *)(entry + name_offset));
+    uint32_t name;
+    memcpy(&name, entry + name_offset, sizeof(name));
+    int c = compare_name(key, names + name);
     if (c == 0)
       return entry;
     if (c < 0)
@@ -68,9 +73,9 @@ const void *sbx_name_search(const void *table, size_t n, size_t size,
 int sbx_syscall_number(const char *name) {
   if (name == NULL)
     return -1;
-  const sbx_syscall_name_entry *e =
-      sbx_name_search(kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
-                      offsetof(sbx_syscall_name_entry, name), name);
+  const sbx_syscall_name_entry *e = sbx_name_search(
+      kSyscallsByName, N_BY_NAME, sizeof(kSyscallsByName[0]),
+      offsetof(sbx_syscall_name_entry, name), kSyscallNames, name);
   return e ? e->nr : -1;
 }
 

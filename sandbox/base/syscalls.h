@@ -31,11 +31,15 @@ int sbx_syscall_max(void);
 int sbx_syscall_arg_count(int nr);
 
 /* A binary search for key in a table of n entries of size bytes each,
- * sorted in strcmp's order by the name (a const char *) each holds at
- * name_offset. Returns the entry, or NULL. strcmp's order is kept with
- * the first byte compared inline: most steps end there, without a call.
+ * sorted in strcmp's order by name. Each entry holds, at name_offset, a
+ * uint32_t offset of its name in names (a pool of NUL-terminated strings):
+ * generated tables hold offsets rather than pointers, so they need no
+ * relocation when a program loads and stay shared, read-only pages.
+ * Returns the entry, or NULL. strcmp's order is kept with the first byte
+ * compared inline: most steps end there, without a call.
  * Async-signal-safe. */
 const void *sbx_name_search(const void *table, size_t n, size_t size,
-                            size_t name_offset, const char *key);
+                            size_t name_offset, const char *names,
+                            const char *key);
 
 #endif /* SBX_BASE_SYSCALLS_H_ */

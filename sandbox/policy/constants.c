@@ -16,10 +16,12 @@
 #include "sandbox/base/syscalls.h"
 #include "sandbox/policy/constants_tables.h"
 
+static const char kSupplementNames[] = SBX_CONSTANT_SUPPLEMENT_NAMES;
 static const sbx_constant_entry kSupplement[] = {SBX_CONSTANT_SUPPLEMENT};
 
 typedef struct {
   const char *source;
+  const char *names;
   const sbx_constant_entry *entries;
   const size_t *count;
 } sbx_constant_table;
@@ -27,11 +29,12 @@ typedef struct {
 static const size_t kSupplementCount =
     sizeof(kSupplement) / sizeof(kSupplement[0]);
 
-#define SBX_TABLE_ENTRY(group) \
-  {#group, sbx_constants_##group, &sbx_constants_##group##_count},
+#define SBX_TABLE_ENTRY(group)                                   \
+  {#group, sbx_constants_##group##_names, sbx_constants_##group, \
+   &sbx_constants_##group##_count},
 static const sbx_constant_table kTables[] = {
-    SBX_CONSTANT_TABLES(SBX_TABLE_ENTRY){"supplement", kSupplement,
-                                         &kSupplementCount},
+    SBX_CONSTANT_TABLES(SBX_TABLE_ENTRY){"supplement", kSupplementNames,
+                                         kSupplement, &kSupplementCount},
 };
 #undef SBX_TABLE_ENTRY
 
@@ -41,7 +44,7 @@ gboolean sbx_constant_lookup(const char *name, uint64_t *value) {
   for (size_t t = 0; t < G_N_ELEMENTS(kTables); t++) {
     const sbx_constant_entry *e = sbx_name_search(
         kTables[t].entries, *kTables[t].count, sizeof(sbx_constant_entry),
-        offsetof(sbx_constant_entry, name), name);
+        offsetof(sbx_constant_entry, name), kTables[t].names, name);
     if (e != NULL) {
       *value = e->value;
       return TRUE;
@@ -53,7 +56,7 @@ gboolean sbx_constant_lookup(const char *name, uint64_t *value) {
 void sbx_constant_foreach(sbx_constant_visitor visit, void *user_data) {
   for (size_t t = 0; t < G_N_ELEMENTS(kTables); t++) {
     for (size_t i = 0; i < *kTables[t].count; i++)
-      visit(kTables[t].entries[i].name, kTables[t].entries[i].value,
-            kTables[t].source, user_data);
+      visit(kTables[t].names + kTables[t].entries[i].name,
+            kTables[t].entries[i].value, kTables[t].source, user_data);
   }
 }
