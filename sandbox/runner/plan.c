@@ -722,6 +722,11 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
                       "the kernel has no Landlock, which decides what the "
                       "program may do inside its tree",
                       error);
+  /* Rights the ruleset does not handle are refused in a rule. */
+  p->tree.pty_rights =
+      p->init.landlock.handled.fs &
+      (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+       LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_IOCTL_DEV);
   return TRUE;
 }
 

@@ -31,6 +31,12 @@ static bool is_below(const char *path, const char *dir) {
   return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* /dev/ptmx, /dev/pts and what is in it: the pseudo-terminals. */
+static bool is_pty_path(const char *path) {
+  return strcmp(path, "/dev/ptmx") == 0 || strcmp(path, "/dev/pts") == 0 ||
+         g_str_has_prefix(path, "/dev/pts/");
+}
+
 /* The link text at path, or NULL when it is no link; each path is
  * examined once per plan (grants share their parents). */
 static const char *link_at(GHashTable *seen, const char *path) {
@@ -249,6 +255,13 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
       continue; /* /proc is the pid namespace's own */
     bool writes =
         e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
+    if (is_pty_path(e->path)) {
+      /* The host's terminals stay out; a write grant (a terminal is
+       * opened for reading and writing) gets the sandbox's own. */
+      t->ptys |= writes;
+      devices |= writes;
+      continue;
+    }
     /* The path as the host wrote it, so the links on its way are in the
      * tree (a program names /lib64/ld-linux-x86-64.so.2, not where it
      * leads). */

@@ -27,7 +27,10 @@
  *      --allow-exec;
  *   3. a procfs of init's pid namespace at /proc, readable through one
  *      Landlock rule added to init's ruleset (only the sandbox's own
- *      processes are in it);
+ *      processes are in it); and, when a write grant names /dev/ptmx or
+ *      /dev/pts, pseudo-terminals of the sandbox's own: a new devpts
+ *      instance on /dev/pts with /dev/ptmx leading to its ptmx, and one
+ *      Landlock rule for it (the host's terminals are never in the tree);
  *   4. pivot into newroot, the scratch and the old root detached, the
  *      root read-only, nosuid, nodev; the working directory the
  *      launcher's (made, empty, when no grant holds it).
@@ -40,6 +43,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <glib.h>
 
@@ -71,6 +75,11 @@ typedef struct {
   size_t n_ops;
   const char *cwd; /* where the program starts, or NULL for "/" */
   bool proc;       /* a procfs of the pid namespace at /proc */
+  bool ptys;       /* a devpts of the sandbox's own on /dev/pts */
+  /* The Landlock rights the rule for that devpts grants: reading,
+   * writing and device ioctls, as far as the ruleset handles them (the
+   * plan sets it once the ruleset is built). */
+  uint64_t pty_rights;
   /* Bit fd (0, 1, 2): that stream names a file outside the write grants
    * (a regular file, a named FIFO, a device node) and reaches the
    * program as a pipe the launcher relays (launch.h), so that nothing
@@ -100,8 +109,8 @@ typedef struct {
 } sbx_run_tree_failure;
 
 /* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
- * rule for /proc (-1: none). Returns 0 or -errno with *failure set.
- * Async-signal-safe. */
+ * rules for /proc and /dev/pts (-1: none). Returns 0 or -errno with *failure
+ * set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            sbx_run_tree_failure *failure);
 

@@ -30,6 +30,8 @@ enum {
   STEP_BIND,
   STEP_FLAGS,
   STEP_PROC_RULE,
+  STEP_PTYS,
+  STEP_PTYS_RULE,
   STEP_PIVOT_NEW,
   STEP_DETACH,
   STEP_READ_ONLY_ROOT,
@@ -48,6 +50,8 @@ static const char *const step_names[] = {
     [STEP_BIND] = "bind mount",
     [STEP_FLAGS] = "set the mount's flags",
     [STEP_PROC_RULE] = "the Landlock rule for /proc",
+    [STEP_PTYS] = "mount the sandbox's own devpts on /dev/pts",
+    [STEP_PTYS_RULE] = "the Landlock rule for /dev/pts",
     [STEP_PIVOT_NEW] = "pivot_root into the new root",
     [STEP_DETACH] = "detach the old root",
     [STEP_READ_ONLY_ROOT] = "remount the new root read-only",
@@ -216,6 +220,22 @@ static int apply_op(const sbx_tree_op *op, int i, sbx_run_tree_failure *f) {
   return 0;
 }
 
+/* The rule that lets the program do `rights` below dir. Async-signal-safe. */
+static int add_rule(int landlock_fd, const char *dir, uint64_t rights) {
+  int fd = open(dir, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (fd < 0)
+    return -errno;
+  struct sbx_landlock_path_beneath_attr rule = {
+      .allowed_access = rights,
+      .parent_fd = fd,
+  };
+  int rc = sbx_landlock_add_rule(landlock_fd, SBX_LANDLOCK_RULE_PATH_BENEATH,
+                                 &rule, 0);
+  int err = errno;
+  close(fd);
+  return rc == 0 ? 0 : -err;
+}
+
 /* /proc of init's pid namespace, and the Landlock rule that lets the
  * program read it. A kernel that refuses the mount (a container whose
  * /proc is partly covered) leaves the program without /proc.
@@ -227,21 +247,36 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
     return fail(f, STEP_DIR, -1, errno);
   if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
     return 0;
-  if (landlock_fd < 0)
-    return 0;
-  int fd = open(dst, O_PATH | O_CLOEXEC | O_DIRECTORY);
-  if (fd < 0)
-    return fail(f, STEP_PROC_RULE, -1, errno);
-  struct sbx_landlock_path_beneath_attr rule = {
-      .allowed_access =
-          LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
-      .parent_fd = fd,
-  };
-  int rc = sbx_landlock_add_rule(landlock_fd, SBX_LANDLOCK_RULE_PATH_BENEATH,
-                                 &rule, 0);
-  int err = errno;
-  close(fd);
-  return rc == 0 ? 0 : fail(f, STEP_PROC_RULE, -1, err);
+  int rc;
+  if (landlock_fd >= 0 && (rc = add_rule(landlock_fd, dst,
+                                         LANDLOCK_ACCESS_FS_READ_FILE |
+                                             LANDLOCK_ACCESS_FS_READ_DIR)))
+    return fail(f, STEP_PROC_RULE, -1, -rc);
+  return 0;
+}
+
+/* Pseudo-terminals of the sandbox's own: a new devpts instance, which
+ * holds only the terminals made inside (the host's are in another), with
+ * /dev/ptmx leading to its ptmx as the kernel's ptmx lookup needs, and
+ * the Landlock rule that lets the program use them. Async-signal-safe. */
+static int mount_ptys(int landlock_fd, uint64_t rights,
+                      sbx_run_tree_failure *f) {
+  char dst[PATH_MAX];
+  join(dst, NEW, "/dev/pts");
+  int rc = make_dirs(dst, strlen(NEW), false);
+  if (rc < 0)
+    return fail(f, STEP_DIR, -1, -rc);
+  if (mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+            "newinstance,ptmxmode=0666,mode=0620") != 0)
+    return fail(f, STEP_PTYS, -1, errno);
+  char ptmx[PATH_MAX];
+  join(ptmx, NEW, "/dev/ptmx");
+  if (syscall(SYS_symlinkat, "pts/ptmx", AT_FDCWD, ptmx) != 0 &&
+      errno != EEXIST)
+    return fail(f, STEP_LINK, -1, errno);
+  if (landlock_fd >= 0 && rights && (rc = add_rule(landlock_fd, dst, rights)))
+    return fail(f, STEP_PTYS_RULE, -1, -rc);
+  return 0;
 }
 
 /* Standard input, output or error that is one of the fixed set's device
@@ -294,6 +329,8 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     if ((rc = apply_op(&t->ops[i], (int)i, f)) < 0)
       return rc;
   if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
+    return rc;
+  if (t->ptys && (rc = mount_ptys(landlock_fd, t->pty_rights, f)) < 0)
     return rc;
   if (chdir(NEW) != 0)
     return fail(f, STEP_PIVOT_NEW, -1, errno);

@@ -266,6 +266,13 @@ void sbx_op_link(sbx_call *c, const sbx_fs_request *q);
 /* supervisor.c: true for the launcher's own first exec (once). */
 bool sbx_call_first_exec(sbx_call *c);
 
+/* supervisor.c: the pseudo-terminals the program made through a granted
+ * /dev/ptmx (their numbers, /dev/pts/N). Their slaves are the program's
+ * to open, as a devpts of its own would hold them; any other terminal of
+ * the host's devpts needs its own grant. */
+void sbx_call_pty_made(sbx_call *c, unsigned n);
+bool sbx_call_pty_ours(const sbx_call *c, unsigned n);
+
 /* descriptors.c: calls that change a file through a descriptor. */
 /* chmod of the file behind the target's fd: fchmod (by_path false), or
  * fchmodat2 with AT_EMPTY_PATH, or a path naming /proc/self/fd/N (by_path

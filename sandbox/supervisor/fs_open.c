@@ -6,6 +6,9 @@
  * one step (ADDFD with SEND), so the program never opens by a name the
  * supervisor checked (S30). A name of one of the program's own
  * descriptors (/proc/self/fd/N, /dev/stdin) reopens the object behind it.
+ * A pseudo-terminal the program made through a granted /dev/ptmx has its
+ * slave, /dev/pts/N, opened for it too; the host's other terminals need
+ * their own grant.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
@@ -17,7 +20,11 @@
 
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ---- open --------------------------------------------------------------- */
@@ -128,6 +135,45 @@ static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
     reopen_unnamed(c, own, obj, flags);
 }
 
+/* The number N of "/dev/pts/N" (decimal, no leading zero), or -1. */
+static long pts_number(const char *path) {
+  static const char prefix[] = "/dev/pts/";
+  if (strncmp(path, prefix, sizeof prefix - 1) != 0)
+    return -1;
+  const char *p = path + sizeof prefix - 1;
+  size_t len = strlen(p);
+  if (len == 0 || len > 7 || (p[0] == '0' && len > 1) ||
+      strspn(p, "0123456789") != len)
+    return -1;
+  return strtol(p, NULL, 10);
+}
+
+/* The slave of a pseudo-terminal the program made (sbx_call_pty_made):
+ * opened as the named device node itself, no link followed, and checked
+ * to be that terminal before it is handed over. -errno when it is not
+ * there or is something else. */
+static int open_own_pty(const char *path, long n, int flags) {
+  struct open_how how = {
+      .flags = (uint64_t)(flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK)) |
+               O_NOFOLLOW | O_CLOEXEC,
+      .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+  if (fd < 0)
+    return -errno;
+  struct stat st;
+  unsigned major_nr = 0;
+  if (fstat(fd, &st) == 0)
+    major_nr = major(st.st_rdev);
+  /* Unix98 slaves: majors 136-143, 256 numbers each. */
+  if (!S_ISCHR(st.st_mode) || major_nr < 136 || major_nr > 143 ||
+      (long)((major_nr - 136) * 256 + minor(st.st_rdev)) != n) {
+    close(fd);
+    return -EACCES;
+  }
+  return fd;
+}
+
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   /* The resolver never follows magic links; other RESOLVE_ flags change
    * what a path means and are not emulated: callers fall back to
@@ -171,10 +217,21 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     answer_failed(c, EOPNOTSUPP);
     return;
   }
+  long pts = fd < 0 ? pts_number(c->path) : -1;
+  if (pts >= 0 && sbx_call_pty_ours(c, (unsigned)pts)) {
+    fd = open_own_pty(c->path, pts, flags);
+    if (fd < 0) {
+      answer_failed(c, -fd);
+      return;
+    }
+  }
   if (fd < 0) {
     decided(c, fd, &d, hint, c->path, parent);
     return;
   }
+  int made;
+  if (strcmp(c->path, "/dev/ptmx") == 0 && ioctl(fd, TIOCGPTN, &made) == 0)
+    sbx_call_pty_made(c, (unsigned)made);
   c->ev.allowed = true;
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }

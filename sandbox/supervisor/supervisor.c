@@ -37,6 +37,7 @@ struct sbx_unotify {
   sbx_unotify_stats stats;
   int wait_epoll;     /* the sockets of waiting calls */
   GPtrArray *waiting; /* of sbx_call, ANSWER_WAIT */
+  GHashTable *ptys;   /* of GUINT_TO_POINTER(N + 1): see sbx_call_pty_made */
 };
 
 /* ---- decisions ---------------------------------------------------------- */
@@ -46,6 +47,14 @@ bool sbx_call_first_exec(sbx_call *c) {
     return false;
   c->u->first_exec_seen = true;
   return true;
+}
+
+void sbx_call_pty_made(sbx_call *c, unsigned n) {
+  g_hash_table_add(c->u->ptys, GUINT_TO_POINTER(n + 1));
+}
+
+bool sbx_call_pty_ours(const sbx_call *c, unsigned n) {
+  return g_hash_table_contains(c->u->ptys, GUINT_TO_POINTER(n + 1));
 }
 
 /* ---- everything else ---------------------------------------------------- */
@@ -295,9 +304,11 @@ sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
   u->cfg = *config;
   u->wait_epoll = ep;
   u->waiting = g_ptr_array_new();
+  u->ptys = g_hash_table_new(NULL, NULL);
   if (!sbx_unotify_channel_open(&u->ch, listener, error)) {
     close(ep);
     g_ptr_array_free(u->waiting, TRUE);
+    g_hash_table_destroy(u->ptys);
     g_free(u);
     return NULL;
   }
@@ -316,6 +327,7 @@ void sbx_unotify_free(sbx_unotify *u) {
   for (guint i = 0; i < u->waiting->len; i++)
     free_call(g_ptr_array_index(u->waiting, i));
   g_ptr_array_free(u->waiting, TRUE);
+  g_hash_table_destroy(u->ptys);
   close(u->wait_epoll);
   sbx_unotify_channel_close(&u->ch);
   g_free(u);

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
@@ -65,7 +66,7 @@ static int usage(void) {
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
-      "       sbx_run_probe link-race INSIDE CANARY LINK N | job\n");
+      "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n");
   return 2;
 }
 
@@ -874,10 +875,45 @@ static int cmd_job(void) {
   }
 }
 
+/* A pseudo-terminal pair: a line written to the master is read back from
+ * the slave. Prints the slave's name and the device of the devpts that
+ * holds it (dev=MAJOR:MINOR of /dev/pts). */
+static int cmd_pty(void) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0)
+    return report_errno("pty", -1);
+  char *name = NULL;
+  if (grantpt(master) != 0 || unlockpt(master) != 0 ||
+      (name = ptsname(master)) == NULL)
+    return report_errno("pty", -1);
+  int slave = open(name, O_RDWR | O_NOCTTY);
+  if (slave < 0)
+    return report_errno("pty", -1);
+  struct termios t;
+  if (tcgetattr(slave, &t) != 0)
+    return report_errno("pty", -1);
+  t.c_lflag &= ~(tcflag_t)ECHO;
+  if (tcsetattr(slave, TCSANOW, &t) != 0 || write(master, "ping\n", 5) != 5)
+    return report_errno("pty", -1);
+  char line[16] = "";
+  ssize_t n = read(slave, line, sizeof line - 1);
+  if (n < 0)
+    return report_errno("pty", -1);
+  line[n] = '\0';
+  line[strcspn(line, "\r\n")] = '\0';
+  printf("pty=ok\nname=%s\ngot=%s\n", name, line);
+  struct stat st;
+  if (stat("/dev/pts", &st) == 0)
+    printf("dev=%u:%u\n", major(st.st_dev), minor(st.st_dev));
+  return 0;
+}
+
 static int program_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "job") == 0)
     return cmd_job();
+  if (strcmp(cmd, "pty") == 0)
+    return cmd_pty();
   if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
     return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
   if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
