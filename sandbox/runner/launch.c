@@ -545,6 +545,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                      .reason = "port not in the profile's [network] "
                                "bind-ports"},
       .exec_dirs = sbx_run_exec_dirs,
+      .tty_relayed = term != NULL,
+      .tty_master = term ? sbx_run_terminal_master(term) : -1,
       .on_event = sbx_run_report_event,
       .user_data = report,
   };

@@ -14,7 +14,8 @@
  * library directories /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu
  * and /lib64/ld-linux-x86-64.so.2, the locale files (/usr/lib/locale,
  * /usr/share/locale, /etc/locale.alias), /etc/localtime, /dev/null,
- * /dev/zero, /dev/full (read-write), /dev/random and /dev/urandom, and the
+ * /dev/zero, /dev/full, /dev/tty (read-write; the program's own terminal),
+ * /dev/random and /dev/urandom, and the
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
  * /etc/selinux/config). Plus the program file itself.
  */

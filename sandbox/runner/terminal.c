@@ -86,6 +86,10 @@ int sbx_run_terminal_slave(const sbx_run_terminal *t) {
   return t->slave;
 }
 
+int sbx_run_terminal_master(const sbx_run_terminal *t) {
+  return t->master;
+}
+
 unsigned sbx_run_terminal_replaces(const sbx_run_terminal *t) {
   return t->replaces;
 }

@@ -50,6 +50,10 @@ void sbx_run_terminal_free(sbx_run_terminal *t);
 int sbx_run_terminal_slave(const sbx_run_terminal *t);
 unsigned sbx_run_terminal_replaces(const sbx_run_terminal *t);
 
+/* The master side (sbx-run's own), from which the supervisor opens the
+ * slave again for the program's /dev/tty. */
+int sbx_run_terminal_master(const sbx_run_terminal *t);
+
 /* Closes sbx-run's copy of the slave and, in the foreground, puts the
  * user's terminal in raw mode. */
 void sbx_run_terminal_after_start(sbx_run_terminal *t);

@@ -273,6 +273,13 @@ bool sbx_call_first_exec(sbx_call *c);
 void sbx_call_pty_made(sbx_call *c, unsigned n);
 bool sbx_call_pty_ours(const sbx_call *c, unsigned n);
 
+/* objects.c: path when it names the slave of a terminal the program made
+ * (/dev/pts/N, sbx_call_pty_ours), opened with flags' access, O_NOCTTY,
+ * O_NONBLOCK and O_PATH as the device node itself, no link followed,
+ * and checked to be that terminal. -EACCES when path names no such
+ * terminal; other -errno when opening it failed. */
+int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags);
+
 /* descriptors.c: calls that change a file through a descriptor. */
 /* chmod of the file behind the target's fd: fchmod (by_path false), or
  * fchmodat2 with AT_EMPTY_PATH, or a path naming /proc/self/fd/N (by_path

@@ -8,7 +8,8 @@
  * descriptors (/proc/self/fd/N, /dev/stdin) reopens the object behind it.
  * A pseudo-terminal the program made through a granted /dev/ptmx has its
  * slave, /dev/pts/N, opened for it too; the host's other terminals need
- * their own grant.
+ * their own grant. /dev/tty is the program's terminal, never the
+ * supervisor's.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
@@ -20,11 +21,8 @@
 
 #include <linux/openat2.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ---- open --------------------------------------------------------------- */
@@ -135,43 +133,36 @@ static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
     reopen_unnamed(c, own, obj, flags);
 }
 
-/* The number N of "/dev/pts/N" (decimal, no leading zero), or -1. */
-static long pts_number(const char *path) {
-  static const char prefix[] = "/dev/pts/";
-  if (strncmp(path, prefix, sizeof prefix - 1) != 0)
-    return -1;
-  const char *p = path + sizeof prefix - 1;
-  size_t len = strlen(p);
-  if (len == 0 || len > 7 || (p[0] == '0' && len > 1) ||
-      strspn(p, "0123456789") != len)
-    return -1;
-  return strtol(p, NULL, 10);
-}
-
-/* The slave of a pseudo-terminal the program made (sbx_call_pty_made):
- * opened as the named device node itself, no link followed, and checked
- * to be that terminal before it is handed over. -errno when it is not
- * there or is something else. */
-static int open_own_pty(const char *path, long n, int flags) {
-  struct open_how how = {
-      .flags = (uint64_t)(flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK)) |
-               O_NOFOLLOW | O_CLOEXEC,
-      .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-  if (fd < 0)
-    return -errno;
-  struct stat st;
-  unsigned major_nr = 0;
-  if (fstat(fd, &st) == 0)
-    major_nr = major(st.st_rdev);
-  /* Unix98 slaves: majors 136-143, 256 numbers each. */
-  if (!S_ISCHR(st.st_mode) || major_nr < 136 || major_nr > 143 ||
-      (long)((major_nr - 136) * 256 + minor(st.st_rdev)) != n) {
-    close(fd);
-    return -EACCES;
+/* /dev/tty: the program's own terminal, as the kernel would open it for
+ * the program, where the allowlist grants /dev/tty. The supervisor's
+ * own controlling terminal (the user's) is never opened for it. */
+static void open_program_tty(sbx_call *c, int flags) {
+  int acc = flags & O_ACCMODE;
+  unsigned need = acc == O_RDONLY   ? SBX_PERM_READ
+                  : acc == O_WRONLY ? SBX_PERM_WRITE
+                                    : SBX_PERM_READ | SBX_PERM_WRITE;
+  sbx_match m;
+  if (!sbx_allowlist_match(sbx_resolver_allowlist(c->cfg->resolver), c->path,
+                           strlen(c->path), 0, need, &m)) {
+    deny(c,
+         sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver)),
+         "not in the allowlist", SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    return;
   }
-  return fd;
+  if (!c->cfg->tty_relayed) {
+    answer_failed(c, ENXIO);
+    return;
+  }
+  if (drop_if_gone(c))
+    return;
+  int fd = ioctl(c->cfg->tty_master, TIOCGPTPEER,
+                 (flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    answer_failed(c, errno);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
@@ -191,6 +182,10 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     reopen_own_fd(c, own, flags, mode);
+    return;
+  }
+  if (strcmp(c->path, "/dev/tty") == 0) {
+    open_program_tty(c, flags);
     return;
   }
   /* O_PATH is checked like a read and answered with the read-only
@@ -217,11 +212,12 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     answer_failed(c, EOPNOTSUPP);
     return;
   }
-  long pts = fd < 0 ? pts_number(c->path) : -1;
-  if (pts >= 0 && sbx_call_pty_ours(c, (unsigned)pts)) {
-    fd = open_own_pty(c->path, pts, flags);
-    if (fd < 0) {
-      answer_failed(c, -fd);
+  if (fd < 0) {
+    int pty = sbx_call_open_own_pty(c, c->path, flags);
+    if (pty >= 0) {
+      fd = pty;
+    } else if (pty != -EACCES) {
+      answer_failed(c, -pty);
       return;
     }
   }

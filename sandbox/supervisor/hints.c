@@ -4,7 +4,8 @@
  * Why it exists: a hint is only useful if taking it works, and is the
  * narrowest grant that does (docs/sbx-run.md, "Denials and the audit
  * log"). So it is worked out here, once, for every handler:
- *   - a creation is hinted with its directory, never "/";
+ *   - a creation is hinted with its directory, never "/", unless the
+ *     name exists already: then with the name;
  *   - --allow-read needs a path that exists: a missing one is hinted with
  *     the nearest directory above it that does, and with none if that is
  *     "/";
@@ -119,8 +120,11 @@ void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
       g_strlcpy(c->hint_path, c->target, sizeof(c->hint_path));
   }
   /* A creation is hinted with its directory, but never "/": there the
-   * name itself is the grant. */
-  if (parent && strchr(c->hint_path + 1, '/'))
+   * name itself is the grant. A name that is there already (a shell's
+   * `> FILE`) needs only itself. */
+  struct stat st;
+  if (parent && strchr(c->hint_path + 1, '/') &&
+      (lstat(c->hint_path, &st) != 0 || S_ISLNK(st.st_mode)))
     cut_last(c->hint_path);
   if (hint == SBX_UNOTIFY_HINT_READ && !narrow_to_existing(c->hint_path)) {
     c->ev.hint = SBX_UNOTIFY_HINT_NONE;

@@ -16,9 +16,12 @@
  */
 #include "sandbox/supervisor/call.h"
 
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 #include "sandbox/base/path.h"
 
@@ -201,6 +204,47 @@ int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
       deny(c, sbx_allowlist_denied_errno(list), why, hint, where, false);
       return -sbx_allowlist_denied_errno(list);
     }
+  }
+  return fd;
+}
+
+/* ---- pseudo-terminals the program made -------------------------------- */
+
+/* The number N of "/dev/pts/N" (decimal, no leading zero), or -1. */
+static long pts_number(const char *path) {
+  static const char prefix[] = "/dev/pts/";
+  if (strncmp(path, prefix, sizeof prefix - 1) != 0)
+    return -1;
+  const char *p = path + sizeof prefix - 1;
+  size_t len = strlen(p);
+  if (len == 0 || len > 7 || (p[0] == '0' && len > 1) ||
+      strspn(p, "0123456789") != len)
+    return -1;
+  return strtol(p, NULL, 10);
+}
+
+int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags) {
+  long n = pts_number(path);
+  if (n < 0 || !sbx_call_pty_ours(c, (unsigned)n))
+    return -EACCES;
+  struct open_how how = {
+      .flags =
+          (uint64_t)(flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_PATH)) |
+          O_NOFOLLOW | O_CLOEXEC,
+      .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+  if (fd < 0)
+    return -errno;
+  struct stat st = {.st_mode = 0};
+  unsigned major_nr = 0;
+  if (fstat(fd, &st) == 0)
+    major_nr = major(st.st_rdev);
+  /* Unix98 slaves: majors 136-143, 256 numbers each. */
+  if (!S_ISCHR(st.st_mode) || major_nr < 136 || major_nr > 143 ||
+      (long)((major_nr - 136) * 256 + minor(st.st_rdev)) != n) {
+    close(fd);
+    return -EACCES;
   }
   return fd;
 }

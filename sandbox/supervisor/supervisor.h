@@ -163,6 +163,12 @@ typedef struct {
    * ("/usr/bin/", ...; NULL-terminated, borrowed), so a program looked
    * up there is hinted with --allow-exec. May be NULL. */
   const char *const *exec_dirs;
+  /* /dev/tty names the program's controlling terminal, never the
+   * supervisor's: with tty_relayed, the pseudo-terminal whose master is
+   * tty_master (borrowed), whose slave an open of /dev/tty is answered
+   * with; without, there is none (ENXIO, as the kernel says). */
+  bool tty_relayed;
+  int tty_master;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
   /* Stacked layers (borrowed). A call one of them refuses (its program

@@ -66,7 +66,8 @@ static int usage(void) {
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
-      "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n");
+      "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n"
+      "       sbx_run_probe devtty\n");
   return 2;
 }
 
@@ -901,15 +902,35 @@ static int cmd_pty(void) {
     return report_errno("pty", -1);
   line[n] = '\0';
   line[strcspn(line, "\r\n")] = '\0';
-  printf("pty=ok\nname=%s\ngot=%s\n", name, line);
+  const char *tty = ttyname(slave);
+  printf("pty=ok\nname=%s\ngot=%s\nttyname=%s\n", name, line,
+         tty ? tty : strerror(errno));
   struct stat st;
   if (stat("/dev/pts", &st) == 0)
     printf("dev=%u:%u\n", major(st.st_dev), minor(st.st_dev));
   return 0;
 }
 
+/* /dev/tty: whether it is the terminal on standard input (the device
+ * behind each, TIOCGDEV), and a line written through it. */
+static int cmd_devtty(void) {
+  int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
+  if (fd < 0)
+    return report_errno("devtty", -1);
+  unsigned a = 0, b = 0;
+  if (ioctl(fd, TIOCGDEV, &a) != 0 || ioctl(0, TIOCGDEV, &b) != 0)
+    return report_errno("devtty", -1);
+  printf("devtty=%s\n", a == b ? "stdin's" : "another terminal");
+  fflush(stdout);
+  bool wrote = write(fd, "through /dev/tty\n", 17) == 17;
+  close(fd);
+  return wrote ? 0 : report_errno("devtty_write", -1);
+}
+
 static int program_commands(int argc, char **argv) {
   const char *cmd = argv[1];
+  if (strcmp(cmd, "devtty") == 0)
+    return cmd_devtty();
   if (strcmp(cmd, "job") == 0)
     return cmd_job();
   if (strcmp(cmd, "pty") == 0)

@@ -834,7 +834,7 @@ START_TEST(a_ptmx_grant_gives_pseudo_terminals_of_its_own_and_no_others) {
   r = sbx_run(grant, pty);
   ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
   assert_contains(r.out, "pty=ok\nname=/dev/pts/");
-  assert_contains(r.out, "got=ping\n");
+  assert_contains(r.out, "got=ping\nttyname=/dev/pts/");
   if (sbx_run_kernel_decides()) {
     struct stat host;
     ck_assert_int_eq(stat("/dev/pts", &host), 0);
@@ -1328,6 +1328,65 @@ static void ctrl_z_then_fg(const char *const *argv) {
   close(master);
 }
 
+/* argv as the foreground job of a new terminal it has as its controlling
+ * terminal; what the terminal showed once argv ended with status 0. */
+static char *on_a_terminal(const char *const *argv) {
+  int master, tty;
+  ck_assert_int_eq(openpty(&master, &tty, NULL, NULL, NULL), 0);
+  pid_t shell = fork();
+  ck_assert_int_ge(shell, 0);
+  if (shell == 0) {
+    close(master);
+    setsid();
+    ioctl(tty, TIOCSCTTY, 0);
+    shell_for_job(tty, argv);
+  }
+  close(tty);
+  GString *seen = g_string_new(NULL);
+  for (;;) {
+    char buf[256];
+    ssize_t n = read(master, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break; /* EIO: every side of the terminal closed */
+    g_string_append_len(seen, buf, n);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(shell, &st, 0), shell);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %x:\n%s", st,
+                seen->str);
+  close(master);
+  return g_string_free(seen, FALSE);
+}
+
+/* /dev/tty is the program's own terminal in both modes: the one sbx-run
+ * gave it, never the terminal sbx-run (or its supervisor) runs on, and
+ * none without a terminal. */
+START_TEST(dev_tty_is_the_programs_own_terminal) {
+  g_autofree char *probe = probe_path();
+  /* Control: outside the sandbox, /dev/tty is the terminal on stdin. */
+  const char *plain[] = {probe, "devtty", NULL};
+  g_autofree char *outside = on_a_terminal(plain);
+  assert_contains(outside, "devtty=stdin's");
+  assert_contains(outside, "through /dev/tty");
+  g_autofree char *bin = sbx_run_path();
+  const char *explained[] = {bin, "--explain", "--", probe, "devtty", NULL};
+  const char *kernel[] = {bin, "--", probe, "devtty", NULL};
+  g_autofree char *inside =
+      on_a_terminal(sbx_run_explaining() ? explained : kernel);
+  assert_contains(inside, "devtty=stdin's");
+  assert_contains(inside, "through /dev/tty");
+  assert_lacks(inside, "sbx: denied");
+  /* No terminal: none to open, as outside. */
+  result r = sbx_run(NULL, plain);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  g_autofree char *enxio = g_strdup_printf("errno=%d\n", ENXIO);
+  assert_contains(r.out, enxio);
+  result_clear(&r);
+}
+END_TEST
+
 START_TEST(ctrl_z_stops_the_program_and_fg_continues_it) {
   g_autofree char *probe = probe_path();
   /* Control: the probe on its own terminal, outside the sandbox. */
@@ -1456,6 +1515,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(basic,
                  sbx_run_exits_127_for_a_missing_program_and_126_for_a_file);
   tcase_add_test(basic, ctrl_z_stops_the_program_and_fg_continues_it);
+  tcase_add_test(basic, dev_tty_is_the_programs_own_terminal);
   tcase_add_test(
       basic, sigtstp_sent_to_sbx_run_stops_the_program_and_sigcont_resumes_it);
   suite_add_tcase(s, basic);
