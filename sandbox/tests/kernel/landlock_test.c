@@ -319,15 +319,26 @@ static int kill_outside(void *arg) {
   return err == EPERM ? 0 : 13;
 }
 
+/* A child that waits for signals, returned once it has SIGTERM's default
+ * action (until then, a SIGTERM would run Check's handler in it). */
 static pid_t sleeper(void) {
+  int ready[2];
+  ck_assert_int_eq(pipe(ready), 0);
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     /* Check's SIGTERM handler would signal the whole test group. */
     signal(SIGTERM, SIG_DFL);
+    close(ready[0]);
+    if (write(ready[1], "r", 1) != 1)
+      _exit(1);
     for (;;)
       pause();
   }
+  close(ready[1]);
+  char r;
+  ck_assert_int_eq(read(ready[0], &r, 1), 1);
+  close(ready[0]);
   return pid;
 }
 
