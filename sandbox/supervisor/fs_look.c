@@ -30,11 +30,10 @@ typedef union {
   struct statx stx;
 } stat_result;
 
-/* stat/statx of the object behind the target's fd (or cwd). */
-static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
-                     unsigned mask, uint64_t buf) {
-  char proc[64];
-  sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
+/* stat/statx of the object a /proc/.../fd/N path names, written to the
+ * target's buf. */
+static void stat_proc_fd(sbx_call *c, const char *proc, bool statx_form,
+                         int at_flags, unsigned mask, uint64_t buf) {
   int rc;
   stat_result out;
   size_t len;
@@ -59,6 +58,14 @@ static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
     return;
   }
   answer_result(c, rc);
+}
+
+/* stat/statx of the object behind the target's fd (or cwd). */
+static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
+                     unsigned mask, uint64_t buf) {
+  char proc[64];
+  sbx_target_fd_proc_path(&c->t, fd, proc, sizeof(proc));
+  stat_proc_fd(c, proc, statx_form, at_flags, mask, buf);
 }
 
 void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
@@ -105,34 +112,23 @@ void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
                            !(at_flags & AT_SYMLINK_NOFOLLOW), &out.st, &d);
     len = sizeof(out.st);
   }
-  bool own_pty = false;
   if (rc < 0) {
     /* The slave of a terminal the program made: ttyname() looks it up. */
     int pty = sbx_call_open_own_pty(c, c->path, O_PATH);
     if (pty >= 0) {
-      own_pty = true;
-      rc = statx_form ? statx(pty, "", AT_EMPTY_PATH, q->mask, &out.stx)
-                      : fstat(pty, &out.st);
-      rc = rc < 0 ? -errno : 0;
+      char proc[64];
+      snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pty);
+      c->ev.allowed = true;
+      stat_proc_fd(c, proc, statx_form, 0, q->mask, buf);
       close(pty);
+      return;
     }
-  }
-  if (rc < 0 && own_pty) {
-    answer_failed(c, -rc);
-    return;
-  }
-  if (rc < 0) {
     decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
     return;
   }
   rc = sbx_target_write(&c->t, buf, &out, len);
   if (rc == -ENOENT) {
     answer_drop(c);
-    return;
-  }
-  if (own_pty) {
-    c->ev.allowed = true;
-    answer_result(c, rc);
     return;
   }
   decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);

@@ -236,13 +236,11 @@ int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags) {
   int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
   if (fd < 0)
     return -errno;
-  struct stat st = {.st_mode = 0};
-  unsigned major_nr = 0;
-  if (fstat(fd, &st) == 0)
-    major_nr = major(st.st_rdev);
   /* Unix98 slaves: majors 136-143, 256 numbers each. */
-  if (!S_ISCHR(st.st_mode) || major_nr < 136 || major_nr > 143 ||
-      (long)((major_nr - 136) * 256 + minor(st.st_rdev)) != n) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < 136 ||
+      major(st.st_rdev) > 143 ||
+      (long)((major(st.st_rdev) - 136) * 256 + minor(st.st_rdev)) != n) {
     close(fd);
     return -EACCES;
   }

@@ -1288,20 +1288,28 @@ static _Noreturn void shell_for_job(int tty, const char *const *argv) {
   }
 }
 
-/* argv as a shell's foreground job on a new terminal: Ctrl-Z typed, the
- * job continued as `fg` does, then a line typed. */
-static void ctrl_z_then_fg(const char *const *argv) {
-  int master, tty;
-  ck_assert_int_eq(openpty(&master, &tty, NULL, NULL, NULL), 0);
+/* A shell (shell_for_job) leading the session of a new terminal, running
+ * argv as its foreground job; *master gets the terminal's master. */
+static pid_t shell_on_a_terminal(const char *const *argv, int *master) {
+  int tty;
+  ck_assert_int_eq(openpty(master, &tty, NULL, NULL, NULL), 0);
   pid_t shell = fork();
   ck_assert_int_ge(shell, 0);
   if (shell == 0) {
-    close(master);
+    close(*master);
     setsid();
     ioctl(tty, TIOCSCTTY, 0);
     shell_for_job(tty, argv);
   }
   close(tty);
+  return shell;
+}
+
+/* argv as a shell's foreground job on a new terminal: Ctrl-Z typed, the
+ * job continued as `fg` does, then a line typed. */
+static void ctrl_z_then_fg(const char *const *argv) {
+  int master;
+  pid_t shell = shell_on_a_terminal(argv, &master);
   g_autoptr(GString) seen = g_string_new(NULL);
   read_until(master, "ready", seen);
   /* The program is the foreground job of the terminal it sees. */
@@ -1331,17 +1339,8 @@ static void ctrl_z_then_fg(const char *const *argv) {
 /* argv as the foreground job of a new terminal it has as its controlling
  * terminal; what the terminal showed once argv ended with status 0. */
 static char *on_a_terminal(const char *const *argv) {
-  int master, tty;
-  ck_assert_int_eq(openpty(&master, &tty, NULL, NULL, NULL), 0);
-  pid_t shell = fork();
-  ck_assert_int_ge(shell, 0);
-  if (shell == 0) {
-    close(master);
-    setsid();
-    ioctl(tty, TIOCSCTTY, 0);
-    shell_for_job(tty, argv);
-  }
-  close(tty);
+  int master;
+  pid_t shell = shell_on_a_terminal(argv, &master);
   GString *seen = g_string_new(NULL);
   for (;;) {
     char buf[256];
