@@ -129,6 +129,7 @@ typedef struct {
 static const ioctl_info ioctls[] = {
     {TIOCSTI, "TIOCSTI", false},
     {TIOCLINUX, "TIOCLINUX", false},
+    {TIOCSETD, "TIOCSETD", false},
     {FS_IOC_SETFLAGS, "FS_IOC_SETFLAGS", true},
     {FS_IOC32_SETFLAGS, "FS_IOC32_SETFLAGS", true},
     {FS_IOC_SETVERSION, "FS_IOC_SETVERSION", true},

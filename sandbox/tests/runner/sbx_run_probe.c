@@ -246,7 +246,8 @@ static int cmd_session(void) {
 
 /* Makes stdin (a terminal) the controlling terminal if the kernel lets it,
  * then tries to push a character into its input queue, with a clean
- * command and with junk in the upper half of the 32-bit argument. */
+ * command and with junk in the upper half of the 32-bit argument, and to
+ * set its line discipline. */
 static int cmd_tiocsti(void) {
   if (getsid(0) != getpid())
     setsid();
@@ -258,6 +259,11 @@ static int cmd_tiocsti(void) {
   int rc2 =
       (int)syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1ul << 32), &c);
   printf("tiocsti_junk=%s\n", rc2 == 0 ? "ok" : strerror(errno));
+  /* A line discipline change reaches kernel code (n_hdlc, n_gsm, ...) no
+   * program needs; N_TTY is always present, so the control succeeds. */
+  int ldisc = N_TTY;
+  int rc4 = ioctl(0, TIOCSETD, &ldisc);
+  printf("tiocsetd=%s\n", rc4 == 0 ? "ok" : strerror(errno));
   struct winsize ws;
   int rc3 = ioctl(0, TIOCGWINSZ, &ws);
   printf("tiocgwinsz=%s\n", rc3 == 0 ? "ok" : strerror(errno));

@@ -423,6 +423,7 @@ START_TEST(tiocsti_cannot_type_into_the_terminal_the_program_was_given) {
   int master = open_pty(&slave);
   result r = run_fd(cmd, slave);
   assert_contains(r.out, "tiocsti=ok");
+  assert_contains(r.out, "tiocsetd=ok");
   ck_assert(pty_has_input(master));
   result_clear(&r);
   close(master);
@@ -437,8 +438,10 @@ START_TEST(tiocsti_cannot_type_into_the_terminal_the_program_was_given) {
   r = run_fd(sbx_run_explaining() ? explained : plain, slave);
   assert_contains(r.out, "tiocsti=Operation not permitted");
   assert_contains(r.out, "tiocsti_junk=Operation not permitted");
+  assert_contains(r.out, "tiocsetd=Operation not permitted");
   assert_contains(r.out, "tiocgwinsz=ok");
   expect_denial_line(&r, "sbx: denied syscall ioctl TIOCSTI");
+  expect_denial_line(&r, "sbx: denied syscall ioctl TIOCSETD");
   ck_assert(!pty_has_input(master));
   result_clear(&r);
   close(master);
