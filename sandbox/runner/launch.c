@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -407,6 +408,29 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
   return sbx_ns_clone(&plan->ns, error);
 }
 
+/* The supervisor's copies of the files made for the program: a sealed
+ * memfd each, read-only like the default mode's. A file that cannot be
+ * made is left out (the program then finds none there). */
+static size_t make_account_memfds(const sbx_run_plan *plan,
+                                  sbx_unotify_made_file *made) {
+  size_t n = 0;
+  for (size_t i = 0; i < plan->n_accounts; i++) {
+    const char *text = plan->accounts[i].text;
+    size_t len = strlen(text);
+    int fd = memfd_create("sbx-run-account", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+      continue;
+    if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0444) != 0 ||
+        fcntl(fd, F_ADD_SEALS,
+              F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) != 0) {
+      close(fd);
+      continue;
+    }
+    made[n++] = (sbx_unotify_made_file){plan->accounts[i].path, fd};
+  }
+  return n;
+}
+
 static int exit_code(int status) {
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
@@ -431,6 +455,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sbx_run_terminal *term = NULL;
   sbx_unotify_layer *layers = NULL;
   sbx_run_relay *relay = NULL;
+  sbx_unotify_made_file made[SBX_RUN_ACCOUNT_FILES];
+  size_t n_made = 0;
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
@@ -519,6 +545,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     layers[i].len = l->prog.len;
     layers[i].reason = l->reason;
   }
+  if (plan->mode == SBX_RUN_MODE_SUPERVISOR)
+    n_made = make_account_memfds(plan, made);
   sbx_unotify_config cfg = {
       .layers = layers,
       .n_layers = plan->reported->len,
@@ -547,6 +575,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .exec_dirs = sbx_run_exec_dirs,
       .tty_relayed = term != NULL,
       .tty_master = term ? sbx_run_terminal_master(term) : -1,
+      .made = made,
+      .n_made = n_made,
       .on_event = sbx_run_report_event,
       .user_data = report,
   };
@@ -714,6 +744,8 @@ out:
   sbx_run_relay_free(relay);
   sbx_unotify_free(u);
   g_free(layers);
+  for (size_t i = 0; i < n_made; i++)
+    close(made[i].fd);
   sbx_resolver_free(resolver);
   if (sv[0] >= 0)
     close(sv[0]);

@@ -50,6 +50,7 @@ void sbx_run_plan_free(sbx_run_plan *p) {
   sbx_allowlist_free(p->allowlist);
   g_free(p->mode_reason_detail);
   sbx_run_tree_clear(&p->tree);
+  sbx_run_account_files_clear(p->accounts, p->n_accounts);
   g_clear_pointer(&p->layer_sources, g_ptr_array_unref);
   g_clear_pointer(&p->exec_files, g_ptr_array_unref);
   sbx_layer_plan_clear(&p->init);
@@ -697,6 +698,8 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
       p->mode_reason_detail = g_strdup(why_path);
       return build_mode(p, SBX_RUN_MODE_SUPERVISOR, why, error);
     }
+    for (size_t i = 0; i < p->n_accounts; i++)
+      sbx_run_tree_add_text(&p->tree, p->accounts[i].path, p->accounts[i].text);
   }
   sbx_layer_plan_clear(&p->init);
   /* Both baselines notify: the default mode's its connect calls alone. */
@@ -842,6 +845,8 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     }
   }
   p->landlock_min_abi = min_abi;
+  p->n_accounts =
+      sbx_run_account_files(p->ns.uid, p->ns.gid, p->allowlist, p->accounts);
 
   /* The default mode, unless the run needs what only the supervisor
    * does (docs/sbx-run.md, "Which mode"). */

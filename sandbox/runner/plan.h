@@ -17,7 +17,8 @@
  * /dev/zero, /dev/full, /dev/tty (read-write; the program's own terminal),
  * /dev/random and /dev/urandom, and the
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
- * /etc/selinux/config). Plus the program file itself.
+ * /etc/selinux/config). Plus the program file itself, and the
+ * /etc/passwd and /etc/group sbx-run makes for it (accounts.h).
  */
 #ifndef SBX_RUNNER_PLAN_H_
 #define SBX_RUNNER_PLAN_H_
@@ -32,6 +33,7 @@
 #include "sandbox/kernel/namespaces/namespaces.h"
 #include "sandbox/layers/plan.h"
 #include "sandbox/policy/builtin/profile.h"
+#include "sandbox/runner/accounts.h"
 #include "sandbox/runner/tree.h"
 
 /* Who decides the program's file calls.
@@ -95,6 +97,10 @@ typedef struct {
   char *mode_reason_detail;
   /* The default mode's file tree (empty in the supervisor mode). */
   sbx_run_tree tree;
+  /* The program's /etc/passwd and /etc/group (accounts.h), in the tree
+   * of the default mode, answered by the supervisor in the other. */
+  sbx_run_account_file accounts[SBX_RUN_ACCOUNT_FILES];
+  size_t n_accounts;
   /* init's layers: the profile's rlimits, the mode's baseline
    * (baseline.h; the supervisor's with its listener), and the Landlock
    * ruleset (none on a kernel without Landlock). */

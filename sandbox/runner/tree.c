@@ -331,6 +331,19 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   return TRUE;
 }
 
+void sbx_run_tree_add_text(sbx_run_tree *t, const char *path,
+                           const char *text) {
+  for (size_t i = 0; i < t->n_ops; i++) {
+    const sbx_tree_op *op = &t->ops[i];
+    if (op->kind == SBX_TREE_BIND &&
+        (strcmp(op->path, path) == 0 || is_below(path, op->path)))
+      return;
+  }
+  t->ops = g_renew(sbx_tree_op, t->ops, t->n_ops + 1);
+  t->ops[t->n_ops++] = (sbx_tree_op){
+      .kind = SBX_TREE_TEXT, .path = keep(t, path), .target = keep(t, text)};
+}
+
 void sbx_run_tree_clear(sbx_run_tree *t) {
   if (!t)
     return;

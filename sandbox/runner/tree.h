@@ -24,7 +24,9 @@
  *      from oldroot to newroot (parents first) and its mount flags set:
  *      read-only unless the grant writes, always nosuid, nodev unless it
  *      is a device node named itself, noexec on a write grant unless
- *      --allow-exec;
+ *      --allow-exec; then the files sbx-run makes for the program
+ *      (accounts.h) on the new root itself, each readable through one
+ *      Landlock rule;
  *   3. a procfs of init's pid namespace at /proc, readable through one
  *      Landlock rule added to init's ruleset (only the sandbox's own
  *      processes are in it); and, when a write grant names /dev/ptmx or
@@ -53,6 +55,7 @@ typedef enum {
   SBX_TREE_DIR,  /* mkdir -p on the new root */
   SBX_TREE_LINK, /* a symbolic link: path -> target */
   SBX_TREE_BIND, /* the host's path bound at the same path */
+  SBX_TREE_TEXT, /* a read-only file on the new root holding target */
 } sbx_tree_op_kind;
 
 enum {
@@ -66,7 +69,8 @@ typedef struct {
   sbx_tree_op_kind kind;
   unsigned flags;     /* SBX_TREE_*, for binds */
   const char *path;   /* absolute, canonical */
-  const char *target; /* SBX_TREE_LINK: the link's text */
+  const char *target; /* SBX_TREE_LINK: the link's text; SBX_TREE_TEXT:
+                       * the file's contents */
 } sbx_tree_op;
 
 typedef struct {
@@ -99,6 +103,12 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
                            const char **why_path);
 void sbx_run_tree_clear(sbx_run_tree *t);
 
+/* Adds a file holding text at path (absolute, canonical) to a planned
+ * tree, unless a grant's mount covers path: the host's file, or a
+ * directory holding it, is what the user granted, and nothing is ever
+ * written into a bound host directory. */
+void sbx_run_tree_add_text(sbx_run_tree *t, const char *path, const char *text);
+
 /* Where building failed: the step (sbx_run_tree_step_name), the index of
  * the operation (-1: none), the errno. Plain numbers, so a failure can
  * cross to the launcher in a message. */
@@ -109,8 +119,8 @@ typedef struct {
 } sbx_run_tree_failure;
 
 /* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
- * rules for /proc and /dev/pts (-1: none). Returns 0 or -errno with *failure
- * set. Async-signal-safe. */
+ * rules for /proc, /dev/pts and the made files (-1: none). Returns 0 or -errno
+ * with *failure set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            sbx_run_tree_failure *failure);
 

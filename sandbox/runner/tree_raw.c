@@ -32,6 +32,8 @@ enum {
   STEP_PROC_RULE,
   STEP_PTYS,
   STEP_PTYS_RULE,
+  STEP_TEXT,
+  STEP_TEXT_RULE,
   STEP_PIVOT_NEW,
   STEP_DETACH,
   STEP_READ_ONLY_ROOT,
@@ -52,6 +54,8 @@ static const char *const step_names[] = {
     [STEP_PROC_RULE] = "the Landlock rule for /proc",
     [STEP_PTYS] = "mount the sandbox's own devpts on /dev/pts",
     [STEP_PTYS_RULE] = "the Landlock rule for /dev/pts",
+    [STEP_TEXT] = "write a file sbx-run makes for the program",
+    [STEP_TEXT_RULE] = "the Landlock rule for a file sbx-run makes",
     [STEP_PIVOT_NEW] = "pivot_root into the new root",
     [STEP_DETACH] = "detach the old root",
     [STEP_READ_ONLY_ROOT] = "remount the new root read-only",
@@ -175,13 +179,64 @@ static int restrict_mount(const char *path, unsigned flags, bool recursive) {
 #define NEW "/newroot"
 #define OLD "/oldroot"
 
+/* The rule that lets the program do `rights` on (or below) path, a
+ * directory or a file. Async-signal-safe. */
+static int add_rule(int landlock_fd, const char *path, uint64_t rights) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  struct sbx_landlock_path_beneath_attr rule = {
+      .allowed_access = rights,
+      .parent_fd = fd,
+  };
+  int rc = sbx_landlock_add_rule(landlock_fd, SBX_LANDLOCK_RULE_PATH_BENEATH,
+                                 &rule, 0);
+  int err = errno;
+  close(fd);
+  return rc == 0 ? 0 : -err;
+}
+
+/* A file sbx-run makes for the program, on the new root's own tmpfs
+ * (the plan left out paths a grant's mount covers), read-only once the
+ * root is. O_EXCL: nothing already there is followed or rewritten.
+ * Async-signal-safe. */
+static int write_text(const sbx_tree_op *op, char *dst, size_t skip,
+                      int landlock_fd, int i, sbx_run_tree_failure *f) {
+  int rc = make_dirs(dst, skip, true);
+  if (rc < 0)
+    return fail(f, STEP_DIR, i, -rc);
+  int fd =
+      open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0)
+    return 0; /* something of the tree's is there already, or the way
+               * there is a link leading out of it: that is what shows */
+  size_t len = strlen(op->target), done = 0;
+  while (done < len) {
+    ssize_t w = write(fd, op->target + done, len - done);
+    if (w <= 0) {
+      int err = w < 0 ? errno : EIO;
+      close(fd);
+      return fail(f, STEP_TEXT, i, err);
+    }
+    done += (size_t)w;
+  }
+  close(fd);
+  if (landlock_fd >= 0 &&
+      (rc = add_rule(landlock_fd, dst, LANDLOCK_ACCESS_FS_READ_FILE)) < 0)
+    return fail(f, STEP_TEXT_RULE, i, -rc);
+  return 0;
+}
+
 /* One operation on the new root. Async-signal-safe. */
-static int apply_op(const sbx_tree_op *op, int i, sbx_run_tree_failure *f) {
+static int apply_op(const sbx_tree_op *op, int i, int landlock_fd,
+                    sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
   if (!join(dst, NEW, op->path))
     return fail(f, STEP_PATH_TOO_LONG, i, ENAMETOOLONG);
   size_t skip = strlen(NEW);
   int rc;
+  if (op->kind == SBX_TREE_TEXT)
+    return write_text(op, dst, skip, landlock_fd, i, f);
   if (op->kind == SBX_TREE_DIR) {
     if ((rc = make_dirs(dst, skip, false)) < 0)
       return fail(f, STEP_DIR, i, -rc);
@@ -218,22 +273,6 @@ static int apply_op(const sbx_tree_op *op, int i, sbx_run_tree_failure *f) {
   if ((rc = restrict_mount(dst, op->flags, true)) < 0)
     return fail(f, STEP_FLAGS, i, -rc);
   return 0;
-}
-
-/* The rule that lets the program do `rights` below dir. Async-signal-safe. */
-static int add_rule(int landlock_fd, const char *dir, uint64_t rights) {
-  int fd = open(dir, O_PATH | O_CLOEXEC | O_DIRECTORY);
-  if (fd < 0)
-    return -errno;
-  struct sbx_landlock_path_beneath_attr rule = {
-      .allowed_access = rights,
-      .parent_fd = fd,
-  };
-  int rc = sbx_landlock_add_rule(landlock_fd, SBX_LANDLOCK_RULE_PATH_BENEATH,
-                                 &rule, 0);
-  int err = errno;
-  close(fd);
-  return rc == 0 ? 0 : -err;
 }
 
 /* /proc of init's pid namespace, and the Landlock rule that lets the
@@ -326,7 +365,7 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     return fail(f, STEP_PIVOT_OLD, -1, errno);
   int rc;
   for (size_t i = 0; i < t->n_ops; i++)
-    if ((rc = apply_op(&t->ops[i], (int)i, f)) < 0)
+    if ((rc = apply_op(&t->ops[i], (int)i, landlock_fd, f)) < 0)
       return rc;
   if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
     return rc;

@@ -280,6 +280,12 @@ bool sbx_call_pty_ours(const sbx_call *c, unsigned n);
  * terminal; other -errno when opening it failed. */
 int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags);
 
+/* objects.c: the memfd of the file made for the program at path
+ * (config's made files), or -1; with it, proc (size >= 64) names the
+ * memfd under /proc/self/fd. */
+int sbx_call_made_file(const sbx_call *c, const char *path, char *proc,
+                       size_t size);
+
 /* descriptors.c: calls that change a file through a descriptor. */
 /* chmod of the file behind the target's fd: fchmod (by_path false), or
  * fchmodat2 with AT_EMPTY_PATH, or a path naming /proc/self/fd/N (by_path

@@ -97,6 +97,12 @@ void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
     stat_own(c, own, statx_form, at_flags, q->mask, buf);
     return;
   }
+  char made[64];
+  if (sbx_call_made_file(c, c->path, made, sizeof(made)) >= 0) {
+    c->ev.allowed = true;
+    stat_proc_fd(c, made, statx_form, 0, q->mask, buf);
+    return;
+  }
   sbx_decision d;
   stat_result out;
   memset(&out, 0, sizeof(out));
@@ -232,6 +238,16 @@ void sbx_op_access(sbx_call *c, const sbx_fs_request *q) {
   int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     access_own(c, own, mode);
+    return;
+  }
+  char made[64];
+  if (sbx_call_made_file(c, c->path, made, sizeof(made)) >= 0) {
+    /* Read-only, not executable, as on the default mode's root. */
+    c->ev.allowed = true;
+    if (mode & (W_OK | X_OK))
+      answer_error(c, (mode & W_OK) ? EROFS : EACCES);
+    else
+      answer_value(c, 0);
     return;
   }
   if (mode & X_OK) {

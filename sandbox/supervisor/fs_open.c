@@ -9,7 +9,8 @@
  * A pseudo-terminal the program made through a granted /dev/ptmx has its
  * slave, /dev/pts/N, opened for it too; the host's other terminals need
  * their own grant. /dev/tty is the program's terminal, never the
- * supervisor's.
+ * supervisor's. The files made for the program (its /etc/passwd and
+ * /etc/group) are opened from their memfds, for reading only.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
@@ -165,6 +166,33 @@ static void open_program_tty(sbx_call *c, int flags) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
+/* A file made for the program: read-only, as on the default mode's
+ * read-only root, whose Landlock rule refuses the open for writing
+ * (EACCES); reading it gets a descriptor of its own. */
+static void open_made(sbx_call *c, const char *proc, int flags) {
+  if ((flags & O_CREAT) && (flags & O_EXCL)) {
+    answer_failed(c, EEXIST);
+    return;
+  }
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
+    answer_failed(c, EACCES);
+    return;
+  }
+  if (flags & O_DIRECTORY) {
+    answer_failed(c, ENOTDIR);
+    return;
+  }
+  if (drop_if_gone(c))
+    return;
+  int fd = open(proc, O_RDONLY | O_CLOEXEC | (flags & O_NONBLOCK));
+  if (fd < 0) {
+    answer_failed(c, errno);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+}
+
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   /* The resolver never follows magic links; other RESOLVE_ flags change
    * what a path means and are not emulated: callers fall back to
@@ -186,6 +214,11 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   }
   if (strcmp(c->path, "/dev/tty") == 0) {
     open_program_tty(c, flags);
+    return;
+  }
+  char made_proc[64];
+  if (sbx_call_made_file(c, c->path, made_proc, sizeof(made_proc)) >= 0) {
+    open_made(c, made_proc, flags);
     return;
   }
   /* O_PATH is checked like a read and answered with the read-only

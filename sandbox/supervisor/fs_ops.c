@@ -71,6 +71,18 @@ int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
   c->ev.path = c->path;
   if (drop_if_gone(c))
     return -1;
+  char made[64];
+  if (sbx_call_made_file(c, c->path, made, sizeof(made)) >= 0) {
+    /* A file made for the program: read-only, as on the default mode's
+     * read-only root. */
+    int fd =
+        (need & SBX_PERM_WRITE) ? -EROFS : open(made, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      answer_failed(c, fd == -EROFS ? EROFS : errno);
+    else
+      c->ev.allowed = true;
+    return fd < 0 ? -1 : fd;
+  }
   int fd = sbx_call_open_object(c, c->path, follow, need, hint);
   if (fd == PATH_GONE) {
     answer_drop(c);

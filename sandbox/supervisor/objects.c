@@ -246,3 +246,15 @@ int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags) {
   }
   return fd;
 }
+
+int sbx_call_made_file(const sbx_call *c, const char *path, char *proc,
+                       size_t size) {
+  for (size_t i = 0; i < c->cfg->n_made; i++) {
+    const sbx_unotify_made_file *m = &c->cfg->made[i];
+    if (m->path && strcmp(m->path, path) == 0) {
+      snprintf(proc, size, "/proc/self/fd/%d", m->fd);
+      return m->fd;
+    }
+  }
+  return -1;
+}

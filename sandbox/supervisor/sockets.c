@@ -411,9 +411,14 @@ static int socket_file(sbx_call *c) {
   if (held >= 0)
     close(held);
   if (fd < 0 || moved) {
+    struct stat lst;
     if (moved)
       deny(c, denied, "descriptor's file moved during the check",
            SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    else if (!d.granted && lstat(c->path, &lst) != 0)
+      /* No grant makes a socket that is not there answer (glibc's nscd
+       * probe): refused as any path outside the grants, with no hint. */
+      decided(c, fd, &d, SBX_UNOTIFY_HINT_NONE, NULL, false);
     else
       decided(c, fd, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
     if (fd >= 0)

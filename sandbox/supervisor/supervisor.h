@@ -143,6 +143,12 @@ typedef struct {
   const char *reason; /* for the denial: "not allowed by FILE"; borrowed */
 } sbx_unotify_layer;
 
+/* A file the launcher made for the program, at a path no grant shows. */
+typedef struct {
+  const char *path; /* absolute, canonical (borrowed) */
+  int fd;           /* a sealed, read-only memfd holding it (borrowed) */
+} sbx_unotify_made_file;
+
 typedef struct {
   const sbx_resolver *resolver; /* borrowed; must outlive the supervisor */
   /* CONTINUE every execve/execveat: only sound when Landlock restricts
@@ -169,6 +175,13 @@ typedef struct {
    * with; without, there is none (ENXIO, as the kernel says). */
   bool tty_relayed;
   int tty_master;
+  /* Files made for the program (sbx-run's /etc/passwd and /etc/group):
+   * an open of one for reading is answered with a new read-only
+   * descriptor of the memfd, a stat, access or getxattr from it; writing
+   * is refused as the default mode's read-only root and Landlock refuse
+   * it (EACCES for an open, EROFS otherwise). Borrowed; may be NULL. */
+  const sbx_unotify_made_file *made;
+  size_t n_made;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
   /* Stacked layers (borrowed). A call one of them refuses (its program

@@ -21,6 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <pty.h>
+#include <pwd.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -595,6 +596,66 @@ START_TEST(user_chooses_another_identity_and_only_root_may) {
   }
   const char *unknown[] = {"--user", "no-such-user-here", NULL};
   expect(sbx_run(unknown, cmd), 125, NULL, "no such user");
+}
+END_TEST
+
+/* A host account the program must not learn of: neither the caller nor
+ * the overflow user. */
+static struct passwd *another_account(void) {
+  struct passwd *pw;
+  setpwent();
+  while ((pw = getpwent()) != NULL)
+    if (pw->pw_uid != geteuid() && pw->pw_uid != 65534)
+      break;
+  endpwent();
+  return pw;
+}
+
+/* The program's /etc/passwd and /etc/group name its own user and group
+ * and the overflow ones every other owner appears as, never the host's
+ * other accounts; a grant of the host's /etc shows the host's files
+ * instead. Neither kind can be written through. */
+START_TEST(the_program_sees_its_own_accounts_and_no_others) {
+  struct passwd *me = getpwuid(geteuid());
+  ck_assert_ptr_nonnull(me);
+  g_autofree char *me_line =
+      g_strdup_printf("%s:x:%u:", me->pw_name, (unsigned)me->pw_uid);
+  g_autofree char *me_name = g_strdup_printf("%s\n", me->pw_name);
+  struct passwd *other = another_account();
+  ck_assert_ptr_nonnull(other);
+  g_autofree char *other_line =
+      g_strdup_printf("%s:x:%u:", other->pw_name, (unsigned)other->pw_uid);
+  const char *cat[] = {"/bin/cat", "/etc/passwd", "/etc/group", NULL};
+  const char *id[] = {"/usr/bin/id", "-un", NULL};
+  const char *none[] = {NULL};
+  /* Control: outside, the host's file names the other account. */
+  expect(run(cat), 0, other_line, NULL);
+
+  result r = sbx_run(none, cat);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, me_line);
+  assert_contains(r.out, "nobody:x:65534:");
+  assert_contains(r.out, "nogroup:x:65534:\n");
+  assert_lacks(r.out, other_line);
+  assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  expect(sbx_run(none, id), 0, me_name, NULL);
+
+  /* Read-only, as the rest of the root: the same errno in both modes. */
+  const char *write[] = {"/bin/sh", "-c",
+                         "echo x >> /etc/passwd; echo open=$?; "
+                         "touch /etc/group; echo touch=$?",
+                         NULL};
+  const char *x[] = {"--allow-exec", NULL};
+  r = sbx_run(x, write);
+  assert_contains(r.out, "open=2\n");
+  assert_contains(r.out, "touch=1\n");
+  assert_contains(r.err, "Permission denied");
+  result_clear(&r);
+
+  /* A grant of the host's /etc: the host's own files. */
+  const char *etc[] = {"--allow-read", "/etc", NULL};
+  expect(sbx_run(etc, cat), 0, other_line, NULL);
 }
 END_TEST
 
@@ -1562,6 +1623,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(sec, the_program_has_no_capabilities_and_no_new_privs);
   tcase_add_test(sec, the_program_keeps_the_callers_identity_without_overrides);
   tcase_add_test(sec, user_chooses_another_identity_and_only_root_may);
+  tcase_add_test(sec, the_program_sees_its_own_accounts_and_no_others);
   tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
   tcase_add_test(sec,
                  a_ptmx_grant_gives_pseudo_terminals_of_its_own_and_no_others);

@@ -1,0 +1,44 @@
+/* The user and group databases the program sees: /etc/passwd and
+ * /etc/group made by sbx-run, naming only the program's own user and
+ * group and the overflow ones (nobody, nogroup) that every other owner
+ * appears as inside its user namespace.
+ *
+ * Why it exists: programs look owners up by number (ls -l, tar, id,
+ * whoami, git, ssh), and without the databases each lookup fails, so
+ * they print numbers, refuse to run ("cannot find name for user ID") or
+ * repeat the failed lookup for every file. The host's own files name
+ * every account of the machine, its home directory and shell, which the
+ * program has no need to learn. These are made from the host's entries
+ * for the few numbers the program can see, without group member lists.
+ *
+ * A grant that lets the program read the host's file (--allow-read
+ * /etc/passwd, or /etc) wins: then nothing is made for that path. Both
+ * modes show the same text: the default mode writes it into the tree's
+ * root (tree.h), the supervisor answers opens and stats of the path with
+ * a sealed memfd holding it (launch.c).
+ */
+#ifndef SBX_RUNNER_ACCOUNTS_H_
+#define SBX_RUNNER_ACCOUNTS_H_
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "sandbox/files/permissions.h"
+
+#define SBX_RUN_ACCOUNT_FILES 2
+
+typedef struct {
+  const char *path; /* "/etc/passwd" or "/etc/group" (static) */
+  char *text;       /* g_free */
+} sbx_run_account_file;
+
+/* Fills out[] with the files to make for a program running as uid and
+ * gid, leaving out a path list lets it read; returns how many. */
+size_t sbx_run_account_files(uid_t uid, gid_t gid, const sbx_allowlist *list,
+                             sbx_run_account_file out[SBX_RUN_ACCOUNT_FILES]);
+
+void sbx_run_account_files_clear(sbx_run_account_file *files, size_t n);
+
+#endif /* SBX_RUNNER_ACCOUNTS_H_ */
