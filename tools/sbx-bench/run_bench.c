@@ -172,13 +172,63 @@ static gboolean make_tar(const char *dir, GError **error) {
   return FALSE;
 }
 
-/* Empties and recreates dir/out; untimed. */
-static gboolean fresh_out(const char *dir) {
-  g_autofree char *out = g_build_filename(dir, "out", NULL);
-  char *argv[] = {"/bin/rm", "-rf", out, NULL};
-  if (run_once(argv) < 0)
-    return FALSE;
-  return g_mkdir_with_parents(out, 0777) == 0 && chmod(out, 0777) == 0;
+/* A new, empty dir/out-N for run n; untimed. Every timed run extracts
+ * into a directory of its own and nothing is deleted until all of them
+ * are done: on ext4, creating files soon after deleting many scans past
+ * the recently deleted inodes (recently_deleted() in the inode
+ * allocator), so a run that followed a deletion would pay for it. */
+static char *fresh_out(const char *dir, size_t n) {
+  char *out = g_strdup_printf("%s/out-%zu", dir, n);
+  if (g_mkdir_with_parents(out, 0777) == 0 && chmod(out, 0777) == 0)
+    return out;
+  g_free(out);
+  return NULL;
+}
+
+/* The extraction, then the read back of every file, into out. */
+#define FILES_SCRIPT "tar xf \"$1\" -C \"$2\" && tar cf /dev/null -C \"$2\" ."
+
+/* One timed run under sbx-run (or bwrap) with the same grants: the tar
+ * readable, a new output directory (number n) writable; < 0 when it
+ * fails. */
+static double files_run(const char *runner, gboolean is_bwrap, const char *dir,
+                        const char *tar, size_t n) {
+  g_autofree char *out = fresh_out(dir, n);
+  if (!out)
+    return -1;
+  char *r = (char *)runner, *t = (char *)tar;
+  char *sbx_argv[] = {r,
+                      "--allow-exec",
+                      "--allow-read",
+                      t,
+                      "--allow-write",
+                      out,
+                      "--",
+                      "/bin/sh",
+                      "-c",
+                      FILES_SCRIPT,
+                      "sh",
+                      t,
+                      out,
+                      NULL};
+  char *bwrap_argv[] = {r,
+                        "--unshare-all",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--dev",
+                        "/dev",
+                        "--bind",
+                        out,
+                        out,
+                        "/bin/sh",
+                        "-c",
+                        FILES_SCRIPT,
+                        "sh",
+                        t,
+                        out,
+                        NULL};
+  return run_once(is_bwrap ? bwrap_argv : sbx_argv);
 }
 
 gboolean sbx_bench_run_files_vs_bwrap(double *value, double *floor,
@@ -194,42 +244,25 @@ gboolean sbx_bench_run_files_vs_bwrap(double *value, double *floor,
     return FALSE;
   }
   g_autofree char *tar = g_build_filename(dir, "files.tar", NULL);
-  g_autofree char *out = g_build_filename(dir, "out", NULL);
-  /* Extract, then read every file back. */
-  char *script = "tar xf \"$1\" -C \"$2\" && tar cf /dev/null -C \"$2\" .";
-  char *sbx_argv[] = {sbx_run,
-                      "--allow-exec",
-                      "--allow-read",
-                      tar,
-                      "--allow-write",
-                      out,
-                      "--",
-                      "/bin/sh",
-                      "-c",
-                      script,
-                      "sh",
-                      tar,
-                      out,
-                      NULL};
-  char *bwrap_argv[] = {bwrap,       "--unshare-all",
-                        "--ro-bind", "/",
-                        "/",         "--dev",
-                        "/dev",      "--bind",
-                        out,         out,
-                        "/bin/sh",   "-c",
-                        script,      "sh",
-                        tar,         out,
-                        NULL};
   double s[FILES_REPETITIONS], w[FILES_REPETITIONS];
-  gboolean ok = fresh_out(dir) && run_once(bwrap_argv) >= 0;
+  size_t n = 0;
+  gboolean ok = files_run(bwrap, TRUE, dir, tar, n++) >= 0;
   if (!ok) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                 "skipped: the tar under bwrap fails here (unprivileged user "
                 "namespaces disabled?)");
   }
+  /* The two sides take turns going first, so neither always runs in the
+   * other's wake (page cache writeback, journal commits). */
   for (size_t i = 0; ok && i < FILES_REPETITIONS; i++) {
-    ok = fresh_out(dir) && (w[i] = run_once(bwrap_argv)) >= 0 &&
-         fresh_out(dir) && (s[i] = run_once(sbx_argv)) >= 0;
+    gboolean bwrap_first = i % 2 == 0;
+    for (int side = 0; ok && side < 2; side++) {
+      gboolean bwrap_now = (side == 0) == bwrap_first;
+      double t =
+          files_run(bwrap_now ? bwrap : sbx_run, bwrap_now, dir, tar, n++);
+      *(bwrap_now ? &w[i] : &s[i]) = t;
+      ok = t >= 0;
+    }
     if (!ok)
       g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                   "the tar of small files failed (repetition %zu): run `%s "
