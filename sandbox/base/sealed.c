@@ -33,7 +33,13 @@ int sbx_sealed_file(const char *name, unsigned flags, const void *data,
     p += n;
     len -= (size_t)n;
   }
-  if (fcntl(fd, F_ADD_SEALS, SBX_SEALED_ALL) != 0)
-    return fail_closing(fd);
+  /* F_SEAL_WRITE fails with EBUSY while something in the kernel holds a
+   * page of the file for a moment (page migration, compaction). The
+   * kernel has then already waited a while for it and added no seal, so
+   * the whole call is simply tried again, a few times. */
+  for (int tries = 1; fcntl(fd, F_ADD_SEALS, SBX_SEALED_ALL) != 0; tries++) {
+    if (errno != EBUSY || tries == 4)
+      return fail_closing(fd);
+  }
   return fd;
 }
