@@ -155,8 +155,23 @@ static gboolean bench_host_start(bench_host *b, GError **error) {
   return bench_host_start_pooled(b, 0, error);
 }
 
-/* The zygote's live children, as /proc/PID/stat names their parent. */
-static unsigned zygote_children(pid_t zygote) {
+/* Has the process pid at least one seccomp filter (/proc/PID/status,
+ * readable whoever owns the process)? */
+static gboolean has_filters(const char *pid) {
+  g_autofree char *path = g_strdup_printf("/proc/%s/status", pid);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return FALSE;
+  const char *f = strstr(text, "\nSeccomp_filters:");
+  return f && strtol(f + strlen("\nSeccomp_filters:"), NULL, 10) > 0;
+}
+
+/* The zygote's children that are ready for a job: asleep (state S, as
+ * /proc/PID/stat gives it with their parent) with their filters on. A
+ * pooled worker sleeps only in the receive of its job, once every layer
+ * is on; one still putting its layers on runs (R, also when preempted)
+ * and would take CPU from the spawn being timed. */
+static unsigned zygote_ready_children(pid_t zygote) {
   unsigned n = 0;
   GDir *d = g_dir_open("/proc", 0, NULL);
   const char *name;
@@ -171,7 +186,7 @@ static unsigned zygote_children(pid_t zygote) {
     char state;
     long ppid;
     if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 &&
-        ppid == zygote && state != 'Z')
+        ppid == zygote && state == 'S' && has_filters(name))
       n++;
   }
   if (d)
@@ -179,15 +194,17 @@ static unsigned zygote_children(pid_t zygote) {
   return n;
 }
 
-/* Until the pool is full (the zygote fills it when idle), or 10 s. */
+/* Until the pool is full of ready workers (the zygote refills it when
+ * idle), or 10 s. */
 static gboolean await_pool(bench_host *b, unsigned pool, GError **error) {
   for (int i = 0; i < 1000; i++) {
-    if (zygote_children(sbx_sandbox_zygote_pid(b->sandbox)) >= pool)
+    if (zygote_ready_children(sbx_sandbox_zygote_pid(b->sandbox)) >= pool)
       return TRUE;
     g_usleep(10000);
   }
   g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED,
-              "bench: the zygote did not fill its pool of %u workers in 10 s",
+              "bench: the zygote did not fill its pool of %u ready workers "
+              "in 10 s",
               pool);
   return FALSE;
 }
@@ -419,7 +436,8 @@ gboolean sbx_bench_spawn_vs_bwrap(double *value, double *floor,
 
 /* Private_Dirty of pid, in KiB. The kernel checks ptrace read access when
  * the file is opened; for an undumpable process that needs CAP_SYS_PTRACE
- * over the user namespace its memory was created in (the host's). */
+ * over the user namespace its memory was created in: the sandbox's, which
+ * the host owns, when the zygote was executed in it; else the host's. */
 static gboolean private_dirty_kib(pid_t pid, double *kib, GError **error) {
   g_autofree char *path = g_strdup_printf("/proc/%d/smaps_rollup", (int)pid);
   g_autofree char *text = NULL;
@@ -431,8 +449,10 @@ static gboolean private_dirty_kib(pid_t pid, double *kib, GError **error) {
     if (denied)
       g_set_error(error, SBX_ERROR, SBX_ERROR_UNSUPPORTED,
                   "skipped: the kernel refuses to open %s (%s): the worker "
-                  "is undumpable, so reading its memory map needs "
-                  "CAP_SYS_PTRACE in the host's user namespace (run as root)",
+                  "is undumpable and its memory was made in a user namespace "
+                  "this process has no CAP_SYS_PTRACE in (a zygote forked "
+                  "from the host, or no user namespace of the sandbox's "
+                  "own): run as root",
                   path, local->code == G_FILE_ERROR_ACCES ? "EACCES" : "EPERM");
     else
       g_set_error(error, SBX_ERROR, SBX_ERROR_FAILED, "bench: %s",
