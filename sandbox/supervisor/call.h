@@ -286,6 +286,11 @@ int sbx_call_open_own_pty(const sbx_call *c, const char *path, int flags);
 int sbx_call_made_file(const sbx_call *c, const char *path, char *proc,
                        size_t size);
 
+/* objects.c: is (dev, ino) the memfd of a file made for the program?
+ * Such a file shows one link, as it does in the default mode's tree,
+ * though a memfd has none. */
+bool sbx_call_is_made_object(const sbx_call *c, dev_t dev, ino_t ino);
+
 /* descriptors.c: calls that change a file through a descriptor. */
 /* chmod of the file behind the target's fd: fchmod (by_path false), or
  * fchmodat2 with AT_EMPTY_PATH, or a path naming /proc/self/fd/N (by_path

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -52,6 +53,15 @@ static void stat_proc_fd(sbx_call *c, const char *proc, bool statx_form,
     answer_error(c, err == ENOENT ? EBADF : err);
     return;
   }
+  /* Only an unlinked file has no link: look up the made files then. */
+  if (statx_form && out.stx.stx_nlink == 0 &&
+      sbx_call_is_made_object(
+          c, makedev(out.stx.stx_dev_major, out.stx.stx_dev_minor),
+          out.stx.stx_ino))
+    out.stx.stx_nlink = 1;
+  else if (!statx_form && out.st.st_nlink == 0 &&
+           sbx_call_is_made_object(c, out.st.st_dev, out.st.st_ino))
+    out.st.st_nlink = 1;
   rc = sbx_target_write(&c->t, buf, &out, len);
   if (rc == -ENOENT) {
     answer_drop(c);

@@ -258,3 +258,13 @@ int sbx_call_made_file(const sbx_call *c, const char *path, char *proc,
   }
   return -1;
 }
+
+bool sbx_call_is_made_object(const sbx_call *c, dev_t dev, ino_t ino) {
+  for (size_t i = 0; i < c->cfg->n_made; i++) {
+    struct stat st;
+    if (fstat(c->cfg->made[i].fd, &st) == 0 && st.st_dev == dev &&
+        st.st_ino == ino)
+      return true;
+  }
+  return false;
+}

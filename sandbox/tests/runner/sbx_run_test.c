@@ -613,8 +613,8 @@ static struct passwd *another_account(void) {
 
 /* The program's /etc/passwd and /etc/group name its own user and group
  * and the overflow ones every other owner appears as, never the host's
- * other accounts; a grant of the host's /etc shows the host's files
- * instead. Neither kind can be written through. */
+ * other accounts, and show one link each; a grant of the host's /etc
+ * shows the host's files instead. Neither kind can be written through. */
 START_TEST(the_program_sees_its_own_accounts_and_no_others) {
   struct passwd *me = getpwuid(geteuid());
   ck_assert_ptr_nonnull(me);
@@ -652,6 +652,15 @@ START_TEST(the_program_sees_its_own_accounts_and_no_others) {
   assert_contains(r.out, "touch=1\n");
   assert_contains(r.err, "Permission denied");
   result_clear(&r);
+
+  /* One link, by name and through a descriptor, as a file of the tree
+   * (a memory file under the supervisor has none of its own). */
+  const char *links[] = {"/bin/sh", "-c",
+                         "stat -c %h /etc/passwd; exec 3</etc/group; "
+                         "stat -L -c %h /proc/self/fd/3",
+                         NULL};
+  expect(run(links), 0, "1\n", NULL);
+  expect(sbx_run(x, links), 0, "1\n1\n", NULL);
 
   /* A grant of the host's /etc: the host's own files. */
   const char *etc[] = {"--allow-read", "/etc", NULL};
