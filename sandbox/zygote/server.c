@@ -202,6 +202,7 @@ static void pool_refill(sbx_zygote_server *z, size_t type) {
       .report_fd_slot = &z->report_fd_slot,
       .broker_client = z->broker_client,
       .sigmask = z->host_sigmask,
+      .code = &z->code,
   };
   pid_t pid = _Fork();
   if (pid == 0)
@@ -543,6 +544,9 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
    * shares with the zygote, for reports where a new /proc is refused. */
   sbx_status_collect(z->ns_reference.valid ? &z->ns_reference : NULL,
                      &z->early);
+  /* Likewise the mappings of code pooled workers map in ahead (none when
+   * /proc cannot be read: they fault as they run, as before). */
+  sbx_code_ranges_read_raw(&z->code);
   if (z->empty_root) {
     /* Direct trees keep exec: a library opened directly is mapped
      * executable like one the broker opened (Landlock's EXECUTE, never

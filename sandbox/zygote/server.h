@@ -102,6 +102,7 @@ typedef struct {
   bool own_pid_ns;
   sbx_root_result root_result; /* what that gave */
   sbx_layer_status early;      /* read before that (worker.h) */
+  sbx_code_ranges code;        /* likewise (code_pages.h) */
   sigset_t host_sigmask;
   /* The policy-kill handler reads the report fd here (report.h). */
   int report_fd_slot;

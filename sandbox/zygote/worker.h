@@ -30,6 +30,7 @@
 #include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/layers/plan.h"
 #include "sandbox/layers/status.h"
+#include "sandbox/zygote/code_pages.h"
 #include "sandbox/zygote/protocol.h"
 
 #define SBX_WORKER_SETUP_FAILED_EXIT 125
@@ -127,6 +128,7 @@ typedef struct {
   int *report_fd_slot;
   void *broker_client;
   sigset_t sigmask;
+  const sbx_code_ranges *code; /* mapped in first (code_pages.h); or NULL */
 } sbx_worker_pooled;
 
 /* The system calls a pooled worker makes with every layer on, before its

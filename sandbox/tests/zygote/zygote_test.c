@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@
 #include <linux/seccomp.h>
 
 #include "sandbox/kernel/namespaces/fds.h"
+#include "sandbox/zygote/code_pages.h"
 #include "sandbox/zygote/zygote.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -707,6 +709,76 @@ START_TEST(worker_status_reports_every_layer_from_the_kernel) {
 }
 END_TEST
 
+/* 1 when the page at addr is in this process's page tables, 0 when not,
+ * -1 when /proc/self/pagemap cannot be read. For forked children too. */
+static int page_present(const void *addr) {
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  uint64_t entry = 0;
+  off_t at = (off_t)((uintptr_t)addr / (uintptr_t)getpagesize()) * 8;
+  ssize_t n = pread(fd, &entry, sizeof(entry), at);
+  close(fd);
+  return n == sizeof(entry) ? (int)(entry >> 63) : -1;
+}
+
+static bool in_a_range(const sbx_code_ranges *r, uintptr_t from, uintptr_t to) {
+  for (size_t i = 0; i < r->n; i++) {
+    if (r->range[i].start <= from && to <= r->range[i].end)
+      return true;
+  }
+  return false;
+}
+
+/* Pooled workers map the zygote's code in before they wait for a job
+ * (code_pages.h): the ranges read are this process's executable mappings
+ * and no others, and populating them puts back in a child's page tables
+ * the pages of a file mapping that the fork left out. */
+START_TEST(code_ranges_are_the_executable_mappings_and_a_child_maps_them_in) {
+  size_t page = (size_t)getpagesize(), len = 4 * page;
+  int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  const volatile char *code =
+      mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+  ck_assert(code != MAP_FAILED);
+  close(fd);
+  char *data = mmap(NULL, page, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert(data != MAP_FAILED);
+  data[0] = 1;
+
+  sbx_code_ranges r;
+  ck_assert_int_eq(sbx_code_ranges_read_raw(&r), 0);
+  ck_assert(in_a_range(&r, (uintptr_t)code, (uintptr_t)code + len));
+  uintptr_t fn = (uintptr_t)page_present;
+  ck_assert(in_a_range(&r, fn, fn + 1));
+  ck_assert(!in_a_range(&r, (uintptr_t)data, (uintptr_t)data + 1));
+  ck_assert_uint_le(r.bytes, SBX_CODE_BYTES_MAX);
+
+  /* Control: the parent has the page; its fork does not. */
+  (void)code[0];
+  ck_assert_int_eq(page_present((const void *)code), 1);
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    if (page_present((const void *)code) != 0)
+      _exit(2);
+    sbx_code_ranges_populate_raw(&r);
+    _exit(page_present((const void *)code) == 1 &&
+                  page_present((const void *)(code + len - 1)) == 1
+              ? 0
+              : 3);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(child, &status, 0), child);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child status %d (2: a fork kept the page, 3: not mapped in)",
+                status);
+  munmap((void *)code, len);
+  munmap(data, page);
+}
+END_TEST
+
 static Suite *zygote_suite(void) {
   Suite *s = suite_create("zygote");
   TCase *tc = tcase_create("core");
@@ -726,6 +798,8 @@ static Suite *zygote_suite(void) {
   tcase_add_test(tc, each_worker_may_signal_itself_and_nobody_else);
   tcase_add_test(tc, stacked_layers_only_narrow_in_either_order);
   tcase_add_test(tc, worker_status_reports_every_layer_from_the_kernel);
+  tcase_add_test(
+      tc, code_ranges_are_the_executable_mappings_and_a_child_maps_them_in);
   suite_add_tcase(s, tc);
   return s;
 }
