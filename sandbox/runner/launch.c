@@ -28,6 +28,7 @@
 #include "sandbox/files/resolver.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/layers/apply.h"
 #include "sandbox/layers/missing.h"
@@ -371,17 +372,6 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
  * seccomp baseline, the supervisor and Landlock still apply, and the
  * supervisor refuses new sockets without --net whatever the namespace.
  * Returns like fork(). */
-/* How many seccomp filters sbx-run itself runs under (nested in another
- * sandbox): init and the program inherit them. */
-static unsigned own_filter_count(void) {
-  g_autofree char *status = NULL;
-  if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
-    return 0;
-  const char *at = strstr(status, "\nSeccomp_filters:");
-  if (!at)
-    return 0;
-  return (unsigned)strtoul(at + strlen("\nSeccomp_filters:"), NULL, 10);
-}
 
 /* Without namespaces there is no mount tree: the default mode falls
  * back to the supervisor, never to less. */
@@ -557,7 +547,10 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                       : sbx_run_baseline_len,
       /* The program runs under sbx-run's own filters, the baseline and
        * every stacked one. */
-      .min_filters = own_filter_count() + 1 + plan->n_program_filters,
+      /* The filters sbx-run itself runs under (nested in another
+       * sandbox): init and the program inherit them. */
+      .min_filters = (unsigned)MAX(sbx_seccomp_filter_count(0), 0) + 1 +
+                     plan->n_program_filters,
       .resolver = resolver,
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,

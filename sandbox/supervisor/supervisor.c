@@ -25,6 +25,7 @@
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
 #include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/kernel/unotify/target.h"
 #include "sandbox/supervisor/call.h"
@@ -218,26 +219,6 @@ static void dispatch(sbx_call *c) {
 
 /* ---- stacked layers ------------------------------------------------------ */
 
-/* How many seccomp filters the caller runs under, from /proc/PID/status;
- * -1 if it cannot be read (then it is treated as under the stacked
- * layers: refused and reported). */
-static int filter_count(pid_t pid) {
-  char path[64], buf[4096];
-  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  const char *at = strstr(buf, "\nSeccomp_filters:");
-  if (!at)
-    return -1;
-  return (int)strtol(at + strlen("\nSeccomp_filters:"), NULL, 10);
-}
-
 /* A refusal of a stacked layer (supervisor.h): answered here, TRUE; or
  * FALSE for the usual dispatch. */
 static bool stacked_refusal(sbx_call *c) {
@@ -247,7 +228,9 @@ static bool stacked_refusal(sbx_call *c) {
     uint32_t ret = sbx_bpf_run_checked(l->insns, l->len, &c->n->data, NULL);
     if ((ret & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO)
       continue;
-    int count = filter_count((pid_t)c->n->pid);
+    /* -1 if it cannot be read: then treated as under the stacked layers
+     * (refused and reported). */
+    int count = sbx_seccomp_filter_count((pid_t)c->n->pid);
     /* The count is the caller's only if the call is still pending. */
     if (sbx_unotify_id_valid(c->u->ch.listener, c->n->id) != 0) {
       c->kind = ANSWER_DROP;

@@ -5,40 +5,25 @@
 #include "sandbox/zygote/code_pages.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/base/strbuf.h"
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22 /* Linux 5.14 */
 #endif
 
-/* The hexadecimal number at *p, advancing *p past it; false when none. */
-static bool hex(const char **p, const char *end, uintptr_t *out) {
-  uintptr_t v = 0;
-  const char *s = *p;
-  for (; *p < end; (*p)++) {
-    char c = **p;
-    int d = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                   : -1;
-    if (d < 0)
-      break;
-    v = v * 16 + (uintptr_t)d;
-  }
-  *out = v;
-  return *p > s;
-}
-
-/* "START-END PERMS ...": keeps the range when PERMS has x. */
+/* "START-END PERMS ...": keeps the range when PERMS has x. The line
+ * ends in its newline, which stops every parse. */
 static void add_line(sbx_code_ranges *out, const char *line, size_t len) {
   const char *p = line, *end = line + len;
-  uintptr_t start, stop;
-  if (!hex(&p, end, &start) || p >= end || *p++ != '-' ||
-      !hex(&p, end, &stop) || end - p < 5 || *p++ != ' ')
+  uint64_t start, stop;
+  if (sbx_parse_hex64(&p, &start) != 0 || *p++ != '-' ||
+      sbx_parse_hex64(&p, &stop) != 0 || end - p < 5 || *p++ != ' ')
     return;
   if (p[2] != 'x' || stop <= start || out->n == SBX_CODE_RANGES_MAX ||
       stop - start > SBX_CODE_BYTES_MAX - out->bytes)

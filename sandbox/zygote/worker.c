@@ -204,8 +204,7 @@ static const sbx_zygote_job *check_job(const sbx_worker_plan *plan,
 /* Async-signal-safe up to the entry call. */
 _Noreturn void sbx_worker_pool_run_raw(sbx_worker_plan *plan,
                                        const sbx_worker_pooled *pooled) {
-  if (pooled->code)
-    sbx_code_ranges_populate_raw(pooled->code);
+  sbx_code_ranges_populate_raw(pooled->code);
   sigprocmask(SIG_SETMASK, &pooled->sigmask, NULL);
   sbx_fd_keep keep[2] = {
       {.fd = pooled->report_fd,

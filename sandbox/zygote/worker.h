@@ -128,7 +128,7 @@ typedef struct {
   int *report_fd_slot;
   void *broker_client;
   sigset_t sigmask;
-  const sbx_code_ranges *code; /* mapped in first (code_pages.h); or NULL */
+  const sbx_code_ranges *code; /* mapped in first (code_pages.h) */
 } sbx_worker_pooled;
 
 /* The system calls a pooled worker makes with every layer on, before its

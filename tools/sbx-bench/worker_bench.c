@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/kernel/seccomp/loader.h"
 #include "tools/sbx-bench/measure.h"
 #include "sbx/sbx.h"
 
@@ -155,17 +156,6 @@ static gboolean bench_host_start(bench_host *b, GError **error) {
   return bench_host_start_pooled(b, 0, error);
 }
 
-/* Has the process pid at least one seccomp filter (/proc/PID/status,
- * readable whoever owns the process)? */
-static gboolean has_filters(const char *pid) {
-  g_autofree char *path = g_strdup_printf("/proc/%s/status", pid);
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, NULL))
-    return FALSE;
-  const char *f = strstr(text, "\nSeccomp_filters:");
-  return f && strtol(f + strlen("\nSeccomp_filters:"), NULL, 10) > 0;
-}
-
 /* The zygote's children that are ready for a job: asleep (state S, as
  * /proc/PID/stat gives it with their parent) with their filters on. A
  * pooled worker sleeps only in the receive of its job, once every layer
@@ -186,7 +176,8 @@ static unsigned zygote_ready_children(pid_t zygote) {
     char state;
     long ppid;
     if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 &&
-        ppid == zygote && state == 'S' && has_filters(name))
+        ppid == zygote && state == 'S' &&
+        sbx_seccomp_filter_count((pid_t)atoi(name)) > 0)
       n++;
   }
   if (d)
