@@ -139,11 +139,77 @@ typedef enum {
   SENT_LOST,    /* no answer (transport failure): the channel is unusable */
 } exchange_status;
 
+/* Waiting for a reply by polling before sleeping. A worker that sleeps
+ * while the broker answers is woken by an interrupt to its CPU; on a
+ * virtual machine whose idle vCPUs halt, that wake-up costs tens of
+ * microseconds, more than the broker's work. A pooled channel therefore
+ * polls for its reply (recvmsg with MSG_DONTWAIT, a call the handler
+ * already needs; about half a microsecond each) up to `spin` times before
+ * it sleeps, and learns how long to poll from the replies it gets: a
+ * reply found by polling sets the budget to twice the polls it took
+ * (within SPIN_MIN..SPIN_MAX), a reply that had to be slept for halves
+ * it. Where polling never pays (the broker shares the worker's CPU, or is
+ * busy with others) the budget falls to 0, and one request in
+ * SPIN_PROBE_EVERY polls in full again to find out whether that changed:
+ * learning then costs about a poll per request. */
+#define SPIN_MAX 64u
+#define SPIN_MIN 16u
+#define SPIN_PROBE_EVERY 128u
+
+/* Signal-safe. The polls this request may make on the slot's channel. */
+static unsigned spin_budget(sbx_broker_client_slot *slot) {
+  if (slot->spin > 0)
+    return slot->spin;
+  if (++slot->unspun < SPIN_PROBE_EVERY)
+    return 0;
+  slot->unspun = 0;
+  return SPIN_MAX;
+}
+
+/* Signal-safe. What the budget becomes after a request that polled
+ * `polls` times, having found its reply by polling or not. */
+static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
+                       unsigned polls, bool found) {
+  if (budget == 0)
+    return;
+  if (found) {
+    unsigned want = 2 * polls;
+    slot->spin = want < SPIN_MIN ? SPIN_MIN : want > SPIN_MAX ? SPIN_MAX : want;
+  } else {
+    slot->spin = budget / 2 < SPIN_MIN / 4 ? 0 : budget / 2;
+  }
+}
+
+/* Signal-safe. recvmsg on a channel whose reply is on its way: polls up
+ * to *polls times first (see SPIN_MAX), and leaves in *polls how many
+ * polls it made, with *found saying whether one of them got the reply. */
+static ssize_t receive_reply(int fd, struct msghdr *msg, int flags,
+                             unsigned *polls, bool *found) {
+  unsigned budget = *polls;
+  *found = false;
+  ssize_t n;
+  for (unsigned i = 0; i < budget; i++) {
+    n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+      *polls = i + 1;
+      *found = true;
+      return n;
+    }
+  }
+  *polls = budget;
+  do {
+    n = recvmsg(fd, msg, flags);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
 /* Signal-safe. Sends `req` and the paths on send_fd (passing pass_fd in
- * SCM_RIGHTS when >= 0), then reads one reply on recv_fd and checks it.
- * Returns the result, with *status saying whether the broker answered. */
+ * SCM_RIGHTS when >= 0), then reads one reply on recv_fd and checks it,
+ * polling for it as `slot` has learnt (NULL: sleeps at once). Returns the
+ * result, with *status saying whether the broker answered. */
 static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
-                    int recv_fd, const sbx_broker_request *req, transaction *t,
+                    int recv_fd, sbx_broker_client_slot *slot,
+                    const sbx_broker_request *req, transaction *t,
                     exchange_status *status) {
   *status = SENT_LOST;
   size_t len1 = req->path_len, len2 = req->path2_len;
@@ -189,9 +255,12 @@ static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
       .msg_control = rbuf.buf,
       .msg_controllen = sizeof(rbuf.buf),
   };
-  do {
-    n = recvmsg(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0);
-  } while (n < 0 && errno == EINTR);
+  unsigned budget = slot ? spin_budget(slot) : 0, polls = budget;
+  bool found;
+  n = receive_reply(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0, &polls,
+                    &found);
+  if (slot)
+    spin_learn(slot, budget, polls, found);
   if (n < 0)
     return errno == EFAULT ? -EFAULT : unreachable(client);
   if (n == 0)
@@ -262,7 +331,7 @@ static int transact_fresh(const sbx_broker_client *client,
     return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
   req->id = (uint32_t)sv[0];
   exchange_status st;
-  int rc = exchange(client, client->channel, sv[1], sv[0], req, t, &st);
+  int rc = exchange(client, client->channel, sv[1], sv[0], NULL, req, t, &st);
   close(sv[0]);
   return rc;
 }
@@ -295,7 +364,7 @@ static bool attach(sbx_broker_client *client, sbx_broker_client_slot *slot) {
   transaction t = {.command = SBX_BROKER_ATTACH};
   t.fd = -1;
   exchange_status st;
-  int rc = exchange(client, client->channel, sv[1], sv[0], &req, &t, &st);
+  int rc = exchange(client, client->channel, sv[1], sv[0], NULL, &req, &t, &st);
   struct stat s;
   if (rc != 0 || raw_fstat(sv[0], &s) != 0) {
     close(sv[0]);
@@ -304,6 +373,8 @@ static bool attach(sbx_broker_client *client, sbx_broker_client_slot *slot) {
   }
   slot->fd = move_high(sv[0]);
   slot->ino = (unsigned long long)s.st_ino;
+  slot->spin = SPIN_MAX;
+  slot->unspun = 0;
   slot->generation = generation();
   slot->pid = slot->generation ? 0 : (int)getpid();
   return true;
@@ -388,7 +459,7 @@ static int transact_once(const sbx_broker_client *cclient, transaction *t) {
     return transact_fresh(client, &req, t);
   req.id = ++slot->seq;
   exchange_status st;
-  int rc = exchange(client, slot->fd, -1, slot->fd, &req, t, &st);
+  int rc = exchange(client, slot->fd, -1, slot->fd, slot, &req, t, &st);
   if (st != SENT_REPLIED) {
     /* A reply may still arrive later: never reuse this channel. */
     close(slot->fd);

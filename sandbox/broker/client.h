@@ -41,6 +41,8 @@ typedef struct {
   unsigned generation;    /* the process's generation then (client.c), or 0 */
   unsigned seq;           /* request ids on this channel */
   unsigned long long ino; /* its inode: the number still names it */
+  unsigned spin;          /* polls for the reply before sleeping (client.c) */
+  unsigned unspun;        /* requests since the last poll, while spin is 0 */
 } sbx_broker_client_slot;
 
 typedef struct {

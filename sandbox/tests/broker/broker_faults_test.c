@@ -1051,6 +1051,123 @@ START_TEST(a_stopped_broker_is_killed_by_stop_within_the_bound) {
 }
 END_TEST
 
+/* ---- how replies are waited for ------------------------------------------ */
+
+/* The one pooled channel a client has used so far. */
+static sbx_broker_client_slot *used_slot(sbx_broker_client *c) {
+  for (size_t i = 0; i < SBX_BROKER_CLIENT_POOL; i++)
+    if (c->pool[i].fd >= 0 && c->pool[i].state != 0)
+      return &c->pool[i];
+  return NULL;
+}
+
+typedef struct {
+  pid_t pid;
+  unsigned ms;
+} resume_job;
+
+static gpointer resume_later(gpointer arg) {
+  resume_job *j = arg;
+  g_usleep(j->ms * 1000);
+  kill(j->pid, SIGCONT);
+  return NULL;
+}
+
+/* A brokered open whose reply comes while the client polls, or only after
+ * it gave up polling and sleeps, returns the same file; a channel whose
+ * replies keep coming late stops polling, and still gets every reply. */
+START_TEST(a_reply_is_taken_whether_it_comes_while_polling_or_after) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  struct stat want;
+  ck_assert_int_eq(stat(f.t.good_file, &want), 0);
+
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert(broker_test_same_file(fd, &want));
+  close(fd);
+  sbx_broker_client_slot *slot = used_slot(&c);
+  ck_assert_ptr_nonnull(slot);
+  ck_assert_uint_gt(slot->spin, 0); /* a channel starts out polling */
+
+  /* The broker is stopped for 30 ms per request: no poll can find the
+   * reply, the client sleeps for it, and polls less each time. */
+  pid_t pid = sbx_broker_pid(f.b);
+  unsigned before = slot->spin;
+  for (int i = 0; i < 8 && slot->spin > 0; i++) {
+    ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+    resume_job job = {.pid = pid, .ms = 30};
+    GThread *th = g_thread_new("resume", resume_later, &job);
+    fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+    g_thread_join(th);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(broker_test_same_file(fd, &want));
+    close(fd);
+    ck_assert_uint_lt(slot->spin, before);
+    before = slot->spin;
+  }
+  ck_assert_uint_eq(slot->spin, 0);
+
+  /* Without polling (and through the occasional probe) every reply still
+   * arrives, on the same channel. */
+  int channel = slot->fd;
+  for (int i = 0; i < 300; i++) {
+    fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(broker_test_same_file(fd, &want));
+    close(fd);
+  }
+  ck_assert_int_eq(slot->fd, channel);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
+/* CPU time a process has used, in clock ticks (utime + stime of
+ * /proc/<pid>/stat). */
+static long cpu_ticks(pid_t pid) {
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  const char *p = strrchr(text, ')');
+  ck_assert_ptr_nonnull(p);
+  /* Fields after the command: state is field 3; utime, stime are 14, 15. */
+  g_auto(GStrv) fields = g_strsplit(p + 2, " ", 0);
+  ck_assert_uint_ge(g_strv_length(fields), 13);
+  return atol(fields[11]) + atol(fields[12]);
+}
+
+/* After serving, the broker polls for the next request only briefly: once
+ * the workers stop asking, it sleeps and uses no CPU time. Control: while
+ * a worker asks, its CPU time grows. */
+START_TEST(an_idle_broker_sleeps_after_polling_briefly) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  pid_t pid = sbx_broker_pid(f.b);
+  long t0 = cpu_ticks(pid);
+  gint64 until = g_get_monotonic_time() + 400 * 1000;
+  while (g_get_monotonic_time() < until) {
+    int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+  }
+  long t1 = cpu_ticks(pid);
+  ck_assert_int_gt(t1, t0);
+
+  g_usleep(1000 * 1000);
+  long t2 = cpu_ticks(pid);
+  ck_assert_msg(t2 - t1 <= 5,
+                "an idle broker used %ld ticks of CPU time in a second",
+                t2 - t1);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
 /* ---- how the broker starts ----------------------------------------------- */
 
 /* argv[0] of a process (readable for any process, undumpable or not). */
@@ -1173,6 +1290,12 @@ int main(void) {
   tcase_add_test(faults,
                  broker_proc_self_means_the_worker_and_magic_links_stay_shut);
   suite_add_tcase(s, faults);
+  TCase *waiting = tcase_create("waiting");
+  tcase_set_timeout(waiting, 30);
+  tcase_add_test(waiting,
+                 a_reply_is_taken_whether_it_comes_while_polling_or_after);
+  tcase_add_test(waiting, an_idle_broker_sleeps_after_polling_briefly);
+  suite_add_tcase(s, waiting);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_ENV);
   int failed = srunner_ntests_failed(sr);
