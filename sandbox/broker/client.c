@@ -151,7 +151,10 @@ typedef enum {
  * it. Where polling never pays (the broker shares the worker's CPU, or is
  * busy with others) the budget falls to 0, and one request in
  * SPIN_PROBE_EVERY polls in full again to find out whether that changed:
- * learning then costs about a poll per request. */
+ * learning then costs about a poll per request. One thread of a client
+ * polls at a time, the others sleep at once: where many threads wait
+ * for replies, their polls would take the CPUs the broker and the
+ * threads being answered need. */
 #define SPIN_MAX 64u
 #define SPIN_MIN 16u
 #define SPIN_PROBE_EVERY 128u
@@ -182,21 +185,23 @@ static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
 
 /* Signal-safe. recvmsg on a channel whose reply is on its way: polls up
  * to *polls times first (see SPIN_MAX), and leaves in *polls how many
- * polls it made, with *found saying whether one of them got the reply. */
+ * polls it made, with *found saying whether one of them got the reply;
+ * clears *polling (when not NULL) once it stops polling. */
 static ssize_t receive_reply(int fd, struct msghdr *msg, int flags,
-                             unsigned *polls, bool *found) {
+                             unsigned *polls, bool *found, int *polling) {
   unsigned budget = *polls;
   *found = false;
-  ssize_t n;
-  for (unsigned i = 0; i < budget; i++) {
+  ssize_t n = -1;
+  unsigned i = 0;
+  for (; i < budget && !*found; i++) {
     n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
-    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
-      *polls = i + 1;
-      *found = true;
-      return n;
-    }
+    *found = n >= 0 || (errno != EAGAIN && errno != EINTR);
   }
-  *polls = budget;
+  *polls = i;
+  if (polling)
+    __atomic_store_n(polling, 0, __ATOMIC_RELEASE);
+  if (*found)
+    return n;
   do {
     n = recvmsg(fd, msg, flags);
   } while (n < 0 && errno == EINTR);
@@ -255,11 +260,16 @@ static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
       .msg_control = rbuf.buf,
       .msg_controllen = sizeof(rbuf.buf),
   };
-  unsigned budget = slot ? spin_budget(slot) : 0, polls = budget;
+  sbx_broker_client *shared = (sbx_broker_client *)client;
+  int idle = 0;
+  bool poller =
+      slot && __atomic_compare_exchange_n(&shared->polling, &idle, 1, false,
+                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+  unsigned budget = poller ? spin_budget(slot) : 0, polls = budget;
   bool found;
   n = receive_reply(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0, &polls,
-                    &found);
-  if (slot)
+                    &found, poller ? &shared->polling : NULL);
+  if (poller)
     spin_learn(slot, budget, polls, found);
   if (n < 0)
     return errno == EFAULT ? -EFAULT : unreachable(client);
