@@ -186,16 +186,22 @@ static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
 /* Signal-safe. recvmsg on a channel whose reply is on its way: polls up
  * to *polls times first (see SPIN_MAX), and leaves in *polls how many
  * polls it made, with *found saying whether one of them got the reply;
- * clears *polling (when not NULL) once it stops polling. */
+ * clears *polling (when not NULL) once it stops polling. A poll that
+ * fails otherwise than "nothing yet" ends the polling and the blocking
+ * receive gives the answer: a worker's filter that refuses MSG_DONTWAIT
+ * then costs a poll, not the reply. */
 static ssize_t receive_reply(int fd, struct msghdr *msg, int flags,
                              unsigned *polls, bool *found, int *polling) {
   unsigned budget = *polls;
   *found = false;
   ssize_t n = -1;
   unsigned i = 0;
-  for (; i < budget && !*found; i++) {
+  while (i < budget && !*found) {
+    i++;
     n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
-    *found = n >= 0 || (errno != EAGAIN && errno != EINTR);
+    *found = n >= 0;
+    if (!*found && errno != EAGAIN && errno != EINTR)
+      break;
   }
   *polls = i;
   if (polling)

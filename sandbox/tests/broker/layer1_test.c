@@ -14,13 +14,17 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -332,6 +336,61 @@ START_TEST(fopen_reads_allowed_files_and_gets_eacces_elsewhere) {
   ck_assert_ptr_nonnull(fp);
   fclose(fp);
   run_sandboxed(&f, body_fopen, true, true);
+  stop(&f);
+}
+END_TEST
+
+/* A filter stacked on layer 1 that refuses recvmsg with MSG_DONTWAIT
+ * (EPERM): the client's polls for a reply fail, its blocking receive does
+ * not. */
+static int refuse_polling(void) {
+  struct sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_recvmsg, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+               offsetof(struct seccomp_data, args[2])),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_DONTWAIT, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = G_N_ELEMENTS(insns), .filter = insns};
+  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+/* recvmsg(2) itself (recv is recvfrom). */
+static ssize_t poll_once(int fd) {
+  char b;
+  struct iovec iov = {.iov_base = &b, .iov_len = 1};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  return recvmsg(fd, &m, MSG_DONTWAIT);
+}
+
+static int body_no_polling(fixture *f) {
+  int sv[2];
+  EXPECT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  /* Control: before the filter, an empty socket says "nothing yet". */
+  EXPECT_ERRNO(poll_once(sv[0]), EAGAIN);
+  EXPECT(refuse_polling() == 0);
+  EXPECT_ERRNO(poll_once(sv[0]), EPERM);
+  for (int i = 0; i < 300; i++) {
+    FILE *fp = fopen(f->t.good_file, "r");
+    EXPECT(fp != NULL);
+    EXPECT(strcmp(slurp(fp), "good") == 0);
+    fclose(fp);
+  }
+  EXPECT_ERRNO(open(f->t.canary, O_RDONLY), EACCES);
+  close(sv[0]);
+  close(sv[1]);
+  return 0;
+}
+
+START_TEST(a_filter_that_refuses_polling_still_gets_every_reply) {
+  fixture f;
+  start(&f);
+  run_sandboxed(&f, body_no_polling, true, true);
   stop(&f);
 }
 END_TEST
@@ -1086,6 +1145,7 @@ int main(void) {
   tcase_add_test(tc, layer1_traps_file_calls_and_allows_what_its_handler_needs);
   tcase_add_test(tc, dlopen_of_a_library_goes_through_the_broker_and_runs);
   tcase_add_test(tc, fopen_reads_allowed_files_and_gets_eacces_elsewhere);
+  tcase_add_test(tc, a_filter_that_refuses_polling_still_gets_every_reply);
   tcase_add_test(tc,
                  path_calls_inside_the_tree_are_served_and_writes_stay_in_it);
   tcase_add_test(tc, fstat_is_served_locally_and_relative_paths_get_eacces);
