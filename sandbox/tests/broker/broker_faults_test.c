@@ -1053,6 +1053,38 @@ END_TEST
 
 /* ---- how replies are waited for ------------------------------------------ */
 
+/* The fields of /proc/<pid>/stat after the command: [0] is the state
+ * (field 3), [11] and [12] utime and stime (fields 14 and 15). */
+static GStrv stat_fields(pid_t pid) {
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  const char *p = strrchr(text, ')');
+  ck_assert_ptr_nonnull(p);
+  GStrv fields = g_strsplit(p + 2, " ", 0);
+  ck_assert_uint_ge(g_strv_length(fields), 13);
+  return fields;
+}
+
+/* CPU time a process has used, in clock ticks. */
+static long cpu_ticks(pid_t pid) {
+  g_auto(GStrv) fields = stat_fields(pid);
+  return atol(fields[11]) + atol(fields[12]);
+}
+
+/* Stops a process and waits until the kernel reports it stopped: a
+ * SIGSTOP takes effect only when the process next enters the kernel. */
+static void stop_process(pid_t pid) {
+  ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+  for (int i = 0; i < 2000; i++) {
+    g_auto(GStrv) fields = stat_fields(pid);
+    if (fields[0][0] == 'T')
+      return;
+    g_usleep(1000);
+  }
+  ck_abort_msg("process %d did not stop", (int)pid);
+}
+
 /* The one pooled channel a client has used so far. */
 static sbx_broker_client_slot *used_slot(sbx_broker_client *c) {
   for (size_t i = 0; i < SBX_BROKER_CLIENT_POOL; i++)
@@ -1097,7 +1129,7 @@ START_TEST(a_reply_is_taken_whether_it_comes_while_polling_or_after) {
   pid_t pid = sbx_broker_pid(f.b);
   unsigned before = slot->spin;
   for (int i = 0; i < 8 && slot->spin > 0; i++) {
-    ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+    stop_process(pid);
     resume_job job = {.pid = pid, .ms = 30};
     GThread *th = g_thread_new("resume", resume_later, &job);
     fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
@@ -1124,20 +1156,6 @@ START_TEST(a_reply_is_taken_whether_it_comes_while_polling_or_after) {
   stop(&f);
 }
 END_TEST
-
-/* CPU time a process has used, in clock ticks (utime + stime of
- * /proc/<pid>/stat). */
-static long cpu_ticks(pid_t pid) {
-  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
-  g_autofree char *text = NULL;
-  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-  const char *p = strrchr(text, ')');
-  ck_assert_ptr_nonnull(p);
-  /* Fields after the command: state is field 3; utime, stime are 14, 15. */
-  g_auto(GStrv) fields = g_strsplit(p + 2, " ", 0);
-  ck_assert_uint_ge(g_strv_length(fields), 13);
-  return atol(fields[11]) + atol(fields[12]);
-}
 
 /* After serving, the broker polls for the next request only briefly: once
  * the workers stop asking, it sleeps and uses no CPU time. Control: while
