@@ -154,7 +154,10 @@ typedef enum {
  * learning then costs about a poll per request. One thread of a client
  * polls at a time, the others sleep at once: where many threads wait
  * for replies, their polls would take the CPUs the broker and the
- * threads being answered need. */
+ * threads being answered need. The client's `polling` holds the poller's
+ * process generation (1 where there is no fork page): a child forked
+ * while a thread of its parent polled finds another generation there,
+ * a mark no thread of its own will clear, and takes it over. */
 #define SPIN_MAX 64u
 #define SPIN_MIN 16u
 #define SPIN_PROBE_EVERY 128u
@@ -183,6 +186,21 @@ static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
   }
 }
 
+/* Signal-safe. Whether this thread may poll: no other thread of this
+ * process is polling (see SPIN_MAX). */
+static bool take_polling(sbx_broker_client *client) {
+  unsigned gen = generation();
+  unsigned mine = gen ? gen : 1;
+  unsigned seen = 0;
+  if (__atomic_compare_exchange_n(&client->polling, &seen, mine, false,
+                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return true;
+  /* Another generation's mark: a thread of an ancestor, gone here. */
+  return gen && seen != mine &&
+         __atomic_compare_exchange_n(&client->polling, &seen, mine, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 /* Signal-safe. recvmsg on a channel whose reply is on its way: polls up
  * to *polls times first (see SPIN_MAX), and leaves in *polls how many
  * polls it made, with *found saying whether one of them got the reply;
@@ -191,7 +209,7 @@ static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
  * receive gives the answer: a worker's filter that refuses MSG_DONTWAIT
  * then costs a poll, not the reply. */
 static ssize_t receive_reply(int fd, struct msghdr *msg, int flags,
-                             unsigned *polls, bool *found, int *polling) {
+                             unsigned *polls, bool *found, unsigned *polling) {
   unsigned budget = *polls;
   *found = false;
   ssize_t n = -1;
@@ -267,10 +285,7 @@ static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
       .msg_controllen = sizeof(rbuf.buf),
   };
   sbx_broker_client *shared = (sbx_broker_client *)client;
-  int idle = 0;
-  bool poller =
-      slot && __atomic_compare_exchange_n(&shared->polling, &idle, 1, false,
-                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+  bool poller = slot && take_polling(shared);
   unsigned budget = poller ? spin_budget(slot) : 0, polls = budget;
   bool found;
   n = receive_reply(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0, &polls,

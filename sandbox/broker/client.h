@@ -48,7 +48,7 @@ typedef struct {
 typedef struct {
   int channel;      /* the worker's end of its broker channel; not owned */
   unsigned refused; /* atomic: requests before registering again */
-  int polling;      /* atomic: a thread is polling for its reply */
+  unsigned polling; /* atomic: a thread is polling for its reply (client.c) */
   sbx_broker_client_slot pool[SBX_BROKER_CLIENT_POOL];
 } sbx_broker_client;
 

@@ -38,6 +38,7 @@ typedef struct {
   sbx_broker *b;
   int audit_fd;
   char *audit_path;
+  sbx_broker_client *client; /* for a test's child, or NULL */
 } fixture;
 
 static void start_with(fixture *f, sbx_broker_config *cfg) {
@@ -1157,6 +1158,50 @@ START_TEST(a_reply_is_taken_whether_it_comes_while_polling_or_after) {
 }
 END_TEST
 
+/* In a child forked while a thread of its parent was polling for a reply
+ * (the client's mark left set in the child's copy), the child's own
+ * requests still poll: a late reply halves its channel's budget, which
+ * only a request that polled does. */
+static int child_polls(void *arg) {
+  fixture *f = arg;
+  sbx_broker_client *c = f->client;
+  int fd = sbx_broker_open(c, f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+    return 10;
+  close(fd);
+  sbx_broker_client_slot *slot = used_slot(c);
+  if (!slot || slot->spin == 0)
+    return 11;
+  unsigned before = slot->spin;
+  pid_t pid = sbx_broker_pid(f->b);
+  stop_process(pid);
+  resume_job job = {.pid = pid, .ms = 30};
+  GThread *th = g_thread_new("resume", resume_later, &job);
+  fd = sbx_broker_open(c, f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  g_thread_join(th);
+  if (fd < 0)
+    return 13;
+  close(fd);
+  return slot->spin < before ? 0 : 14;
+}
+
+START_TEST(a_child_forked_while_its_parent_polled_still_polls) {
+  fixture f;
+  start(&f);
+  sbx_broker_client c;
+  sbx_broker_client_init(&c, connect_worker(&f));
+  int fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  /* As if another thread were polling when the child is forked. */
+  __atomic_store_n(&c.polling, 0xffffffffu, __ATOMIC_RELEASE);
+  f.client = &c;
+  ck_assert_int_eq(broker_test_run_in_child(child_polls, &f), 0);
+  close(c.channel);
+  stop(&f);
+}
+END_TEST
+
 /* After serving, the broker polls for the next request only briefly: once
  * the workers stop asking, it sleeps and uses no CPU time. Control: while
  * a worker asks, its CPU time grows. */
@@ -1312,6 +1357,7 @@ int main(void) {
   tcase_set_timeout(waiting, 30);
   tcase_add_test(waiting,
                  a_reply_is_taken_whether_it_comes_while_polling_or_after);
+  tcase_add_test(waiting, a_child_forked_while_its_parent_polled_still_polls);
   tcase_add_test(waiting, an_idle_broker_sleeps_after_polling_briefly);
   suite_add_tcase(s, waiting);
   SRunner *sr = srunner_create(s);
