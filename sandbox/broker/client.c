@@ -173,11 +173,9 @@ static unsigned spin_budget(sbx_broker_client_slot *slot) {
 }
 
 /* Signal-safe. What the budget becomes after a request that polled
- * `polls` times, having found its reply by polling or not. */
+ * `polls` times of `budget`, having found its reply by polling or not. */
 static void spin_learn(sbx_broker_client_slot *slot, unsigned budget,
                        unsigned polls, bool found) {
-  if (budget == 0)
-    return;
   if (found) {
     unsigned want = 2 * polls;
     slot->spin = want < SPIN_MIN ? SPIN_MIN : want > SPIN_MAX ? SPIN_MAX : want;
@@ -201,30 +199,33 @@ static bool take_polling(sbx_broker_client *client) {
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-/* Signal-safe. recvmsg on a channel whose reply is on its way: polls up
- * to *polls times first (see SPIN_MAX), and leaves in *polls how many
- * polls it made, with *found saying whether one of them got the reply;
- * clears *polling (when not NULL) once it stops polling. A poll that
- * fails otherwise than "nothing yet" ends the polling and the blocking
- * receive gives the answer: a worker's filter that refuses MSG_DONTWAIT
- * then costs a poll, not the reply. */
-static ssize_t receive_reply(int fd, struct msghdr *msg, int flags,
-                             unsigned *polls, bool *found, unsigned *polling) {
-  unsigned budget = *polls;
-  *found = false;
+/* Signal-safe. recvmsg of the reply on a channel whose reply is on its
+ * way, polling for it first as `slot` has learnt (see SPIN_MAX; slot
+ * NULL, or another thread polling: it sleeps at once). A poll that fails
+ * otherwise than "nothing yet" ends the polling and the blocking receive
+ * gives the answer: a worker's filter that refuses MSG_DONTWAIT then
+ * costs a poll, not the reply. */
+static ssize_t receive_reply(sbx_broker_client *client,
+                             sbx_broker_client_slot *slot, int fd,
+                             struct msghdr *msg, int flags) {
+  unsigned budget = slot ? spin_budget(slot) : 0;
+  if (budget && !take_polling(client))
+    budget = 0;
   ssize_t n = -1;
-  unsigned i = 0;
-  while (i < budget && !*found) {
-    i++;
+  unsigned polls = 0;
+  bool found = false;
+  while (polls < budget && !found) {
+    polls++;
     n = recvmsg(fd, msg, flags | MSG_DONTWAIT);
-    *found = n >= 0;
-    if (!*found && errno != EAGAIN && errno != EINTR)
+    found = n >= 0;
+    if (!found && errno != EAGAIN && errno != EINTR)
       break;
   }
-  *polls = i;
-  if (polling)
-    __atomic_store_n(polling, 0, __ATOMIC_RELEASE);
-  if (*found)
+  if (budget) {
+    __atomic_store_n(&client->polling, 0, __ATOMIC_RELEASE);
+    spin_learn(slot, budget, polls, found);
+  }
+  if (found)
     return n;
   do {
     n = recvmsg(fd, msg, flags);
@@ -284,14 +285,9 @@ static int exchange(const sbx_broker_client *client, int send_fd, int pass_fd,
       .msg_control = rbuf.buf,
       .msg_controllen = sizeof(rbuf.buf),
   };
-  sbx_broker_client *shared = (sbx_broker_client *)client;
-  bool poller = slot && take_polling(shared);
-  unsigned budget = poller ? spin_budget(slot) : 0, polls = budget;
-  bool found;
-  n = receive_reply(recv_fd, &rmsg, t->cloexec ? MSG_CMSG_CLOEXEC : 0, &polls,
-                    &found, poller ? &shared->polling : NULL);
-  if (poller)
-    spin_learn(slot, budget, polls, found);
+  /* The pool is the client's own bookkeeping (see transact_once). */
+  n = receive_reply((sbx_broker_client *)client, slot, recv_fd, &rmsg,
+                    t->cloexec ? MSG_CMSG_CLOEXEC : 0);
   if (n < 0)
     return errno == EFAULT ? -EFAULT : unreachable(client);
   if (n == 0)

@@ -1177,7 +1177,9 @@ int sbx_broker_server_run(sbx_broker_server *s, int control_fd) {
     }
     if (!g_queue_is_empty(&s->ring)) {
       serve_turn(s);
-      s->linger_until_us = g_get_monotonic_time() + LINGER_US;
+      /* The clock only once no worker waits for its turn any more. */
+      if (g_queue_is_empty(&s->ring))
+        s->linger_until_us = g_get_monotonic_time() + LINGER_US;
     }
   }
 }

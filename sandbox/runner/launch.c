@@ -28,7 +28,7 @@
 #include "sandbox/files/resolver.h"
 #include "sandbox/kernel/namespaces/fds.h"
 #include "sandbox/kernel/namespaces/namespaces.h"
-#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/layers/apply.h"
 #include "sandbox/layers/missing.h"
@@ -549,7 +549,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
        * every stacked one. */
       /* The filters sbx-run itself runs under (nested in another
        * sandbox): init and the program inherit them. */
-      .min_filters = (unsigned)MAX(sbx_seccomp_filter_count(0), 0) + 1 +
+      .min_filters = (unsigned)MAX(sbx_status_seccomp_filters(0), 0) + 1 +
                      plan->n_program_filters,
       .resolver = resolver,
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,

@@ -25,7 +25,7 @@
 #include "sandbox/base/syscalls.h"
 #include "sandbox/files/fs_calls.h"
 #include "sandbox/kernel/seccomp/bpf.h"
-#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/kernel/namespaces/status.h"
 #include "sandbox/kernel/unotify/notify.h"
 #include "sandbox/kernel/unotify/target.h"
 #include "sandbox/supervisor/call.h"
@@ -230,7 +230,7 @@ static bool stacked_refusal(sbx_call *c) {
       continue;
     /* -1 if it cannot be read: then treated as under the stacked layers
      * (refused and reported). */
-    int count = sbx_seccomp_filter_count((pid_t)c->n->pid);
+    int count = sbx_status_seccomp_filters((pid_t)c->n->pid);
     /* The count is the caller's only if the call is still pending. */
     if (sbx_unotify_id_valid(c->u->ch.listener, c->n->id) != 0) {
       c->kind = ANSWER_DROP;

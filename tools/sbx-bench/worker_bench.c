@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/kernel/seccomp/loader.h"
+#include "sandbox/kernel/namespaces/status.h"
 #include "tools/sbx-bench/measure.h"
 #include "sbx/sbx.h"
 
@@ -177,7 +177,7 @@ static unsigned zygote_ready_children(pid_t zygote) {
     long ppid;
     if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 &&
         ppid == zygote && state == 'S' &&
-        sbx_seccomp_filter_count((pid_t)atoi(name)) > 0)
+        sbx_status_seccomp_filters((pid_t)atoi(name)) > 0)
       n++;
   }
   if (d)

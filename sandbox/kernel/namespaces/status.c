@@ -111,6 +111,25 @@ int sbx_status_read_bounding_ambient_raw(uint64_t *bounding,
   return parse_bounding_ambient(buf, bounding, ambient);
 }
 
+int sbx_status_seccomp_filters(pid_t pid) {
+  char path[64], buf[4096];
+  sbx_strbuf sb;
+  sbx_strbuf_init(&sb, path, sizeof(path));
+  if (pid > 0) {
+    sbx_strbuf_add(&sb, "/proc/");
+    sbx_strbuf_add_u64(&sb, (uint64_t)pid);
+    sbx_strbuf_add(&sb, "/status");
+  } else {
+    sbx_strbuf_add(&sb, "/proc/self/status");
+  }
+  sbx_strbuf_finish(&sb);
+  if (read_small(path, buf, sizeof(buf)) <= 0)
+    return -1;
+  const char *v = field(buf, "Seccomp_filters");
+  uint64_t n;
+  return v && sbx_parse_u64(&v, &n) == 0 ? (int)n : -1;
+}
+
 void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out) {
   memset(out, 0, sizeof(*out));
   struct stat st;

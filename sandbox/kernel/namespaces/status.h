@@ -95,6 +95,11 @@ void sbx_status_collect(const sbx_ns_reference *ref, sbx_layer_status *out);
  * Async-signal-safe. */
 int sbx_status_read_bounding_ambient_raw(uint64_t *bounding, uint64_t *ambient);
 
+/* How many seccomp filters process pid runs under (0: the caller), from
+ * the Seccomp_filters: line of /proc/PID/status; -1 when it cannot be
+ * read. Async-signal-safe. */
+int sbx_status_seccomp_filters(pid_t pid);
+
 /* True when every layer a fully sandboxed worker must have is present:
  * user/pid/net/ipc namespaces, caps empty, NNP, not dumpable, seccomp
  * filter mode, new session. Unknown counts as absent. Async-signal-safe. */

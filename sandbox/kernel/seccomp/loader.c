@@ -11,14 +11,8 @@
 #include "sandbox/kernel/seccomp/loader.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "sandbox/base/strbuf.h"
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
 #define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
@@ -26,29 +20,6 @@
 #ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
 #endif
-
-int sbx_seccomp_filter_count(pid_t pid) {
-  char path[64], buf[4096];
-  if (pid > 0)
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-  else
-    snprintf(path, sizeof(path), "/proc/self/status");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  const char *at = strstr(buf, "\nSeccomp_filters:");
-  uint64_t count;
-  if (!at)
-    return -1;
-  at += strlen("\nSeccomp_filters:");
-  at += strspn(at, " \t");
-  return sbx_parse_u64(&at, &count) == 0 ? (int)count : -1;
-}
 
 GQuark sbx_seccomp_error_quark(void) {
   return g_quark_from_static_string("sbx-seccomp-error-quark");

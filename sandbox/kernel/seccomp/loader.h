@@ -8,7 +8,6 @@
 #define SBX_KERNEL_SECCOMP_LOADER_H_
 
 #include <stddef.h>
-#include <sys/types.h>
 
 #include <glib.h>
 #include <linux/filter.h>
@@ -21,11 +20,6 @@ enum {
 /* Errors in this domain carry the errno value as their code. */
 #define SBX_SECCOMP_ERROR (sbx_seccomp_error_quark())
 GQuark sbx_seccomp_error_quark(void);
-
-/* How many seccomp filters process pid runs under (0: the caller), from
- * the Seccomp_filters line of /proc/PID/status; -1 when it cannot be
- * read. */
-int sbx_seccomp_filter_count(pid_t pid);
 
 /* Loads the program on top of any already installed (stacking only ever
  * narrows). With SBX_SECCOMP_NEW_LISTENER, *listener_fd receives the

@@ -38,7 +38,6 @@ typedef struct {
   sbx_broker *b;
   int audit_fd;
   char *audit_path;
-  sbx_broker_client *client; /* for a test's child, or NULL */
 } fixture;
 
 static void start_with(fixture *f, sbx_broker_config *cfg) {
@@ -1094,16 +1093,21 @@ static sbx_broker_client_slot *used_slot(sbx_broker_client *c) {
   return NULL;
 }
 
-typedef struct {
-  pid_t pid;
-  unsigned ms;
-} resume_job;
-
 static gpointer resume_later(gpointer arg) {
-  resume_job *j = arg;
-  g_usleep(j->ms * 1000);
-  kill(j->pid, SIGCONT);
+  g_usleep(30 * 1000);
+  kill(GPOINTER_TO_INT(arg), SIGCONT);
   return NULL;
+}
+
+/* A brokered open of the good file, asked while the broker is stopped
+ * for 30 ms: no poll can find its reply. The descriptor or -errno. */
+static int open_while_stopped(const fixture *f, sbx_broker_client *c) {
+  pid_t pid = sbx_broker_pid(f->b);
+  stop_process(pid);
+  GThread *th = g_thread_new("resume", resume_later, GINT_TO_POINTER(pid));
+  int fd = sbx_broker_open(c, f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  g_thread_join(th);
+  return fd;
 }
 
 /* A brokered open whose reply comes while the client polls, or only after
@@ -1127,14 +1131,9 @@ START_TEST(a_reply_is_taken_whether_it_comes_while_polling_or_after) {
 
   /* The broker is stopped for 30 ms per request: no poll can find the
    * reply, the client sleeps for it, and polls less each time. */
-  pid_t pid = sbx_broker_pid(f.b);
   unsigned before = slot->spin;
   for (int i = 0; i < 8 && slot->spin > 0; i++) {
-    stop_process(pid);
-    resume_job job = {.pid = pid, .ms = 30};
-    GThread *th = g_thread_new("resume", resume_later, &job);
-    fd = sbx_broker_open(&c, f.t.good_file, O_RDONLY | O_CLOEXEC, 0);
-    g_thread_join(th);
+    fd = open_while_stopped(&f, &c);
     ck_assert_int_ge(fd, 0);
     ck_assert(broker_test_same_file(fd, &want));
     close(fd);
@@ -1162,23 +1161,22 @@ END_TEST
  * (the client's mark left set in the child's copy), the child's own
  * requests still poll: a late reply halves its channel's budget, which
  * only a request that polled does. */
+typedef struct {
+  fixture *f;
+  sbx_broker_client *c;
+} child_job;
+
 static int child_polls(void *arg) {
-  fixture *f = arg;
-  sbx_broker_client *c = f->client;
-  int fd = sbx_broker_open(c, f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
+  const child_job *j = arg;
+  int fd = sbx_broker_open(j->c, j->f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return 10;
   close(fd);
-  sbx_broker_client_slot *slot = used_slot(c);
+  sbx_broker_client_slot *slot = used_slot(j->c);
   if (!slot || slot->spin == 0)
     return 11;
   unsigned before = slot->spin;
-  pid_t pid = sbx_broker_pid(f->b);
-  stop_process(pid);
-  resume_job job = {.pid = pid, .ms = 30};
-  GThread *th = g_thread_new("resume", resume_later, &job);
-  fd = sbx_broker_open(c, f->t.good_file, O_RDONLY | O_CLOEXEC, 0);
-  g_thread_join(th);
+  fd = open_while_stopped(j->f, j->c);
   if (fd < 0)
     return 13;
   close(fd);
@@ -1195,8 +1193,8 @@ START_TEST(a_child_forked_while_its_parent_polled_still_polls) {
   close(fd);
   /* As if another thread were polling when the child is forked. */
   __atomic_store_n(&c.polling, 0xffffffffu, __ATOMIC_RELEASE);
-  f.client = &c;
-  ck_assert_int_eq(broker_test_run_in_child(child_polls, &f), 0);
+  child_job job = {.f = &f, .c = &c};
+  ck_assert_int_eq(broker_test_run_in_child(child_polls, &job), 0);
   close(c.channel);
   stop(&f);
 }

@@ -14,13 +14,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +36,9 @@
 #include "sandbox/files/fs_calls.h"
 #include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/seccomp/bpf.h"
+#include "sandbox/kernel/seccomp/loader.h"
 #include "sandbox/policy/compiler.h"
+#include "sandbox/policy/parser.h"
 #include "sandbox/kernel/seccomp/trap.h"
 #include "sandbox/zygote/zygote.h"
 #include "sandbox/policy/builtin/builtin.h"
@@ -342,22 +341,19 @@ END_TEST
 
 /* A filter stacked on layer 1 that refuses recvmsg with MSG_DONTWAIT
  * (EPERM): the client's polls for a reply fail, its blocking receive does
- * not. */
-static int refuse_polling(void) {
-  struct sock_filter insns[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_recvmsg, 0, 3),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-               offsetof(struct seccomp_data, args[2])),
-      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_DONTWAIT, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog prog = {.len = G_N_ELEMENTS(insns), .filter = insns};
-  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+ * not. Compiled before the fork, loaded in the sandboxed child. */
+static sbx_bpf_program refuse_polling;
+
+static void compile_refuse_polling(void) {
+  GError *error = NULL;
+  sbx_policy *pol = sbx_policy_parse_string(
+      "@default allow\n"
+      "recvmsg: arg2 in ~MSG_DONTWAIT; return EPERM\n",
+      "refuse-polling", NULL, &error);
+  ck_assert_msg(pol != NULL, "%s", error ? error->message : "");
+  ck_assert_msg(sbx_bpf_compile(pol, &refuse_polling, &error), "%s",
+                error ? error->message : "");
+  sbx_policy_free(pol);
 }
 
 /* recvmsg(2) itself (recv is recvfrom). */
@@ -373,7 +369,8 @@ static int body_no_polling(fixture *f) {
   EXPECT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
   /* Control: before the filter, an empty socket says "nothing yet". */
   EXPECT_ERRNO(poll_once(sv[0]), EAGAIN);
-  EXPECT(refuse_polling() == 0);
+  EXPECT(sbx_seccomp_load_raw(refuse_polling.insns, refuse_polling.len, 0) ==
+         0);
   EXPECT_ERRNO(poll_once(sv[0]), EPERM);
   for (int i = 0; i < 300; i++) {
     FILE *fp = fopen(f->t.good_file, "r");
@@ -390,7 +387,9 @@ static int body_no_polling(fixture *f) {
 START_TEST(a_filter_that_refuses_polling_still_gets_every_reply) {
   fixture f;
   start(&f);
+  compile_refuse_polling();
   run_sandboxed(&f, body_no_polling, true, true);
+  sbx_bpf_program_clear(&refuse_polling);
   stop(&f);
 }
 END_TEST
