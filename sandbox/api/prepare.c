@@ -93,7 +93,7 @@ static gboolean compile_layers(sbx_prepared_type *t, bool with_layer1,
     size_t slot = t->n_layers;
     if (t->direct_opens)
       sbx_policy_allow_call(g_ptr_array_index(policies, i), SYS_openat2,
-                            "openat2");
+                            "openat2", "direct opens");
     if (!add_layer(t, names[i], error))
       return FALSE;
     if (!sbx_bpf_compile(g_ptr_array_index(policies, i), &t->layers[slot],

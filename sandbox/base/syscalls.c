@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 /* Names are offsets in kSyscallNames, whose first string is empty. */
 typedef struct {
@@ -93,4 +94,9 @@ int sbx_syscall_max(void) {
 int sbx_syscall_arg_count(int nr) {
   const sbx_syscall_info *i = info(nr);
   return i ? i->nargs : -1;
+}
+
+bool sbx_syscall_is_tracing(int nr) {
+  return nr == SYS_ptrace || nr == SYS_process_vm_readv ||
+         nr == SYS_process_vm_writev;
 }

@@ -30,6 +30,12 @@ int sbx_syscall_max(void);
  * table (sandbox/base/syscall_args.txt) does not say. */
 int sbx_syscall_arg_count(int nr);
 
+/* True for the calls that act on another process's registers or memory
+ * under ptrace's access check: ptrace, process_vm_readv and
+ * process_vm_writev (what sbx-run --allow-ptrace allows).
+ * Async-signal-safe. */
+bool sbx_syscall_is_tracing(int nr);
+
 /* A binary search for key in a table of n entries of size bytes each,
  * sorted in strcmp's order by name. Each entry holds, at name_offset, a
  * uint32_t offset of its name in names (a pool of NUL-terminated strings):

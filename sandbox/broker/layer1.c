@@ -74,7 +74,7 @@ gboolean sbx_layer1_compile_direct(sbx_bpf_program *out, bool direct_opens,
   if (policy == NULL)
     return FALSE;
   if (direct_opens)
-    sbx_policy_allow_call(policy, SYS_openat2, "openat2");
+    sbx_policy_allow_call(policy, SYS_openat2, "openat2", "direct opens");
   sbx_bpf_program prog = {NULL, 0};
   gboolean ok = sbx_bpf_compile(policy, &prog, error);
   sbx_policy_free(policy);

@@ -121,8 +121,9 @@ void sbx_policy_free(sbx_policy *policy) {
   g_free(policy);
 }
 
-bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name) {
-  if (policy == NULL || name == NULL || nr < 0)
+bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name,
+                           const char *why) {
+  if (policy == NULL || name == NULL || why == NULL || nr < 0)
     return false;
   size_t at = 0;
   while (at < policy->n_rules && policy->rules[at].nr < nr)
@@ -144,7 +145,7 @@ bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name) {
     memset(r, 0, sizeof *r);
     r->nr = nr;
     r->name = g_strdup(name);
-    r->file = g_strdup("(direct opens)");
+    r->file = g_strdup_printf("(%s)", why);
   }
   r->on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
   r->on_mismatch = (sbx_action){SBX_ACTION_ALLOW, 0};

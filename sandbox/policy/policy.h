@@ -110,11 +110,13 @@ uint32_t sbx_policy_eval(const sbx_policy *policy,
 bool sbx_cmp_holds(const sbx_cmp *cmp, uint64_t arg);
 
 /* Replaces the rule for syscall nr (name: its name) with an
- * unconditional allow, adding the rule when the policy had none. Used for
- * the one call a type's layers allow beyond their text: openat2 for
- * direct opens under Landlock (docs/design.md, "Direct opens"). false for
- * a NULL policy or name. */
-bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name);
+ * unconditional allow, adding the rule when the policy had none (its
+ * place, for diagnostics, is `why`, in parentheses). Used for the calls
+ * sbx allows beyond a policy's text: openat2 for a type's direct opens
+ * under Landlock (docs/design.md, "Direct opens"), and the tracing calls
+ * of sbx-run --allow-ptrace. false for a NULL policy, name or why. */
+bool sbx_policy_allow_call(sbx_policy *policy, int nr, const char *name,
+                           const char *why);
 
 /* Frees a policy and everything it owns; NULL is ignored. */
 void sbx_policy_free(sbx_policy *policy);

@@ -1,11 +1,10 @@
 /* The embedded baselines; see baseline.h. */
 #include "sandbox/runner/baseline.h"
 
-void sbx_run_baseline(bool kernel, sbx_bpf_program *out) {
+void sbx_run_baseline(bool kernel, bool ptrace, sbx_bpf_program *out) {
   /* Neither policy has a self-pid relocation. */
+  const sbx_run_embedded_baseline *e = &sbx_run_baselines[kernel][ptrace];
   *out = (sbx_bpf_program){0};
-  out->len = kernel ? sbx_run_kernel_baseline_len : sbx_run_baseline_len;
-  out->insns =
-      g_memdup2(kernel ? sbx_run_kernel_baseline_insns : sbx_run_baseline_insns,
-                out->len * sizeof(struct sock_filter));
+  out->len = e->len;
+  out->insns = g_memdup2(e->insns, e->len * sizeof(struct sock_filter));
 }

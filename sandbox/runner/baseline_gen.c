@@ -1,12 +1,13 @@
 /* Build-time generator: compiles builtin:sbx-run.policy and
- * builtin:sbx-run-kernel.policy and writes them as C (baseline.h says
- * why).
+ * builtin:sbx-run-kernel.policy, each as written and with the tracing
+ * calls allowed, and writes them as C (baseline.h says why).
  *
  * Usage: sbx_run_baseline_gen OUTPUT.c
  *
  * Trusts the built-in texts. Refuses to write anything when one does not
  * compile, so the build fails with the compiler's message.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <glib.h>
@@ -14,25 +15,31 @@
 #include "sandbox/policy/builtin/builtin.h"
 #include "sandbox/runner/baseline.h"
 
-static gboolean emit(GString *s, const char *policy, const char *symbol,
-                     GError **error) {
+/* Appends one baseline as a static array named symbol, and its entry of
+ * the table to table. */
+static gboolean emit(GString *s, GString *table, const char *policy,
+                     bool ptrace, const char *symbol, GError **error) {
   sbx_bpf_program prog = {0};
   if (!sbx_builtin_find(policy)) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "no built-in %s",
                 policy);
     return FALSE;
   }
-  if (!sbx_run_baseline_compile(policy, &prog, error))
+  if (!sbx_run_baseline_compile(policy, ptrace, &prog, error))
     return FALSE;
-  g_string_append_printf(s, "/* builtin:%s */\n", policy);
-  g_string_append_printf(s, "const size_t %s_len = %zu;\n", symbol, prog.len);
-  g_string_append_printf(s, "const struct sock_filter %s_insns[] = {\n",
+  g_string_append_printf(s, "/* builtin:%s%s */\n", policy,
+                         ptrace ? ", with --allow-ptrace" : "");
+  g_string_append_printf(s, "static const struct sock_filter %s[] = {\n",
                          symbol);
   for (size_t i = 0; i < prog.len; i++)
     g_string_append_printf(s, "    {0x%04x, %u, %u, 0x%08x},\n",
                            prog.insns[i].code, prog.insns[i].jt,
                            prog.insns[i].jf, prog.insns[i].k);
   g_string_append(s, "};\n\n");
+  g_string_append_printf(table, "%s{%s, %zu}", ptrace ? ", " : "{", symbol,
+                         prog.len);
+  if (ptrace)
+    g_string_append(table, "}");
   sbx_bpf_program_clear(&prog);
   return TRUE;
 }
@@ -49,10 +56,24 @@ int main(int argc, char **argv) {
       " and builtin:" SBX_RUN_KERNEL_BASELINE_POLICY
       ". */\n"
       "#include \"sandbox/runner/baseline.h\"\n\n");
-  gboolean ok = emit(s, SBX_RUN_BASELINE_POLICY, "sbx_run_baseline", &error) &&
-                emit(s, SBX_RUN_KERNEL_BASELINE_POLICY,
-                     "sbx_run_kernel_baseline", &error) &&
-                g_file_set_contents(argv[1], s->str, (gssize)s->len, &error);
+  GString *table = g_string_new(
+      "const sbx_run_embedded_baseline sbx_run_baselines[2][2] = {");
+  gboolean ok =
+      emit(s, table, SBX_RUN_BASELINE_POLICY, false, "supervisor", &error) &&
+      emit(s, table, SBX_RUN_BASELINE_POLICY, true, "supervisor_ptrace",
+           &error);
+  if (ok)
+    g_string_append(table, ", ");
+  ok =
+      ok &&
+      emit(s, table, SBX_RUN_KERNEL_BASELINE_POLICY, false, "kernel", &error) &&
+      emit(s, table, SBX_RUN_KERNEL_BASELINE_POLICY, true, "kernel_ptrace",
+           &error);
+  if (ok) {
+    g_string_append_printf(s, "%s};\n", table->str);
+    ok = g_file_set_contents(argv[1], s->str, (gssize)s->len, &error);
+  }
+  g_string_free(table, TRUE);
   g_string_free(s, TRUE);
   if (!ok) {
     fprintf(stderr, "%s: %s\n", argv[0], error->message);

@@ -385,6 +385,15 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
                                 "sbx-run", error))
     return -1;
   plan->ns.namespaces = 0;
+  /* Without a pid namespace the host's processes are the program's to
+   * name; only Landlock's scoping then keeps tracing inside. */
+  if (plan->allow_ptrace && plan->init.landlock_fd < 0) {
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
+                "--allow-ptrace needs a pid namespace or Landlock, so that "
+                "the program traces only its own processes; the kernel "
+                "offers neither");
+    return -1;
+  }
   /* The supervisor decides the descriptors' calls: no relay. */
   g_clear_pointer(relay, sbx_run_relay_free);
   for (int fd = 0; fd <= 2; fd++)
@@ -537,14 +546,13 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   }
   if (plan->mode == SBX_RUN_MODE_SUPERVISOR)
     n_made = make_account_memfds(plan, made);
+  const sbx_run_embedded_baseline *base =
+      &sbx_run_baselines[plan->mode == SBX_RUN_MODE_KERNEL][plan->allow_ptrace];
   sbx_unotify_config cfg = {
       .layers = layers,
       .n_layers = plan->reported->len,
-      .base = plan->mode == SBX_RUN_MODE_KERNEL ? sbx_run_kernel_baseline_insns
-                                                : sbx_run_baseline_insns,
-      .base_len = plan->mode == SBX_RUN_MODE_KERNEL
-                      ? sbx_run_kernel_baseline_len
-                      : sbx_run_baseline_len,
+      .base = base->insns,
+      .base_len = base->len,
       /* The program runs under sbx-run's own filters, the baseline and
        * every stacked one. */
       /* The filters sbx-run itself runs under (nested in another

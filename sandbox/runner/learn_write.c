@@ -98,6 +98,8 @@ char **sbx_learn_run_argv(const sbx_learn_summary *summary, char **program) {
   g_ptr_array_add(a, g_strdup(summary->profile_path));
   if (summary->execs)
     g_ptr_array_add(a, g_strdup("--allow-exec"));
+  if (summary->traces)
+    g_ptr_array_add(a, g_strdup("--allow-ptrace"));
   g_ptr_array_add(a, g_strdup("--"));
   for (char **p = program; p && *p; p++)
     g_ptr_array_add(a, g_strdup(*p));
@@ -760,6 +762,9 @@ gboolean sbx_learn_write(const sbx_learn_record *r, const sbx_learn_output *o,
   g_hash_table_iter_init(&it, r->paths);
   while (g_hash_table_iter_next(&it, &key, &value))
     summary->execs |= (GPOINTER_TO_UINT(value) & SBX_LEARN_EXEC) != 0;
+  summary->traces = false;
+  for (int nr = 0; nr < r->n_syscalls; nr++)
+    summary->traces |= r->syscalls[nr].count && sbx_syscall_is_tracing(nr);
   summary->policy_path = g_strconcat(o->name, ".policy", NULL);
   summary->profile_path = g_strconcat(o->name, ".profile", NULL);
   if (!g_file_set_contents(summary->policy_path, policy, -1, error) ||

@@ -51,6 +51,7 @@ typedef struct {
   unsigned n_broker_rules;
   bool network; /* sockets other than AF_UNIX were made */
   bool execs;   /* the program executed other programs */
+  bool traces;  /* it called ptrace or process_vm_readv/writev */
   char *policy_path;
   char *profile_path;
 } sbx_learn_summary;
@@ -69,9 +70,10 @@ bool sbx_learn_name_looks_random(const char *path);
 char *sbx_learn_command_line(char **argv);
 
 /* The sbx-run arguments that run program under what was learned:
- * --profile PATH, then --allow-exec when the program executed others
- * (the one grant a profile cannot hold; the network, when the program
- * used it, is kept by the profile), then "--" and program.
+ * --profile PATH, then --allow-exec when the program executed others and
+ * --allow-ptrace when it traced (the grants a profile cannot hold; the
+ * network, when the program used it, is kept by the profile), then "--"
+ * and program.
  * NULL-terminated, for g_strfreev. */
 char **sbx_learn_run_argv(const sbx_learn_summary *summary, char **program);
 

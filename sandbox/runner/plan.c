@@ -325,26 +325,53 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
 
 /* ---- seccomp ------------------------------------------------------------ */
 
-static bool action_uses_listener(sbx_action a) {
-  return a.kind == SBX_ACTION_USER_NOTIF;
+/* The first rule of pol with an action of this kind (NULL: none), and
+ * whether its default action is one. */
+static const sbx_rule *rule_with_action(const sbx_policy *pol,
+                                        sbx_action_kind kind) {
+  for (size_t i = 0; i < pol->n_rules; i++)
+    if (pol->rules[i].on_match.kind == kind ||
+        pol->rules[i].on_mismatch.kind == kind)
+      return &pol->rules[i];
+  return NULL;
+}
+
+/* Refuses a layer that answers some call with `kind`, naming the rule
+ * that does. */
+static gboolean refuse_action(const sbx_policy *pol, const char *name,
+                              sbx_action_kind kind, const char *why,
+                              GError **error) {
+  const sbx_rule *r = rule_with_action(pol, kind);
+  if (!r && pol->default_action.kind != kind)
+    return TRUE;
+  if (r)
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY, "%s:%u: %s: %s",
+                r->file ? r->file : name, r->line, r->name, why);
+  else
+    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY,
+                "%s: the default action: %s", name, why);
+  return FALSE;
 }
 
 /* A stacked layer must not answer with user-notify (the kernel would
- * pick that layer, which has no listener, and fail the call with ENOSYS)
- * and must let sbx-run's own execve through. */
+ * pick that layer, which has no listener, and fail the call with ENOSYS);
+ * under --allow-ptrace it must not hand a call to a tracer (the program,
+ * tracing its own processes, would decide it); and it must let sbx-run's
+ * own execve through. */
 static gboolean check_layer(const sbx_policy *pol, const char *name,
-                            GError **error) {
-  bool notify = action_uses_listener(pol->default_action);
-  for (size_t i = 0; i < pol->n_rules && !notify; i++)
-    notify = action_uses_listener(pol->rules[i].on_match) ||
-             action_uses_listener(pol->rules[i].on_mismatch);
-  if (notify) {
-    g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_POLICY,
-                "%s: user-notify is reserved for sbx-run's supervisor; a "
-                "stacked layer may allow, deny (return ERRNO) or kill",
-                name);
+                            bool allow_ptrace, GError **error) {
+  if (!refuse_action(pol, name, SBX_ACTION_USER_NOTIF,
+                     "user-notify is reserved for sbx-run's supervisor; a "
+                     "stacked layer may allow, deny (return ERRNO) or kill",
+                     error))
     return FALSE;
-  }
+  if (allow_ptrace &&
+      !refuse_action(pol, name, SBX_ACTION_TRACE,
+                     "'trace' lets a tracer decide the call, and under "
+                     "--allow-ptrace the program's own tracer would; deny "
+                     "it instead (return ERRNO)",
+                     error))
+    return FALSE;
   struct seccomp_data d = {.nr = __NR_execve, .arch = AUDIT_ARCH_X86_64};
   uint32_t ret = sbx_policy_eval(pol, &d);
   uint32_t action = ret & SECCOMP_RET_ACTION_FULL;
@@ -369,7 +396,7 @@ static void layer_source_free(gpointer data) {
  * when the mode is known. */
 static gboolean add_layer(sbx_run_plan *p, sbx_policy *pol, const char *name,
                           GError **error) {
-  if (!check_layer(pol, name, error))
+  if (!check_layer(pol, name, p->allow_ptrace, error))
     return FALSE;
   GError *local = NULL;
   sbx_run_layer_source *l = g_new0(sbx_run_layer_source, 1);
@@ -427,7 +454,7 @@ static gboolean install_layer(sbx_run_plan *p, const sbx_run_layer_source *src,
 /* The mode's baseline, behind the reported layers' refusals (stacked.h). */
 static gboolean add_baseline(sbx_run_plan *p, GError **error) {
   sbx_bpf_program baseline;
-  sbx_run_baseline(p->mode == SBX_RUN_MODE_KERNEL, &baseline);
+  sbx_run_baseline(p->mode == SBX_RUN_MODE_KERNEL, p->allow_ptrace, &baseline);
   if (p->reported->len > 0) {
     g_autofree const sbx_bpf_program **parts =
         g_new(const sbx_bpf_program *, p->reported->len);
@@ -765,6 +792,7 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
   p->exec_files = g_ptr_array_new_with_free_func(g_free);
   p->net = o->net;
   p->allow_exec = o->allow_exec;
+  p->allow_ptrace = o->allow_ptrace;
   p->audit = g_strdup(o->audit);
   p->ns = ns;
   p->argv = g_strdupv(o->argv);

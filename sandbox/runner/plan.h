@@ -72,6 +72,7 @@ typedef struct {
   char *profile;   /* --profile NAME|FILE */
   gboolean net;
   gboolean allow_exec;
+  gboolean allow_ptrace; /* --allow-ptrace: the baseline allows tracing */
   gboolean clear_env;
   char **setenv; /* K=V */
   char **unsetenv;
@@ -116,6 +117,7 @@ typedef struct {
   unsigned require; /* SBX_REQUIRE_*: --require and the profile's */
   bool net;
   bool allow_exec;
+  bool allow_ptrace;
   /* The profile's [network] ports: what network sockets may connect and
    * bind to under net. */
   sbx_profile_ports connect_ports;

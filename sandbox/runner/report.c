@@ -70,6 +70,20 @@ static void append_escaped(GString *s, const char *text) {
   }
 }
 
+/* The option of a hint that names no path. */
+static const char *hint_flag(sbx_unotify_hint hint) {
+  switch (hint) {
+    case SBX_UNOTIFY_HINT_EXEC:
+      return "--allow-exec";
+    case SBX_UNOTIFY_HINT_NET:
+      return "--net";
+    case SBX_UNOTIFY_HINT_PTRACE:
+      return "--allow-ptrace";
+    default:
+      return "";
+  }
+}
+
 char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
   GString *s = g_string_new("sbx: denied ");
   g_string_append(s, ev->operation ? ev->operation : "syscall");
@@ -104,10 +118,9 @@ char *sbx_run_report_format_denial(const sbx_unotify_event *ev) {
       }
       break;
     case SBX_UNOTIFY_HINT_EXEC:
-      g_string_append(s, " (allow with --allow-exec)");
-      break;
     case SBX_UNOTIFY_HINT_NET:
-      g_string_append(s, " (allow with --net)");
+    case SBX_UNOTIFY_HINT_PTRACE:
+      g_string_append_printf(s, " (allow with %s)", hint_flag(ev->hint));
       break;
     case SBX_UNOTIFY_HINT_NEVER:
       if (ev->reason) {
@@ -293,10 +306,9 @@ static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
       }
       break;
     case SBX_UNOTIFY_HINT_EXEC:
-      g_string_append(o, "--allow-exec");
-      break;
     case SBX_UNOTIFY_HINT_NET:
-      g_string_append(o, "--net");
+    case SBX_UNOTIFY_HINT_PTRACE:
+      g_string_append(o, hint_flag(ev->hint));
       break;
     case SBX_UNOTIFY_HINT_NEVER:
     case SBX_UNOTIFY_HINT_NONE:

@@ -159,6 +159,11 @@ static void h_refuse(sbx_call *c) {
                (unsigned)arg_int(c, 1));
     c->ev.detail = c->detail;
   }
+  if (sbx_syscall_is_tracing(c->n->data.nr)) {
+    deny(c, EPERM, "tracing processes needs --allow-ptrace",
+         SBX_UNOTIFY_HINT_PTRACE, NULL, false);
+    return;
+  }
   int err = refused_with_eperm(c->n->data.nr) ? EPERM : ENOSYS;
   deny(c, err, "system call not in the policy", SBX_UNOTIFY_HINT_NONE, NULL,
        false);

@@ -91,11 +91,12 @@
 /* Which option of the launcher would have allowed a denied call. */
 typedef enum {
   SBX_UNOTIFY_HINT_NONE,
-  SBX_UNOTIFY_HINT_READ,  /* read (or stat) access to hint_path */
-  SBX_UNOTIFY_HINT_WRITE, /* write access to hint_path (create: its dir) */
-  SBX_UNOTIFY_HINT_EXEC,  /* executing other programs */
-  SBX_UNOTIFY_HINT_NET,   /* sockets */
-  SBX_UNOTIFY_HINT_NEVER, /* no option allows it; the reason says why */
+  SBX_UNOTIFY_HINT_READ,   /* read (or stat) access to hint_path */
+  SBX_UNOTIFY_HINT_WRITE,  /* write access to hint_path (create: its dir) */
+  SBX_UNOTIFY_HINT_EXEC,   /* executing other programs */
+  SBX_UNOTIFY_HINT_NET,    /* sockets */
+  SBX_UNOTIFY_HINT_PTRACE, /* tracing the sandbox's own processes */
+  SBX_UNOTIFY_HINT_NEVER,  /* no option allows it; the reason says why */
 } sbx_unotify_hint;
 
 /* One decision, reported to the launcher (for its audit log and its

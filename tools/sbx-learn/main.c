@@ -29,7 +29,8 @@ static const char description[] =
     "  NAME.profile  an sbx-run profile: the files seen, folded into\n"
     "                directories, and NAME.policy as its seccomp layer\n"
     "Then it prints the sbx-run command that runs PROGRAM under them:\n"
-    "  sbx-run --profile NAME.profile [--allow-exec] -- PROGRAM ...\n"
+    "  sbx-run --profile NAME.profile [--allow-exec] [--allow-ptrace] -- "
+    "PROGRAM ...\n"
     "\n"
     "A learned policy is only as complete as the run that produced it:\n"
     "what this run did not do is refused later. sbx-learn enforces\n"
@@ -240,6 +241,10 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "sbx-learn: the program executed other programs; "
             "sbx-run needs --allow-exec for that\n");
+  if (sum.traces)
+    fprintf(stderr,
+            "sbx-learn: the program traced processes; sbx-run needs "
+            "--allow-ptrace for that\n");
   fprintf(stderr,
           "sbx-learn: a learned policy is only as complete as the run that "
           "produced it: what this run did not do will be refused. Review "

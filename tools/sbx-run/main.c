@@ -76,6 +76,11 @@ int main(int argc, char **argv) {
        "Let the program execute other programs: those readable under the "
        "allowlist and in /usr/bin and /bin",
        NULL},
+      {"allow-ptrace", 0, 0, G_OPTION_ARG_NONE, &o.allow_ptrace,
+       "Let the program trace and debug its own processes (strace, gdb): "
+       "ptrace, process_vm_readv and process_vm_writev, on processes of the "
+       "sandbox only",
+       NULL},
       {"require", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.require,
        "Refuse to run unless these layers are in place (userns, landlock, "
        "seccomp, broker; comma-separated, repeatable); others the kernel "

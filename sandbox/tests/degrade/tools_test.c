@@ -23,16 +23,17 @@
 
 static const char *const modes[] = {"--no-userns", "--docker", "--no-landlock"};
 
-/* sbx-without MODE -- sbx-run OPTS... -- CMD... (mode NULL: sbx-run
- * alone, the control). */
-static result run_without(const char *mode, const char *const *opts,
-                          const char *const *cmd) {
+/* sbx-without MODES... -- sbx-run OPTS... -- CMD... (modes NULL or
+ * empty: sbx-run alone, the control). */
+static result run_under(const char *const *without_modes,
+                        const char *const *opts, const char *const *cmd) {
   g_autofree char *without = tool_path("tests/sbx-without");
   g_autofree char *bin = sbx_run_path();
   GPtrArray *argv = g_ptr_array_new();
-  if (mode) {
+  if (without_modes && without_modes[0]) {
     g_ptr_array_add(argv, without);
-    g_ptr_array_add(argv, (char *)mode);
+    for (size_t i = 0; without_modes[i]; i++)
+      g_ptr_array_add(argv, (char *)without_modes[i]);
     g_ptr_array_add(argv, "--");
   }
   g_ptr_array_add(argv, bin);
@@ -45,6 +46,13 @@ static result run_without(const char *mode, const char *const *opts,
   result r = run((const char *const *)argv->pdata);
   g_ptr_array_free(argv, TRUE);
   return r;
+}
+
+/* Under one missing feature (mode NULL: none). */
+static result run_without(const char *mode, const char *const *opts,
+                          const char *const *cmd) {
+  const char *one[] = {mode, NULL};
+  return run_under(one, opts, cmd);
 }
 
 static const char *layer_of(const char *mode) {
@@ -110,6 +118,23 @@ START_TEST(sbx_run_require_refuses_a_missing_layer_and_says_why) {
   assert_contains(r.err,
                   landlock ? "CONFIG_SECURITY_LANDLOCK" : "seccomp filter");
   result_clear(&r);
+}
+END_TEST
+
+/* --allow-ptrace keeps tracing inside the sandbox with a pid namespace
+ * or with Landlock's scoping: it works where either is missing, and is
+ * refused where both are (the control: sbx-run without it still runs). */
+START_TEST(allow_ptrace_needs_a_pid_namespace_or_landlock) {
+  g_autofree char *probe = probe_path();
+  const char *traceme[] = {probe, "traceme", NULL};
+  const char *opts[] = {"--allow-ptrace", NULL};
+  for (size_t i = 0; i < G_N_ELEMENTS(modes); i++)
+    expect(run_without(modes[i], opts, traceme), 0, "traceme=ok", NULL);
+  const char *neither[] = {"--no-userns", "--no-landlock", NULL};
+  const char *t[] = {"/bin/true", NULL};
+  expect(run_under(neither, NULL, t), 0, NULL, NULL);
+  expect(run_under(neither, opts, traceme), 125, NULL,
+         "--allow-ptrace needs a pid namespace or Landlock");
 }
 END_TEST
 
@@ -241,6 +266,7 @@ static Suite *degrade_tools_suite(void) {
   tcase_add_loop_test(tc, sbx_run_require_refuses_a_missing_layer_and_says_why,
                       0, n);
   tcase_add_test(tc, sbx_run_require_rejects_unknown_layers);
+  tcase_add_test(tc, allow_ptrace_needs_a_pid_namespace_or_landlock);
   tcase_add_loop_test(tc, renderer_demo_completes_without_the_feature, 0, 4);
   tcase_add_test(tc, sbx_run_with_max_user_namespaces_zero);
   suite_add_tcase(s, tc);

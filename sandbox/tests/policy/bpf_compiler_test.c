@@ -890,7 +890,8 @@ START_TEST(builtin_filters_leave_argument_free_allows_to_the_cache) {
     sbx_policy *p = sbx_builtin_policy(name, &error);
     ck_assert_msg(p != NULL, "%s: %s", name, error ? error->message : "");
     if (i == sbx_builtin_n_files)
-      ck_assert(sbx_policy_allow_call(p, SYS_openat2, "openat2"));
+      ck_assert(
+          sbx_policy_allow_call(p, SYS_openat2, "openat2", "direct opens"));
     sbx_bpf_program prog;
     ck_assert_msg(sbx_bpf_compile(p, &prog, &error), "%s: %s", name,
                   error ? error->message : "");

@@ -280,6 +280,29 @@ START_TEST(a_unix_socket_used_while_learning_is_granted_by_its_path) {
 }
 END_TEST
 
+/* A program that traced its own child (as strace does) is learned with
+ * --allow-ptrace on the printed line, which the check's rerun uses; the
+ * profile alone (the control) leaves tracing refused. */
+START_TEST(a_program_that_traced_is_run_with_allow_ptrace) {
+  g_autofree char *probe = probe_path();
+  const char *traceme[] = {probe, "traceme", NULL};
+  g_autofree char *name = path_in("tracer");
+  const char *opts[] = {"-o", name, NULL};
+  result r = tool_run("sbx-learn", opts, traceme);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  g_autofree char *line = g_strdup_printf(
+      "--profile %s.profile --allow-ptrace -- %s traceme", name, probe);
+  assert_contains(r.err, line);
+  assert_contains(r.err, "sbx-learn: checked:");
+  result again = run_printed_line(r.err);
+  expect(again, 0, "traceme=ok", NULL);
+  result_clear(&r);
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  const char *only_profile[] = {"--profile", profile, NULL};
+  expect(sbx_run(only_profile, traceme), 1, "traceme=refused", NULL);
+}
+END_TEST
+
 /* The printed command line is the one that works: it carries every
  * sbx-run option the run needed (--allow-exec for a program that ran
  * others; the profile keeps what it can itself), and the same command
@@ -586,7 +609,7 @@ START_TEST(a_stacked_layer_and_the_baseline_behind_it_decide_as_documented) {
   ck_assert(sbx_run_stacked_reportable(&layer));
   sbx_run_stacked_without_errno(&layer, &quiet);
   ck_assert(sbx_bpf_check(quiet.insns, quiet.len, NULL));
-  sbx_run_baseline(false, &base);
+  sbx_run_baseline(false, false, &base);
   const sbx_bpf_program *parts[] = {&layer};
   ck_assert_msg(sbx_run_stacked_compose(parts, 1, &base, &composed, &error),
                 "%s", error ? error->message : "");
@@ -970,6 +993,7 @@ static Suite *sbx_learn_suite(void) {
                  a_unix_socket_used_while_learning_is_granted_by_its_path);
   tcase_add_test(runs,
                  the_printed_command_line_carries_the_options_the_run_needed);
+  tcase_add_test(runs, a_program_that_traced_is_run_with_allow_ptrace);
   tcase_add_test(runs, gcc_learned_compiling_a_file_compiles_it_again);
   tcase_add_test(runs, paths_probed_missing_are_missing_again_not_refused);
   tcase_add_test(runs,

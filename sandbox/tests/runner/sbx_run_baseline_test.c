@@ -2,7 +2,7 @@
  * embedded in sbx-run must be exactly what compiling its built-in text
  * (sbx-run.policy, sbx-run-kernel.policy) gives with the compiler and
  * syscall table in this tree, and it must decide like the text does.
- * Loop index 0: the supervisor's baseline; 1: the default mode's. */
+ * Each is embedded as its text says and with the tracing calls allowed. */
 #include <check.h>
 #include <linux/audit.h>
 #include <stdbool.h>
@@ -17,31 +17,32 @@
 #include "sandbox/policy/parser.h"
 #include "sandbox/runner/baseline.h"
 
-static const struct sock_filter *embedded_insns(bool kernel) {
-  return kernel ? sbx_run_kernel_baseline_insns : sbx_run_baseline_insns;
-}
+/* Loop index bit 0: the default mode's baseline (else the supervisor's);
+ * bit 1: the variant that allows tracing (--allow-ptrace). */
+#define KERNEL(i) (((i)&1) != 0)
+#define PTRACE(i) (((i)&2) != 0)
 
-static size_t embedded_len(bool kernel) {
-  return kernel ? sbx_run_kernel_baseline_len : sbx_run_baseline_len;
+static const sbx_run_embedded_baseline *embedded(int i) {
+  return &sbx_run_baselines[KERNEL(i)][PTRACE(i)];
 }
 
 static const char *policy_name(bool kernel) {
   return kernel ? SBX_RUN_KERNEL_BASELINE_POLICY : SBX_RUN_BASELINE_POLICY;
 }
 
-static void assert_is_the_embedded_program(bool kernel,
-                                           const sbx_bpf_program *p) {
-  ck_assert_uint_eq(p->len, embedded_len(kernel));
-  ck_assert_int_eq(memcmp(p->insns, embedded_insns(kernel),
-                          p->len * sizeof(struct sock_filter)),
-                   0);
+static void assert_is_the_embedded_program(int i, const sbx_bpf_program *p) {
+  ck_assert_uint_eq(p->len, embedded(i)->len);
+  ck_assert_int_eq(
+      memcmp(p->insns, embedded(i)->insns, p->len * sizeof(struct sock_filter)),
+      0);
 }
 
 START_TEST(the_embedded_baseline_is_what_compiling_the_builtin_text_gives) {
   sbx_bpf_program fresh = {0};
   GError *error = NULL;
-  ck_assert_msg(sbx_run_baseline_compile(policy_name(_i), &fresh, &error), "%s",
-                error ? error->message : "");
+  ck_assert_msg(sbx_run_baseline_compile(policy_name(KERNEL(_i)), PTRACE(_i),
+                                         &fresh, &error),
+                "%s", error ? error->message : "");
   assert_is_the_embedded_program(_i, &fresh);
   sbx_bpf_program_clear(&fresh);
 }
@@ -49,8 +50,8 @@ END_TEST
 
 START_TEST(sbx_run_baseline_hands_out_a_copy_of_the_embedded_program) {
   sbx_bpf_program p = {0};
-  sbx_run_baseline(_i, &p);
-  ck_assert_ptr_ne(p.insns, embedded_insns(_i));
+  sbx_run_baseline(KERNEL(_i), PTRACE(_i), &p);
+  ck_assert_ptr_ne(p.insns, embedded(_i)->insns);
   assert_is_the_embedded_program(_i, &p);
   sbx_bpf_program_clear(&p);
 }
@@ -61,12 +62,14 @@ END_TEST
  * argument filter on both sides of its test. */
 START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
   GError *error = NULL;
-  bool kernel = _i;
-  sbx_policy *pol = sbx_builtin_policy(policy_name(kernel), &error);
+  bool kernel = KERNEL(_i);
+  sbx_policy *pol =
+      sbx_run_baseline_policy(policy_name(kernel), PTRACE(_i), &error);
   ck_assert_msg(pol, "%s", error ? error->message : "");
   const uint32_t file_call =
       kernel ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF;
   const uint32_t refused = kernel ? SECCOMP_RET_ERRNO : SECCOMP_RET_USER_NOTIF;
+  const uint32_t tracing = PTRACE(_i) ? SECCOMP_RET_ALLOW : refused;
   struct {
     int nr;
     uint64_t args[4];
@@ -78,7 +81,9 @@ START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
       {__NR_io_uring_setup, {0}, SECCOMP_RET_ERRNO},
       {__NR_personality, {0}, SECCOMP_RET_ALLOW},
       {__NR_personality, {0x0400000}, refused},
-      {__NR_ptrace, {0}, refused},
+      {__NR_ptrace, {0}, tracing},
+      {__NR_process_vm_readv, {0}, tracing},
+      {__NR_process_vm_writev, {0}, tracing},
       /* The default mode's mode checks: a setuid bit is never set. */
       {__NR_fchmod, {3, 0755}, kernel ? SECCOMP_RET_ALLOW : file_call},
       {__NR_fchmod, {3, 04755}, refused},
@@ -89,12 +94,12 @@ START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
     struct seccomp_data d = {.nr = cases[i].nr, .arch = AUDIT_ARCH_X86_64};
     for (size_t a = 0; a < 4; a++)
       d.args[a] = cases[i].args[a];
-    uint32_t embedded =
-        sbx_bpf_run(embedded_insns(kernel), embedded_len(kernel), &d, NULL);
-    ck_assert_uint_eq(embedded, sbx_policy_eval(pol, &d));
-    ck_assert_msg((embedded & SECCOMP_RET_ACTION_FULL) == cases[i].action,
+    uint32_t verdict =
+        sbx_bpf_run(embedded(_i)->insns, embedded(_i)->len, &d, NULL);
+    ck_assert_uint_eq(verdict, sbx_policy_eval(pol, &d));
+    ck_assert_msg((verdict & SECCOMP_RET_ACTION_FULL) == cases[i].action,
                   "%s: syscall %d arg0 %#llx: got %#x", policy_name(kernel),
-                  cases[i].nr, (unsigned long long)cases[i].args[0], embedded);
+                  cases[i].nr, (unsigned long long)cases[i].args[0], verdict);
   }
   sbx_policy_free(pol);
 }
@@ -104,11 +109,11 @@ static Suite *baseline_suite(void) {
   Suite *s = suite_create("sbx-run-baseline");
   TCase *tc = tcase_create("embedded");
   tcase_add_loop_test(
-      tc, the_embedded_baseline_is_what_compiling_the_builtin_text_gives, 0, 2);
+      tc, the_embedded_baseline_is_what_compiling_the_builtin_text_gives, 0, 4);
   tcase_add_loop_test(
-      tc, sbx_run_baseline_hands_out_a_copy_of_the_embedded_program, 0, 2);
+      tc, sbx_run_baseline_hands_out_a_copy_of_the_embedded_program, 0, 4);
   tcase_add_loop_test(tc, the_embedded_baseline_decides_like_the_policy_text, 0,
-                      2);
+                      4);
   suite_add_tcase(s, tc);
   return s;
 }

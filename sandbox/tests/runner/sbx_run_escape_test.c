@@ -24,6 +24,7 @@
 #include <linux/fs.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -35,6 +36,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -949,6 +951,48 @@ START_TEST(a_hard_link_is_made_only_within_one_write_grant) {
 }
 END_TEST
 
+/* ---- tracing (--allow-ptrace) ------------------------------------------ */
+
+/* Under --allow-ptrace, the probe neither attaches to pid nor reads
+ * its memory. */
+static void expect_attach_refused(const char *pid) {
+  const char *opts[] = {"--allow-ptrace", NULL};
+  const char *attach[] = {"attach", pid, NULL};
+  result r = probe_in(opts, attach);
+  ck_assert_msg(r.status == 1, "pid %s: status %d: %s%s", pid, r.status, r.out,
+                r.err);
+  assert_lacks(r.out, "attach=ok");
+  assert_lacks(r.out, "vm_read=ok");
+  result_clear(&r);
+}
+
+/* --allow-ptrace lets a program trace its own processes, and nothing
+ * else: not a process of the caller outside the sandbox (another pid
+ * namespace, and Landlock's scoping), and not sbx-run's own process in the
+ * sandbox (pid 1), which stands outside the program's layers. */
+START_TEST(a_tracing_program_reaches_only_its_own_processes) {
+  GPid outside = 0;
+  const char *sleeper[] = {"/bin/sleep", "60", NULL};
+  ck_assert(g_spawn_async(NULL, (char **)sleeper, NULL, G_SPAWN_DEFAULT, NULL,
+                          NULL, &outside, NULL));
+  g_autofree char *outside_pid = g_strdup_printf("%d", (int)outside);
+  /* Controls: outside the sandbox the probe attaches to a process of the
+   * same user, and inside it traces its own child. */
+  const char *attach_outside[] = {"attach", outside_pid, NULL};
+  expect(probe_out(attach_outside), 0, "attach=ok", NULL);
+  const char *ptrace_opts[] = {"--allow-ptrace", NULL};
+  const char *traceme[] = {"traceme", NULL};
+  expect(probe_in(ptrace_opts, traceme), 0, "traceme=ok", NULL);
+
+  expect_attach_refused(outside_pid);
+  expect_attach_refused("1");
+
+  kill(outside, SIGKILL);
+  g_spawn_close_pid(outside);
+  waitpid(outside, NULL, 0);
+}
+END_TEST
+
 static Suite *escape_suite(void) {
   Suite *s = suite_create("sbx-run-escape");
   TCase *mode = tcase_create("mode");
@@ -1006,6 +1050,12 @@ static Suite *escape_suite(void) {
   tcase_add_test(links, a_symlink_swapped_during_reads_never_reads_the_canary);
   tcase_add_test(links, a_hard_link_is_made_only_within_one_write_grant);
   suite_add_tcase(s, links);
+
+  TCase *tracing = tcase_create("tracing");
+  tcase_add_checked_fixture(tracing, tool_setup, tool_teardown);
+  tcase_set_timeout(tracing, 60);
+  tcase_add_test(tracing, a_tracing_program_reaches_only_its_own_processes);
+  suite_add_tcase(s, tracing);
   return s;
 }
 

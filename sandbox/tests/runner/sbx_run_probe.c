@@ -28,13 +28,16 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <termios.h>
 #include <time.h>
@@ -67,7 +70,7 @@ static int usage(void) {
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
       "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n"
-      "       sbx_run_probe devtty\n");
+      "       sbx_run_probe devtty | traceme | attach PID\n");
   return 2;
 }
 
@@ -748,6 +751,74 @@ static int cmd_setids(bool change) {
   return bad;
 }
 
+/* ---- tracing ------------------------------------------------------------ */
+
+static volatile long traced_word = 0x5b78;
+
+/* A child of the probe stops for it as a debugger's does; the probe reads
+ * the child's memory with PTRACE_PEEKDATA and process_vm_readv, then lets
+ * it finish. */
+static int cmd_traceme(void) {
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    return report_errno("fork", -1);
+  if (child == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+      _exit(3);
+    raise(SIGSTOP);
+    _exit(7);
+  }
+  int st = 0;
+  if (waitpid(child, &st, 0) != child)
+    return report_errno("waitpid", -1);
+  if (!WIFSTOPPED(st)) {
+    printf("traceme=%s\n", WIFEXITED(st) && WEXITSTATUS(st) == 3
+                               ? "refused"
+                               : "child did not stop");
+    return 1;
+  }
+  errno = 0;
+  long peeked = ptrace(PTRACE_PEEKDATA, child, (void *)&traced_word, NULL);
+  int peek_errno = errno;
+  long word = 0;
+  struct iovec local = {&word, sizeof word};
+  struct iovec remote = {(void *)&traced_word, sizeof word};
+  ssize_t got = process_vm_readv(child, &local, 1, &remote, 1, 0);
+  int read_errno = errno;
+  ptrace(PTRACE_CONT, child, NULL, NULL);
+  waitpid(child, &st, 0);
+  printf("peek=%s\n", peek_errno ? strerror(peek_errno) : "ok");
+  printf("vm_read=%s\n",
+         got == (ssize_t)sizeof word ? "ok" : strerror(read_errno));
+  bool ok = !peek_errno && peeked == traced_word &&
+            got == (ssize_t)sizeof word && word == traced_word &&
+            WIFEXITED(st) && WEXITSTATUS(st) == 7;
+  printf("traceme=%s\n", ok ? "ok" : "failed");
+  return ok ? 0 : 1;
+}
+
+/* Tries to take hold of another process: attach to it, and read its
+ * memory without attaching. Refused means both fail on permission
+ * (EPERM) or on a process the probe cannot see (ESRCH); a read that
+ * reaches the address (even to fault) was allowed. */
+static int cmd_attach(const char *pid_text) {
+  pid_t pid = (pid_t)atoi(pid_text);
+  int attached =
+      report_errno("attach", (int)ptrace(PTRACE_ATTACH, pid, NULL, NULL));
+  if (attached == 0) {
+    waitpid(pid, NULL, 0);
+    ptrace(PTRACE_DETACH, pid, NULL, NULL);
+  }
+  long word = 0;
+  struct iovec local = {&word, sizeof word};
+  struct iovec remote = {(void *)&traced_word, sizeof word};
+  ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  bool read_refused = got < 0 && (errno == EPERM || errno == ESRCH);
+  printf("vm_read=%s\n", got >= 0 ? "ok" : strerror(errno));
+  return attached != 0 && read_refused ? 1 : 0;
+}
+
 /* ---- links (made, followed, swapped) ------------------------------------ */
 
 static int cmd_exec(const char *path) {
@@ -947,6 +1018,10 @@ static int program_commands(int argc, char **argv) {
     return cmd_opath(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "spawn-then-acct") == 0)
     return cmd_spawn_then_acct();
+  if (strcmp(cmd, "traceme") == 0)
+    return cmd_traceme();
+  if (strcmp(cmd, "attach") == 0 && argc == 3)
+    return cmd_attach(argv[2]);
   return link_commands(argc, argv);
 }
 

@@ -769,6 +769,46 @@ START_TEST(a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused) {
 }
 END_TEST
 
+/* Tracing (a debugger, strace) is refused with the option that allows
+ * it, and works with --allow-ptrace (sbx_run_escape_test shows it reaches
+ * only the program's own processes). */
+START_TEST(tracing_needs_allow_ptrace_and_the_refusal_names_it) {
+  g_autofree char *probe = probe_path();
+  const char *traceme[] = {probe, "traceme", NULL};
+  expect(run(traceme), 0, "traceme=ok", NULL);
+  result r = sbx_run(NULL, traceme);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "traceme=refused");
+  expect_denial_line(&r,
+                     "sbx: denied syscall ptrace (allow with --allow-ptrace)");
+  result_clear(&r);
+  r = sbx_run_explain(NULL, traceme);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.err, "sbx: to allow them: --allow-ptrace");
+  result_clear(&r);
+  const char *allow[] = {"--allow-ptrace", NULL};
+  expect(sbx_run(allow, traceme), 0, "traceme=ok", NULL);
+}
+END_TEST
+
+/* A layer's 'trace' action lets a tracer decide the call: under
+ * --allow-ptrace that would be the program itself, so the layer is
+ * refused, naming the rule; without it, the layer runs. */
+START_TEST(a_layer_that_hands_calls_to_a_tracer_is_refused_under_allow_ptrace) {
+  g_autofree char *layer =
+      make_file("trace.policy", "@default allow\nexecve: 1\nmincore: trace\n");
+  const char *t[] = {"/bin/true", NULL};
+  const char *plain[] = {"--policy", layer, NULL};
+  expect(sbx_run(plain, t), 0, NULL, NULL);
+  const char *traced[] = {"--allow-ptrace", "--policy", layer, NULL};
+  result r = sbx_run(traced, t);
+  ck_assert_int_eq(r.status, 125);
+  g_autofree char *where = g_strdup_printf("%s:3: mincore: 'trace'", layer);
+  assert_contains(r.err, where);
+  result_clear(&r);
+}
+END_TEST
+
 START_TEST(a_profile_grants_what_its_broker_rules_name) {
   g_autofree char *dir = make_dir("profiled");
   g_autofree char *data = make_file("profiled/data", "from the profile");
@@ -1646,6 +1686,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, a_policy_layer_narrows_and_never_widens);
   tcase_add_test(
       opts, a_policy_layer_that_needs_the_listener_or_forbids_exec_is_refused);
+  tcase_add_test(
+      opts, a_layer_that_hands_calls_to_a_tracer_is_refused_under_allow_ptrace);
+  tcase_add_test(opts, tracing_needs_allow_ptrace_and_the_refusal_names_it);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
   tcase_add_test(opts, a_successful_run_prints_only_the_programs_output);
