@@ -29,7 +29,11 @@
  *      Landlock rule;
  *   3. a procfs of init's pid namespace at /proc, readable through one
  *      Landlock rule added to init's ruleset (only the sandbox's own
- *      processes are in it); and, when a write grant names /dev/ptmx or
+ *      processes are in it); unless the tree has something of its own
+ *      at /tmp or below it (a grant there), a private, empty tmpfs at
+ *      /tmp (mode 1777, nosuid, nodev, noexec unless --allow-exec),
+ *      writable through one Landlock rule, which goes with the sandbox;
+ *      and, when a write grant names /dev/ptmx or
  *      /dev/pts, pseudo-terminals of the sandbox's own: a new devpts
  *      instance on /dev/pts with /dev/ptmx leading to its ptmx, and one
  *      Landlock rule for it (the host's terminals are never in the tree);
@@ -80,6 +84,11 @@ typedef struct {
   const char *cwd; /* where the program starts, or NULL for "/" */
   bool proc;       /* a procfs of the pid namespace at /proc */
   bool ptys;       /* a devpts of the sandbox's own on /dev/pts */
+  bool tmp;        /* a private tmpfs at /tmp */
+  bool tmp_exec;   /* without noexec (--allow-exec) */
+  /* The Landlock rights the rule for that tmpfs grants (a write grant's,
+   * as far as the ruleset handles them; the plan sets it). */
+  uint64_t tmp_rights;
   /* The Landlock rights the rule for that devpts grants: reading,
    * writing and device ioctls, as far as the ruleset handles them (the
    * plan sets it once the ruleset is built). */
@@ -119,8 +128,8 @@ typedef struct {
 } sbx_run_tree_failure;
 
 /* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
- * rules for /proc, /dev/pts and the made files (-1: none). Returns 0 or -errno
- * with *failure set. Async-signal-safe. */
+ * rules for /proc, /tmp, /dev/pts and the made files (-1: none). Returns 0 or
+ * -errno with *failure set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            sbx_run_tree_failure *failure);
 

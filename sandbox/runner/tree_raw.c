@@ -32,6 +32,8 @@ enum {
   STEP_PROC_RULE,
   STEP_PTYS,
   STEP_PTYS_RULE,
+  STEP_TMP,
+  STEP_TMP_RULE,
   STEP_TEXT,
   STEP_TEXT_RULE,
   STEP_PIVOT_NEW,
@@ -54,6 +56,8 @@ static const char *const step_names[] = {
     [STEP_PROC_RULE] = "the Landlock rule for /proc",
     [STEP_PTYS] = "mount the sandbox's own devpts on /dev/pts",
     [STEP_PTYS_RULE] = "the Landlock rule for /dev/pts",
+    [STEP_TMP] = "mount the sandbox's own tmpfs on /tmp",
+    [STEP_TMP_RULE] = "the Landlock rule for /tmp",
     [STEP_TEXT] = "write a file sbx-run makes for the program",
     [STEP_TEXT_RULE] = "the Landlock rule for a file sbx-run makes",
     [STEP_PIVOT_NEW] = "pivot_root into the new root",
@@ -294,6 +298,33 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
   return 0;
 }
 
+/* A private, empty /tmp, over whatever a read-only grant shows there,
+ * with the working directory made again inside when it is below /tmp,
+ * and the Landlock rule that lets the program write in it.
+ * Async-signal-safe. */
+static int mount_tmp(const sbx_run_tree *t, int landlock_fd,
+                     sbx_run_tree_failure *f) {
+  char dst[PATH_MAX];
+  join(dst, NEW, "/tmp");
+  if (mkdir(dst, 01777) != 0 && errno != EEXIST)
+    return fail(f, STEP_DIR, -1, errno);
+  unsigned long flags = MS_NOSUID | MS_NODEV | (t->tmp_exec ? 0 : MS_NOEXEC);
+  if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
+    return fail(f, STEP_TMP, -1, errno);
+  int rc;
+  if (t->cwd && strncmp(t->cwd, "/tmp/", 5) == 0) {
+    char cwd[PATH_MAX];
+    if (!join(cwd, NEW, t->cwd))
+      return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
+    if ((rc = make_dirs(cwd, strlen(NEW), false)) < 0)
+      return fail(f, STEP_DIR, -1, -rc);
+  }
+  if (landlock_fd >= 0 && t->tmp_rights &&
+      (rc = add_rule(landlock_fd, dst, t->tmp_rights)))
+    return fail(f, STEP_TMP_RULE, -1, -rc);
+  return 0;
+}
+
 /* Pseudo-terminals of the sandbox's own: a new devpts instance, which
  * holds only the terminals made inside (the host's are in another), with
  * /dev/ptmx leading to its ptmx as the kernel's ptmx lookup needs, and
@@ -368,6 +399,8 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     if ((rc = apply_op(&t->ops[i], (int)i, landlock_fd, f)) < 0)
       return rc;
   if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
+    return rc;
+  if (t->tmp && (rc = mount_tmp(t, landlock_fd, f)) < 0)
     return rc;
   if (t->ptys && (rc = mount_ptys(landlock_fd, t->pty_rights, f)) < 0)
     return rc;
