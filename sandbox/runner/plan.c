@@ -754,9 +754,9 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
                       "program may do inside its tree",
                       error);
   /* Rights the ruleset does not handle are refused in a rule. */
-  p->tree.tmp_rights = p->init.landlock.handled.fs &
-                       (SBX_LANDLOCK_RIGHTS_READ_WRITE |
-                        (p->allow_exec ? LANDLOCK_ACCESS_FS_EXECUTE : 0));
+  p->tree.private_rights = p->init.landlock.handled.fs &
+                           (SBX_LANDLOCK_RIGHTS_READ_WRITE |
+                            (p->allow_exec ? LANDLOCK_ACCESS_FS_EXECUTE : 0));
   p->tree.pty_rights =
       p->init.landlock.handled.fs &
       (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |

@@ -326,21 +326,24 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
       add_op(ops, SBX_TREE_BIND, b->flags, keep(t, b->path), NULL);
   }
   t->proc = true;
-  /* A private /tmp, unless the tree holds something there (the working
-   * directory alone is made again inside it) or a write grant holds the
-   * host's. */
-  t->tmp = true;
-  t->tmp_exec = allow_exec;
-  for (guint i = 0; i < ops->len; i++) {
-    const sbx_tree_op *op = &g_array_index(ops, sbx_tree_op, i);
-    bool made_cwd =
-        op->kind == SBX_TREE_DIR && t->cwd && strcmp(op->path, t->cwd) == 0;
-    if ((strcmp(op->path, "/tmp") == 0 || is_below(op->path, "/tmp")) &&
-        !made_cwd)
-      t->tmp = false;
-    if (op->kind == SBX_TREE_BIND && (op->flags & SBX_TREE_WRITABLE) &&
-        is_below("/tmp", op->path))
-      t->tmp = false;
+  /* The private directories, but where the tree holds something there
+   * (the working directory alone is made again inside) or a write grant
+   * holds the host's. */
+  t->private_exec = allow_exec;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
+    const char *dir = sbx_run_tree_private_dirs[d];
+    bool host = false;
+    for (guint i = 0; i < ops->len && !host; i++) {
+      const sbx_tree_op *op = &g_array_index(ops, sbx_tree_op, i);
+      bool made_cwd =
+          op->kind == SBX_TREE_DIR && t->cwd && strcmp(op->path, t->cwd) == 0;
+      host = ((strcmp(op->path, dir) == 0 || is_below(op->path, dir)) &&
+              !made_cwd) ||
+             (op->kind == SBX_TREE_BIND && (op->flags & SBX_TREE_WRITABLE) &&
+              is_below(dir, op->path));
+    }
+    if (!host)
+      t->private_dirs |= 1u << d;
   }
   t->n_ops = ops->len;
   t->ops = (sbx_tree_op *)g_array_free(ops, FALSE);

@@ -29,11 +29,12 @@
  *      Landlock rule;
  *   3. a procfs of init's pid namespace at /proc, readable through one
  *      Landlock rule added to init's ruleset (only the sandbox's own
- *      processes are in it); unless the tree has something of its own
- *      at /tmp or below it (a grant there), a private, empty tmpfs at
- *      /tmp (mode 1777, nosuid, nodev, noexec unless --allow-exec),
- *      writable through one Landlock rule, which goes with the sandbox;
- *      and, when a write grant names /dev/ptmx or
+ *      processes are in it); on each of the private directories (/tmp,
+ *      /dev/shm) that the tree has nothing of its own at or below (a
+ *      grant there), a private, empty tmpfs (mode 1777, nosuid, nodev,
+ *      noexec unless --allow-exec), writable through one Landlock rule,
+ *      which goes with the sandbox; and, when a write grant names
+ *      /dev/ptmx or
  *      /dev/pts, pseudo-terminals of the sandbox's own: a new devpts
  *      instance on /dev/pts with /dev/ptmx leading to its ptmx, and one
  *      Landlock rule for it (the host's terminals are never in the tree);
@@ -84,11 +85,12 @@ typedef struct {
   const char *cwd; /* where the program starts, or NULL for "/" */
   bool proc;       /* a procfs of the pid namespace at /proc */
   bool ptys;       /* a devpts of the sandbox's own on /dev/pts */
-  bool tmp;        /* a private tmpfs at /tmp */
-  bool tmp_exec;   /* without noexec (--allow-exec) */
-  /* The Landlock rights the rule for that tmpfs grants (a write grant's,
+  /* Bit i: a private tmpfs at sbx_run_tree_private_dirs[i]. */
+  unsigned private_dirs;
+  bool private_exec; /* those without noexec (--allow-exec) */
+  /* The Landlock rights of the rule for each (a write grant's and FIFOs,
    * as far as the ruleset handles them; the plan sets it). */
-  uint64_t tmp_rights;
+  uint64_t private_rights;
   /* The Landlock rights the rule for that devpts grants: reading,
    * writing and device ioctls, as far as the ruleset handles them (the
    * plan sets it once the ruleset is built). */
@@ -100,6 +102,12 @@ typedef struct {
   unsigned relay;
   GStringChunk *strings; /* owns every path */
 } sbx_run_tree;
+
+/* The directories a program expects to write scratch files in, which
+ * the default mode gives it as its own: /tmp and /dev/shm (POSIX shared
+ * memory and semaphores). */
+#define SBX_RUN_TREE_N_PRIVATE_DIRS 2
+extern const char *const sbx_run_tree_private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS];
 
 /* Builds t from list (allow_exec: no noexec mount). FALSE with *why set
  * (static text naming the grant in *why_path, owned by t) when a grant
@@ -128,7 +136,8 @@ typedef struct {
 } sbx_run_tree_failure;
 
 /* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
- * rules for /proc, /tmp, /dev/pts and the made files (-1: none). Returns 0 or
+ * rules for /proc, the private directories, /dev/pts and the made files
+ * (-1: none). Returns 0 or
  * -errno with *failure set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            sbx_run_tree_failure *failure);

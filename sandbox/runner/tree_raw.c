@@ -32,8 +32,8 @@ enum {
   STEP_PROC_RULE,
   STEP_PTYS,
   STEP_PTYS_RULE,
-  STEP_TMP,
-  STEP_TMP_RULE,
+  STEP_PRIVATE,
+  STEP_PRIVATE_RULE,
   STEP_TEXT,
   STEP_TEXT_RULE,
   STEP_PIVOT_NEW,
@@ -56,8 +56,8 @@ static const char *const step_names[] = {
     [STEP_PROC_RULE] = "the Landlock rule for /proc",
     [STEP_PTYS] = "mount the sandbox's own devpts on /dev/pts",
     [STEP_PTYS_RULE] = "the Landlock rule for /dev/pts",
-    [STEP_TMP] = "mount the sandbox's own tmpfs on /tmp",
-    [STEP_TMP_RULE] = "the Landlock rule for /tmp",
+    [STEP_PRIVATE] = "mount a private tmpfs (/tmp, /dev/shm)",
+    [STEP_PRIVATE_RULE] = "the Landlock rule for a private tmpfs",
     [STEP_TEXT] = "write a file sbx-run makes for the program",
     [STEP_TEXT_RULE] = "the Landlock rule for a file sbx-run makes",
     [STEP_PIVOT_NEW] = "pivot_root into the new root",
@@ -66,6 +66,10 @@ static const char *const step_names[] = {
     [STEP_CWD] = "enter the working directory",
     [STEP_PATH_TOO_LONG] = "a path too long",
 };
+
+/* Here, not in tree.c: the child side reads it. */
+const char *const sbx_run_tree_private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS] = {
+    "/tmp", "/dev/shm"};
 
 /* Async-signal-safe. */
 const char *sbx_run_tree_step_name(int step) {
@@ -298,30 +302,33 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
   return 0;
 }
 
-/* A private, empty /tmp, over whatever a read-only grant shows there,
- * with the working directory made again inside when it is below /tmp,
- * and the Landlock rule that lets the program write in it.
- * Async-signal-safe. */
-static int mount_tmp(const sbx_run_tree *t, int landlock_fd,
-                     sbx_run_tree_failure *f) {
+/* A private, empty tmpfs on dir (/tmp, /dev/shm), over whatever a
+ * read-only grant shows there, with the working directory made again
+ * inside when it is below dir, and the Landlock rule that lets the
+ * program write in it. Async-signal-safe. */
+static int mount_private(const sbx_run_tree *t, const char *dir,
+                         int landlock_fd, sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
-  join(dst, NEW, "/tmp");
-  if (mkdir(dst, 01777) != 0 && errno != EEXIST)
-    return fail(f, STEP_DIR, -1, errno);
-  unsigned long flags = MS_NOSUID | MS_NODEV | (t->tmp_exec ? 0 : MS_NOEXEC);
+  if (!join(dst, NEW, dir))
+    return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
+  int rc = make_dirs(dst, strlen(NEW), false);
+  if (rc < 0)
+    return fail(f, STEP_DIR, -1, -rc);
+  unsigned long flags =
+      MS_NOSUID | MS_NODEV | (t->private_exec ? 0 : MS_NOEXEC);
   if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
-    return fail(f, STEP_TMP, -1, errno);
-  int rc;
-  if (t->cwd && strncmp(t->cwd, "/tmp/", 5) == 0) {
+    return fail(f, STEP_PRIVATE, -1, errno);
+  size_t n = strlen(dir);
+  if (t->cwd && strncmp(t->cwd, dir, n) == 0 && t->cwd[n] == '/') {
     char cwd[PATH_MAX];
     if (!join(cwd, NEW, t->cwd))
       return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
     if ((rc = make_dirs(cwd, strlen(NEW), false)) < 0)
       return fail(f, STEP_DIR, -1, -rc);
   }
-  if (landlock_fd >= 0 && t->tmp_rights &&
-      (rc = add_rule(landlock_fd, dst, t->tmp_rights)))
-    return fail(f, STEP_TMP_RULE, -1, -rc);
+  if (landlock_fd >= 0 && t->private_rights &&
+      (rc = add_rule(landlock_fd, dst, t->private_rights)))
+    return fail(f, STEP_PRIVATE_RULE, -1, -rc);
   return 0;
 }
 
@@ -400,8 +407,11 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
       return rc;
   if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
     return rc;
-  if (t->tmp && (rc = mount_tmp(t, landlock_fd, f)) < 0)
-    return rc;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    if ((t->private_dirs & (1u << d)) &&
+        (rc = mount_private(t, sbx_run_tree_private_dirs[d], landlock_fd, f)) <
+            0)
+      return rc;
   if (t->ptys && (rc = mount_ptys(landlock_fd, t->pty_rights, f)) < 0)
     return rc;
   if (chdir(NEW) != 0)

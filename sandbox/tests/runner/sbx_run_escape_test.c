@@ -1,7 +1,8 @@
 /* Escapes tried under the sbx-run binary of the build: changing a file
  * through a descriptor where only its path form is decided (S26a), the
- * working directory as an oracle (S39), and unix sockets under --net
- * (S32a, S30 for addresses). Each attack runs sbx_run_probe, a plain
+ * working directory as an oracle (S39), unix sockets under --net
+ * (S32a, S30 for addresses), links out of the write grants, a FIFO in a
+ * write grant (S28), and tracing beyond the sandbox (S5). Each attack runs sbx_run_probe, a plain
  * program, and asserts one exact outcome: the errno, the file unchanged,
  * and under the supervisor the `sbx: denied` line. Each has a positive
  * control: the same call works outside the sandbox, or under a grant
@@ -951,6 +952,24 @@ START_TEST(a_hard_link_is_made_only_within_one_write_grant) {
 }
 END_TEST
 
+/* ---- special files ------------------------------------------------------ */
+
+/* A FIFO in a write grant would make a host process that opens it hang
+ * (S28): it is never made there, in either mode. (In the default mode
+ * the sandbox's private /tmp may hold one: sbx_run_kernel_test.) */
+START_TEST(a_fifo_is_never_made_in_a_write_grant) {
+  g_autofree char *dir = make_dir("w");
+  g_autofree char *outside = path_in("free-fifo");
+  const char *control[] = {"mkfifo", outside, NULL};
+  expect(probe_out(control), 0, "mkfifo=ok", NULL);
+  g_autofree char *fifo = path_in("w/fifo");
+  const char *rw[] = {"--allow-write", dir, NULL};
+  const char *mk[] = {"mkfifo", fifo, NULL};
+  expect_refused_as(probe_in(rw, mk), EPERM, "sbx: denied mknod", EACCES);
+  ck_assert(!g_file_test(fifo, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
 /* ---- tracing (--allow-ptrace) ------------------------------------------ */
 
 /* Under --allow-ptrace, the probe neither attaches to pid nor reads
@@ -1050,6 +1069,12 @@ static Suite *escape_suite(void) {
   tcase_add_test(links, a_symlink_swapped_during_reads_never_reads_the_canary);
   tcase_add_test(links, a_hard_link_is_made_only_within_one_write_grant);
   suite_add_tcase(s, links);
+
+  TCase *special = tcase_create("special files");
+  tcase_add_checked_fixture(special, tool_setup, tool_teardown);
+  tcase_set_timeout(special, 60);
+  tcase_add_test(special, a_fifo_is_never_made_in_a_write_grant);
+  suite_add_tcase(s, special);
 
   TCase *tracing = tcase_create("tracing");
   tcase_add_checked_fixture(tracing, tool_setup, tool_teardown);

@@ -4,8 +4,8 @@
  * changes, a write grant holds the links made in it and none leads out,
  * socket files outside the write grants are unreachable, files given as
  * standard streams are relayed, nothing runs without
- * -x, a failing program gets one line pointing at --explain, and /tmp is
- * the sandbox's own.
+ * -x, a failing program gets one line pointing at --explain, and /tmp
+ * and /dev/shm are the sandbox's own.
  *
  * Output is collected through pipes: a file outside the write grants as
  * standard output would make the plan choose the supervisor (docs/
@@ -292,15 +292,20 @@ START_TEST(files_as_standard_streams_are_relayed_whole_and_in_order) {
 }
 END_TEST
 
-/* The program gets a private, empty, writable /tmp (as a tmpfs of the
- * sandbox's own): what it writes there goes with the sandbox, and the
- * host's /tmp is not there even under a read grant of "/". A grant at
- * /tmp, or of a path below it, keeps the host's. Control: the canary reads outside. */
-START_TEST(the_program_gets_a_private_tmp_that_holds_nothing_of_the_hosts) {
+/* The program gets a private, empty, writable /tmp and /dev/shm (each a
+ * tmpfs of the sandbox's own): what it writes there, FIFOs included,
+ * goes with the sandbox, and the host's directory is not there even
+ * under a read grant of "/". A grant at the directory, or of a path
+ * below it, keeps the host's. Control: the canary reads outside. */
+static const char *const private_dirs[] = {"/tmp", "/dev/shm"};
+
+START_TEST(
+    the_program_gets_private_scratch_directories_with_nothing_of_the_hosts) {
+  const char *dir = private_dirs[_i];
   g_autofree char *canary =
-      g_strdup_printf("/tmp/sbx-run-canary-%d", (int)getpid());
+      g_strdup_printf("%s/sbx-run-canary-%d", dir, (int)getpid());
   g_autofree char *made =
-      g_strdup_printf("/tmp/sbx-run-private-%d", (int)getpid());
+      g_strdup_printf("%s/sbx-run-private-%d", dir, (int)getpid());
   ck_assert(g_file_set_contents(canary, "canary\n", -1, NULL));
   expect(OUT("read", canary), 0, "data=canary", NULL);
   const char *all[] = {"-r", "/", NULL};
@@ -309,7 +314,11 @@ START_TEST(the_program_gets_a_private_tmp_that_holds_nothing_of_the_hosts) {
   expect(IN(NULL, "write", made), 0, "write=ok", NULL);
   expect(IN(all, "write", made), 0, "write=ok", NULL);
   ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
-  const char *host[] = {"-w", "/tmp", NULL};
+  /* A FIFO too, which no write grant may hold (S28): no host process
+   * can open this one. */
+  expect(IN(NULL, "mkfifo", made), 0, "mkfifo=ok", NULL);
+  ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
+  const char *host[] = {"-w", dir, NULL};
   expect(IN(host, "read", canary), 0, "data=canary", NULL);
   const char *below[] = {"-r", canary, NULL};
   expect(IN(below, "read", canary), 0, "data=canary", NULL);
@@ -330,8 +339,10 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, nothing_runs_without_allow_exec);
   tcase_add_test(tc, a_failing_program_gets_one_line_and_a_succeeding_one_none);
   tcase_add_test(tc, files_as_standard_streams_are_relayed_whole_and_in_order);
-  tcase_add_test(
-      tc, the_program_gets_a_private_tmp_that_holds_nothing_of_the_hosts);
+  tcase_add_loop_test(
+      tc,
+      the_program_gets_private_scratch_directories_with_nothing_of_the_hosts, 0,
+      G_N_ELEMENTS(private_dirs));
   suite_add_tcase(s, tc);
   return s;
 }

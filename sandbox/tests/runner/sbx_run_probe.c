@@ -47,7 +47,7 @@ static int usage(void) {
   fprintf(
       stderr,
       "usage: sbx_run_probe race ALLOWED CANARY CANARY_INO N\n"
-      "       sbx_run_probe read PATH | write PATH | mkdir PATH\n"
+      "       sbx_run_probe read PATH | write PATH | mkdir PATH | mkfifo PATH\n"
       "       sbx_run_probe socket-inet | socketpair-dgram\n"
       "       sbx_run_probe connect-abstract NAME\n"
       "       sbx_run_probe creds | session | tiocsti | selfkill SIG\n"
@@ -171,6 +171,10 @@ static int cmd_write(const char *path) {
 
 static int cmd_mkdir(const char *path) {
   return report_errno("mkdir", mkdir(path, 0755));
+}
+
+static int cmd_mkfifo(const char *path) {
+  return report_errno("mkfifo", mkfifo(path, 0644));
 }
 
 /* ---- sockets (S18) ------------------------------------------------------ */
@@ -1080,6 +1084,8 @@ int main(int argc, char **argv) {
     return cmd_write(argv[2]);
   if (strcmp(cmd, "mkdir") == 0 && argc == 3)
     return cmd_mkdir(argv[2]);
+  if (strcmp(cmd, "mkfifo") == 0 && argc == 3)
+    return cmd_mkfifo(argv[2]);
   if (strcmp(cmd, "socket-inet") == 0)
     return cmd_socket_inet();
   if (strcmp(cmd, "socketpair-dgram") == 0)
