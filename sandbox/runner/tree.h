@@ -33,7 +33,9 @@
  *      /dev/shm) that the tree has nothing of its own at or below (a
  *      grant there), a private, empty tmpfs (mode 1777, nosuid, nodev,
  *      noexec unless --allow-exec), writable through one Landlock rule,
- *      which goes with the sandbox; and, when a write grant names
+ *      which goes with the sandbox (none where the name cannot be a
+ *      directory of the tree or the kernel refuses the mount: what a
+ *      grant shows there stays); and, when a write grant names
  *      /dev/ptmx or
  *      /dev/pts, pseudo-terminals of the sandbox's own: a new devpts
  *      instance on /dev/pts with /dev/ptmx leading to its ptmx, and one

@@ -32,7 +32,6 @@ enum {
   STEP_PROC_RULE,
   STEP_PTYS,
   STEP_PTYS_RULE,
-  STEP_PRIVATE,
   STEP_PRIVATE_RULE,
   STEP_TEXT,
   STEP_TEXT_RULE,
@@ -56,7 +55,6 @@ static const char *const step_names[] = {
     [STEP_PROC_RULE] = "the Landlock rule for /proc",
     [STEP_PTYS] = "mount the sandbox's own devpts on /dev/pts",
     [STEP_PTYS_RULE] = "the Landlock rule for /dev/pts",
-    [STEP_PRIVATE] = "mount a private tmpfs (/tmp, /dev/shm)",
     [STEP_PRIVATE_RULE] = "the Landlock rule for a private tmpfs",
     [STEP_TEXT] = "write a file sbx-run makes for the program",
     [STEP_TEXT_RULE] = "the Landlock rule for a file sbx-run makes",
@@ -311,13 +309,19 @@ static int mount_private(const sbx_run_tree *t, const char *dir,
   char dst[PATH_MAX];
   if (!join(dst, NEW, dir))
     return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
+  /* Where the name cannot be a directory of the tree (a read-only grant
+   * of "/" on a host without it, a symbolic link there) the program goes
+   * without: what the grant shows stays, as where the kernel refuses the
+   * mount (as for /proc). */
   int rc = make_dirs(dst, strlen(NEW), false);
-  if (rc < 0)
-    return fail(f, STEP_DIR, -1, -rc);
+  struct stat st;
+  if (rc < 0 || fstatat(AT_FDCWD, dst, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISDIR(st.st_mode))
+    return 0;
   unsigned long flags =
       MS_NOSUID | MS_NODEV | (t->private_exec ? 0 : MS_NOEXEC);
   if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
-    return fail(f, STEP_PRIVATE, -1, errno);
+    return 0;
   size_t n = strlen(dir);
   if (t->cwd && strncmp(t->cwd, dir, n) == 0 && t->cwd[n] == '/') {
     char cwd[PATH_MAX];
