@@ -2,10 +2,10 @@
  * through a descriptor where only its path form is decided (S26a), the
  * working directory as an oracle (S39), unix sockets under --net
  * (S32a, S30 for addresses), links out of the write grants, a FIFO in a
- * write grant (S28), and tracing beyond the sandbox (S5). Each attack runs sbx_run_probe, a plain
- * program, and asserts one exact outcome: the errno, the file unchanged,
- * and under the supervisor the `sbx: denied` line. Each has a positive
- * control: the same call works outside the sandbox, or under a grant
+ * write grant (S28), and tracing beyond the sandbox (S5). Each attack runs
+ * sbx_run_probe, a plain program, and asserts one exact outcome: the errno, the
+ * file unchanged, and under the supervisor the `sbx: denied` line. Each has a
+ * positive control: the same call works outside the sandbox, or under a grant
  * that allows it.
  *
  * The suite runs in both of sbx-run's modes (sbx_run_modes): in the
