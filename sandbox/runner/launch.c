@@ -60,6 +60,8 @@ typedef enum {
   MSG_EXITED,          /* the program's wait status */
   MSG_STOPPED,         /* the program stopped: the signal */
   MSG_TREE_FAILED,     /* the default mode's tree: step, operation, errno */
+  MSG_PRIVATE_DIR,     /* SCM_RIGHTS carries a private directory (detail:
+                        * its index in sbx_run_tree_private_dirs) */
 } msg_kind;
 
 typedef struct {
@@ -151,21 +153,32 @@ static _Noreturn void run_init(const child_args *a) {
   for (int fd = 0; fd <= 2; fd++)
     if (a->relay_fd[fd] >= 0 && dup2(a->relay_fd[fd], fd) < 0)
       child_fail(a->chan, MSG_INIT_FAILED, errno);
+  int private_fds[SBX_RUN_TREE_N_PRIVATE_DIRS];
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    private_fds[d] = -1;
   if (p->mode == SBX_RUN_MODE_KERNEL) {
     sbx_run_tree_failure tf;
-    if (sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd, &tf) < 0) {
+    if (sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd, private_fds,
+                               &tf) < 0) {
       child_msg m = {MSG_TREE_FAILED, (uint32_t)tf.step, tf.op, tf.error};
       (void)send(a->chan, &m, sizeof(m), MSG_NOSIGNAL);
       _exit(SBX_RUN_EXIT_SETUP);
     }
   }
-  sbx_fd_keep keep[5]; /* 0, 1, 2, the channel, the terminal */
+  /* 0, 1, 2, the channel, the private directories, the terminal */
+  sbx_fd_keep keep[5 + SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
       keep[n_keep++] = (sbx_fd_keep){fd, SBX_FD_SAME, false};
   keep[n_keep++] = (sbx_fd_keep){a->chan, SBX_FD_SAME, true};
   size_t chan_at = n_keep - 1;
+  size_t private_at[SBX_RUN_TREE_N_PRIVATE_DIRS];
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
+    private_at[d] = n_keep;
+    if (private_fds[d] >= 0)
+      keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
+  }
   if (a->tty >= 0)
     keep[n_keep++] = (sbx_fd_keep){a->tty, SBX_FD_SAME, true};
   sbx_layer_process process = {
@@ -192,6 +205,17 @@ static _Noreturn void run_init(const child_args *a) {
     /* Until the supervisor holds the listener, a notified call would
      * wait for nobody: nothing but these calls runs before the go-ahead.
      * (The default mode's baseline notifies connect alone.) */
+    /* The private directories first, for the supervisor's connects. */
+    for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
+      if (private_fds[d] < 0)
+        continue;
+      int pfd = keep[private_at[d]].fd;
+      child_msg pm = {MSG_PRIVATE_DIR, 0, (int32_t)d, 0};
+      rc = sbx_unotify_send_listener(chan, &pm, sizeof(pm), pfd);
+      close(pfd);
+      if (rc < 0)
+        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+    }
     child_msg lm = {MSG_LISTENER, 0, 0, 0};
     rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
     close(r.listener_fd);
@@ -456,6 +480,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   sbx_run_relay *relay = NULL;
   sbx_unotify_made_file made[SBX_RUN_ACCOUNT_FILES];
   size_t n_made = 0;
+  sbx_unotify_private_dir private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS];
+  size_t n_private = 0;
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
@@ -524,6 +550,15 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
 
   int listener = -1;
   ssize_t n = recv_msg(sv[0], &m, &listener, 0);
+  /* The private directories come before the listener. */
+  while (n > 0 && m.kind == MSG_PRIVATE_DIR && listener >= 0 && m.detail >= 0 &&
+         m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
+         n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {
+    private_dirs[n_private++] = (sbx_unotify_private_dir){
+        sbx_run_tree_private_dirs[m.detail], listener};
+    listener = -1;
+    n = recv_msg(sv[0], &m, &listener, 0);
+  }
   if (n <= 0 || m.kind != MSG_LISTENER || listener < 0) {
     if (listener >= 0)
       close(listener);
@@ -577,6 +612,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .tty_relayed = term != NULL,
       .tty_master = term ? sbx_run_terminal_master(term) : -1,
       .made = made,
+      .private_dirs = private_dirs,
+      .n_private_dirs = n_private,
       .n_made = n_made,
       .on_event = sbx_run_report_event,
       .user_data = report,
@@ -747,6 +784,8 @@ out:
   g_free(layers);
   for (size_t i = 0; i < n_made; i++)
     close(made[i].fd);
+  for (size_t i = 0; i < n_private; i++)
+    close(private_dirs[i].fd);
   sbx_resolver_free(resolver);
   if (sv[0] >= 0)
     close(sv[0]);

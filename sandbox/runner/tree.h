@@ -139,10 +139,12 @@ typedef struct {
 
 /* Child side, steps 1-4 above. landlock_fd: init's ruleset, which gets the
  * rules for /proc, the private directories, /dev/pts and the made files
- * (-1: none). Returns 0 or
+ * (-1: none). private_fds (SBX_RUN_TREE_N_PRIVATE_DIRS of them): set to an
+ * O_PATH descriptor of each private directory mounted, -1 for the others
+ * (for the supervisor, whose tree does not show them). Returns 0 or
  * -errno with *failure set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
-                           sbx_run_tree_failure *failure);
+                           int *private_fds, sbx_run_tree_failure *failure);
 
 /* "mount the scratch tmpfs", "bind mount", ... */
 const char *sbx_run_tree_step_name(int step);

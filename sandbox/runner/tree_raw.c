@@ -305,7 +305,8 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
  * inside when it is below dir, and the Landlock rule that lets the
  * program write in it. Async-signal-safe. */
 static int mount_private(const sbx_run_tree *t, const char *dir,
-                         int landlock_fd, sbx_run_tree_failure *f) {
+                         int landlock_fd, int *dir_fd,
+                         sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
   if (!join(dst, NEW, dir))
     return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
@@ -322,6 +323,7 @@ static int mount_private(const sbx_run_tree *t, const char *dir,
       MS_NOSUID | MS_NODEV | (t->private_exec ? 0 : MS_NOEXEC);
   if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
     return 0;
+  *dir_fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
   size_t n = strlen(dir);
   if (t->cwd && strncmp(t->cwd, dir, n) == 0 && t->cwd[n] == '/') {
     char cwd[PATH_MAX];
@@ -388,7 +390,9 @@ static void reopen_devices(void) {
 
 /* Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
-                           sbx_run_tree_failure *f) {
+                           int *private_fds, sbx_run_tree_failure *f) {
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    private_fds[d] = -1;
   f->step = -1;
   f->op = -1;
   f->error = 0;
@@ -413,8 +417,8 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     return rc;
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     if ((t->private_dirs & (1u << d)) &&
-        (rc = mount_private(t, sbx_run_tree_private_dirs[d], landlock_fd, f)) <
-            0)
+        (rc = mount_private(t, sbx_run_tree_private_dirs[d], landlock_fd,
+                            &private_fds[d], f)) < 0)
       return rc;
   if (t->ptys && (rc = mount_ptys(landlock_fd, t->pty_rights, f)) < 0)
     return rc;

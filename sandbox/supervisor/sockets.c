@@ -43,6 +43,8 @@
 #include "sandbox/supervisor/call.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -369,11 +371,60 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
   answer_result(c, rc < 0 ? -err : 0);
 }
 
+/* The socket file at c->path when it is below one of the sandbox's
+ * private directories: opened beneath the directory's descriptor, as the
+ * program sees it, never following a link or crossing a mount out of it.
+ * Returns the descriptor; or -1 with *below set when answered; or -1
+ * with *below clear when the name is not the sandbox's (not below a
+ * private directory, or not there). */
+static int private_socket_file(sbx_call *c, int denied, bool *below) {
+  *below = false;
+  for (size_t i = 0; i < c->cfg->n_private_dirs; i++) {
+    const sbx_unotify_private_dir *p = &c->cfg->private_dirs[i];
+    size_t n = strlen(p->path);
+    if (strncmp(c->path, p->path, n) != 0 || c->path[n] != '/')
+      continue;
+    *below = true;
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+    };
+    int fd =
+        (int)syscall(SYS_openat2, p->fd, c->path + n + 1, &how, sizeof(how));
+    if (fd >= 0)
+      return fd;
+    if (errno == ENOENT || errno == ENOTDIR) {
+      /* Not the sandbox's: the allowlist decides on the host's name, as
+       * under --explain (a grant there would have kept the host's
+       * directory, so this refuses, with the hint that allows it). */
+      *below = false;
+      return -1;
+    }
+    deny(c, denied, "leads out of the sandbox's own directory",
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
+    return -1;
+  }
+  return -1;
+}
+
 /* The socket file at c->path as an O_PATH descriptor of ours, when the
- * allowlist grants writing it; -1 when answered. */
+ * allowlist grants writing it or it is the sandbox's own; -1 when
+ * answered. */
 static int socket_file(sbx_call *c) {
   int denied =
       sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
+  bool below = false;
+  int own_fd = private_socket_file(c, denied, &below);
+  if (below) {
+    struct stat ost;
+    if (own_fd < 0)
+      return -1;
+    if (fstat(own_fd, &ost) == 0 && S_ISSOCK(ost.st_mode))
+      return own_fd;
+    close(own_fd);
+    answer_failed(c, ECONNREFUSED); /* what the kernel says */
+    return -1;
+  }
   int own = sbx_call_own_fd_path(c->path);
   int held = -1;
   struct stat hst;

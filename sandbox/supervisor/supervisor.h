@@ -150,6 +150,13 @@ typedef struct {
   int fd;           /* a sealed, read-only memfd holding it (borrowed) */
 } sbx_unotify_made_file;
 
+/* A directory of the sandbox's own that the supervisor's tree does not
+ * show (sbx-run's private /tmp and /dev/shm, tree.h). */
+typedef struct {
+  const char *path; /* absolute, canonical, as the program names it */
+  int fd;           /* O_PATH, of the directory itself (borrowed) */
+} sbx_unotify_private_dir;
+
 typedef struct {
   const sbx_resolver *resolver; /* borrowed; must outlive the supervisor */
   /* CONTINUE every execve/execveat: only sound when Landlock restricts
@@ -183,6 +190,12 @@ typedef struct {
    * it (EACCES for an open, EROFS otherwise). Borrowed; may be NULL. */
   const sbx_unotify_made_file *made;
   size_t n_made;
+  /* A connect to a socket file below one of these is decided on the
+   * socket file the sandbox has there, reached beneath the directory's
+   * descriptor (no symbolic link or mount leads out of it): the sandbox's
+   * own socket, which the program made. Borrowed; may be NULL. */
+  const sbx_unotify_private_dir *private_dirs;
+  size_t n_private_dirs;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
   /* Stacked layers (borrowed). A call one of them refuses (its program

@@ -178,6 +178,14 @@ START_TEST(a_socket_file_outside_the_write_grants_is_unreachable) {
   refused(IN(NULL, "connect", path), EACCES);
   const char *ro[] = {"-r", dir, NULL};
   refused(IN(ro, "connect", path), EACCES);
+  /* Nor through a link in the sandbox's private /dev/shm, whose own
+   * sockets the supervisor does reach (the control: outside, the link
+   * connects). */
+  g_autofree char *outside_link = path_in("link");
+  r = OUT("link-connect", path, outside_link);
+  assert_contains(r.out, "connect=ok");
+  result_clear(&r);
+  refused(IN(ro, "link-connect", path, "/dev/shm/link"), EACCES);
   const char *rw[] = {"-w", dir, NULL};
   r = IN(rw, "connect", path);
   assert_contains(r.out, "connect=ok");
@@ -318,6 +326,10 @@ START_TEST(
    * can open this one. */
   expect(IN(NULL, "mkfifo", made), 0, "mkfifo=ok", NULL);
   ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
+  /* A unix socket made there is one the program connects to: the
+   * supervisor, which decides connects, reaches it beneath the private
+   * directory (tmux, agents, multiprocessing's managers). */
+  expect(IN(NULL, "bind", made), 0, "exchange=ok", NULL);
   const char *host[] = {"-w", dir, NULL};
   expect(IN(host, "read", canary), 0, "data=canary", NULL);
   const char *below[] = {"-r", canary, NULL};

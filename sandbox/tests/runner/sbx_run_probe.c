@@ -69,6 +69,7 @@ static int usage(void) {
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
+      "       sbx_run_probe link-connect TARGET LINK (symlink, then connect)\n"
       "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n"
       "       sbx_run_probe devtty | traceme | attach PID\n");
   return 2;
@@ -893,6 +894,9 @@ static int link_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "symlink") == 0 && argc == 4)
     return report_errno("symlink", symlink(argv[2], argv[3]));
+  if (strcmp(cmd, "link-connect") == 0 && argc == 4)
+    return report_errno("symlink", symlink(argv[2], argv[3])) ||
+           cmd_connect(argv[3]);
   if (strcmp(cmd, "link") == 0 && argc == 4)
     return report_errno("link", link(argv[2], argv[3]));
   if (strcmp(cmd, "exec") == 0 && argc == 3)
