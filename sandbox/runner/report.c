@@ -24,6 +24,11 @@ struct sbx_run_report {
   guint dropped;       /* distinct lines beyond MAX_KEPT */
   GHashTable *hinted;  /* options suggested */
   GPtrArray *hints;    /* the same, in order (owned by hinted) */
+  /* A program lookup (a shell searching PATH): option -> the name every
+   * refusal that hinted it looked for (stat, access or exec of DIR/NAME);
+   * "" once something else hinted it. */
+  GHashTable *looked_up;
+  GHashTable *executed; /* names hinted with --allow-exec */
 };
 
 sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
@@ -46,6 +51,8 @@ sbx_run_report *sbx_run_report_new(const char *audit_path, int stderr_fd,
   r->lines = g_ptr_array_new();
   r->hinted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   r->hints = g_ptr_array_new();
+  r->looked_up = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  r->executed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return r;
 }
 
@@ -56,6 +63,8 @@ void sbx_run_report_free(sbx_run_report *r) {
     close(r->audit_fd);
   g_ptr_array_free(r->lines, TRUE);
   g_hash_table_destroy(r->printed);
+  g_hash_table_destroy(r->looked_up);
+  g_hash_table_destroy(r->executed);
   g_ptr_array_free(r->hints, TRUE);
   g_hash_table_destroy(r->hinted);
   g_free(r);
@@ -292,6 +301,40 @@ static void write_all(int fd, const char *buf, size_t len) {
   }
 }
 
+/* The name a refusal looked for in a directory, when it is a step of a
+ * program lookup (stat, access or exec of DIR/NAME); NULL otherwise. */
+static char *looked_up_name(const sbx_unotify_event *ev) {
+  if (!ev->path || !ev->operation ||
+      (strcmp(ev->operation, "stat") != 0 &&
+       strcmp(ev->operation, "access") != 0 &&
+       strcmp(ev->operation, "exec") != 0))
+    return NULL;
+  const char *slash = strrchr(ev->path, '/');
+  return slash && slash[1] ? g_strdup(slash + 1) : NULL;
+}
+
+/* Notes what the refusal behind option looked for: a hint that only
+ * ever answered the lookup of a program that --allow-exec then finds
+ * (PATH's other directories) is left out of the summary. */
+static void note_lookup(sbx_run_report *r, const char *option,
+                        const sbx_unotify_event *ev) {
+  char *name = looked_up_name(ev);
+  if (ev->hint == SBX_UNOTIFY_HINT_EXEC) {
+    if (name)
+      g_hash_table_add(r->executed, name);
+    return;
+  }
+  const char *had = g_hash_table_lookup(r->looked_up, option);
+  if (!name || (had && strcmp(had, name) != 0)) {
+    g_free(name);
+    name = g_strdup("");
+  }
+  if (!had || *had)
+    g_hash_table_insert(r->looked_up, (gpointer)option, name);
+  else
+    g_free(name);
+}
+
 /* The option of the event's hint, once, for the summary's last line. */
 static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
   GString *o = g_string_new(NULL);
@@ -315,13 +358,26 @@ static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
       break;
   }
   char *option = g_string_free(o, FALSE);
-  if (!*option || g_hash_table_contains(r->hinted, option) ||
-      g_hash_table_size(r->hinted) >= MAX_KEPT) {
+  char *kept = g_hash_table_lookup(r->hinted, option);
+  if (!*option || (!kept && g_hash_table_size(r->hinted) >= MAX_KEPT)) {
     g_free(option);
     return;
   }
-  g_hash_table_add(r->hinted, option);
-  g_ptr_array_add(r->hints, option);
+  if (kept) {
+    g_free(option);
+    option = kept;
+  } else {
+    g_hash_table_add(r->hinted, option);
+    g_ptr_array_add(r->hints, option);
+  }
+  note_lookup(r, option, ev);
+}
+
+/* Whether the summary leaves option out: it only answered the lookup of
+ * a program that --allow-exec finds elsewhere. */
+static bool only_looked_up(const sbx_run_report *r, const char *option) {
+  const char *name = g_hash_table_lookup(r->looked_up, option);
+  return name && *name && g_hash_table_contains(r->executed, name);
 }
 
 void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
@@ -375,14 +431,24 @@ void sbx_run_report_summary(sbx_run_report *r, int status) {
     for (guint i = first; i < n; i++)
       g_string_append_printf(s, "%s\n", (char *)g_ptr_array_index(r->lines, i));
   }
-  if (r->hints->len > 0) {
-    g_string_append(s, "sbx: to allow them:");
-    for (guint i = 0; i < r->hints->len && i < SUMMARY_LINES; i++)
-      g_string_append_printf(s, " %s", (char *)g_ptr_array_index(r->hints, i));
-    if (r->hints->len > SUMMARY_LINES)
-      g_string_append(s, " ...");
-    g_string_append_c(s, '\n');
+  guint shown = 0, left = 0;
+  for (guint i = 0; i < r->hints->len; i++) {
+    const char *option = g_ptr_array_index(r->hints, i);
+    if (only_looked_up(r, option))
+      continue;
+    if (shown == 0)
+      g_string_append(s, "sbx: to allow them:");
+    if (shown < SUMMARY_LINES) {
+      g_string_append_printf(s, " %s", option);
+      shown++;
+    } else {
+      left++;
+    }
   }
+  if (left > 0)
+    g_string_append(s, " ...");
+  if (shown > 0)
+    g_string_append_c(s, '\n');
   write_all(r->stderr_fd, s->str, s->len);
   g_string_free(s, TRUE);
 }

@@ -1262,15 +1262,26 @@ END_TEST
 
 START_TEST(a_shell_looking_up_a_program_is_hinted_with_allow_exec) {
   const char *sh[] = {"/bin/sh", "-c", "sort </dev/null && echo sorted", NULL};
-  const char *env[] = {"--setenv", "PATH=/usr/bin:/bin", NULL};
+  /* A directory of PATH the program is not in comes first: its refusal
+   * is printed, but the summary offers only what finds the program. */
+  g_autofree char *empty = make_dir("bin-without-sort");
+  g_autofree char *path = g_strdup_printf("PATH=%s:/usr/bin:/bin", empty);
+  const char *env[] = {"--setenv", path, NULL};
   result r = sbx_run_explain(env, sh);
   ck_assert_int_ne(r.status, 0);
   assert_contains(r.err,
                   "sbx: denied stat /usr/bin/sort (allow with "
                   "--allow-exec)");
+  g_autofree char *searched = g_strdup_printf(
+      "sbx: denied stat %s/sort (allow with --allow-read %s)", empty, empty);
+  assert_contains(r.err, searched);
+  const char *summary = strstr(r.err, "sbx: to allow them:");
+  ck_assert_ptr_nonnull(summary);
+  assert_contains(summary, "--allow-exec");
+  assert_lacks(summary, empty);
   assert_lacks(r.err, "--allow-read /usr/bin/sort");
   result_clear(&r);
-  const char *x[] = {"--setenv", "PATH=/usr/bin:/bin", "--allow-exec", NULL};
+  const char *x[] = {"--setenv", path, "--allow-exec", NULL};
   expect(sbx_run(x, sh), 0, "sorted", NULL);
 }
 END_TEST
