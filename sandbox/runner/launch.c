@@ -173,12 +173,9 @@ static _Noreturn void run_init(const child_args *a) {
       keep[n_keep++] = (sbx_fd_keep){fd, SBX_FD_SAME, false};
   keep[n_keep++] = (sbx_fd_keep){a->chan, SBX_FD_SAME, true};
   size_t chan_at = n_keep - 1;
-  size_t private_at[SBX_RUN_TREE_N_PRIVATE_DIRS];
-  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
-    private_at[d] = n_keep;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     if (private_fds[d] >= 0)
       keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
-  }
   if (a->tty >= 0)
     keep[n_keep++] = (sbx_fd_keep){a->tty, SBX_FD_SAME, true};
   sbx_layer_process process = {
@@ -205,14 +202,14 @@ static _Noreturn void run_init(const child_args *a) {
     /* Until the supervisor holds the listener, a notified call would
      * wait for nobody: nothing but these calls runs before the go-ahead.
      * (The default mode's baseline notifies connect alone.) */
-    /* The private directories first, for the supervisor's connects. */
+    /* The private directories first, for the supervisor's connects (each
+     * kept at its number through the layers: SBX_FD_SAME). */
     for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
       if (private_fds[d] < 0)
         continue;
-      int pfd = keep[private_at[d]].fd;
       child_msg pm = {MSG_PRIVATE_DIR, 0, (int32_t)d, 0};
-      rc = sbx_unotify_send_listener(chan, &pm, sizeof(pm), pfd);
-      close(pfd);
+      rc = sbx_unotify_send_listener(chan, &pm, sizeof(pm), private_fds[d]);
+      close(private_fds[d]);
       if (rc < 0)
         child_fail(chan, MSG_HANDOVER_FAILED, -rc);
     }

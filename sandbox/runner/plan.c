@@ -325,8 +325,7 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
 
 /* ---- seccomp ------------------------------------------------------------ */
 
-/* The first rule of pol with an action of this kind (NULL: none), and
- * whether its default action is one. */
+/* The first rule of pol with an action of this kind (NULL: none). */
 static const sbx_rule *rule_with_action(const sbx_policy *pol,
                                         sbx_action_kind kind) {
   for (size_t i = 0; i < pol->n_rules; i++)

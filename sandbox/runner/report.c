@@ -324,15 +324,13 @@ static void note_lookup(sbx_run_report *r, const char *option,
       g_hash_table_add(r->executed, name);
     return;
   }
+  /* "" (not only a lookup) once it differs, and from then on. */
   const char *had = g_hash_table_lookup(r->looked_up, option);
   if (!name || (had && strcmp(had, name) != 0)) {
     g_free(name);
     name = g_strdup("");
   }
-  if (!had || *had)
-    g_hash_table_insert(r->looked_up, (gpointer)option, name);
-  else
-    g_free(name);
+  g_hash_table_insert(r->looked_up, (gpointer)option, name);
 }
 
 /* The option of the event's hint, once, for the summary's last line. */

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/base/path.h"
+
 /* One grant as a mount. */
 typedef struct {
   char *path; /* canonical, no trailing slash */
@@ -24,11 +26,14 @@ static int compare_binds(gconstpointer a, gconstpointer b) {
   return strcmp(((const bind_spec *)a)->path, ((const bind_spec *)b)->path);
 }
 
+/* path is dir or lies below it. */
+static bool within(const char *path, const char *dir) {
+  return sbx_path_is_within(path, strlen(path), dir, strlen(dir));
+}
+
+/* path lies below dir. */
 static bool is_below(const char *path, const char *dir) {
-  size_t n = strlen(dir);
-  if (strcmp(dir, "/") == 0)
-    return path[0] == '/' && path[1] != '\0';
-  return strncmp(path, dir, n) == 0 && path[n] == '/';
+  return strcmp(path, dir) != 0 && within(path, dir);
 }
 
 /* /dev/ptmx, /dev/pts and what is in it: the pseudo-terminals. */
@@ -227,6 +232,23 @@ static gboolean plan_stdio(sbx_run_tree *t, const sbx_allowlist *list,
   return TRUE;
 }
 
+/* Whether the tree keeps the host's dir rather than a private one: it
+ * holds something there (but the working directory, which is made again
+ * inside a private one), or a write grant above holds it. */
+static bool keeps_host_dir(const GArray *ops, const char *cwd,
+                           const char *dir) {
+  for (guint i = 0; i < ops->len; i++) {
+    const sbx_tree_op *op = &g_array_index(ops, sbx_tree_op, i);
+    if (op->kind == SBX_TREE_DIR && cwd && strcmp(op->path, cwd) == 0)
+      continue;
+    if (within(op->path, dir) ||
+        (op->kind == SBX_TREE_BIND && (op->flags & SBX_TREE_WRITABLE) &&
+         within(dir, op->path)))
+      return true;
+  }
+  return false;
+}
+
 gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
                            bool allow_exec, const char **why,
                            const char **why_path) {
@@ -326,25 +348,10 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
       add_op(ops, SBX_TREE_BIND, b->flags, keep(t, b->path), NULL);
   }
   t->proc = true;
-  /* The private directories, but where the tree holds something there
-   * (the working directory alone is made again inside) or a write grant
-   * holds the host's. */
   t->private_exec = allow_exec;
-  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
-    const char *dir = sbx_run_tree_private_dirs[d];
-    bool host = false;
-    for (guint i = 0; i < ops->len && !host; i++) {
-      const sbx_tree_op *op = &g_array_index(ops, sbx_tree_op, i);
-      bool made_cwd =
-          op->kind == SBX_TREE_DIR && t->cwd && strcmp(op->path, t->cwd) == 0;
-      host = ((strcmp(op->path, dir) == 0 || is_below(op->path, dir)) &&
-              !made_cwd) ||
-             (op->kind == SBX_TREE_BIND && (op->flags & SBX_TREE_WRITABLE) &&
-              is_below(dir, op->path));
-    }
-    if (!host)
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    if (!keeps_host_dir(ops, t->cwd, sbx_run_tree_private_dirs[d]))
       t->private_dirs |= 1u << d;
-  }
   t->n_ops = ops->len;
   t->ops = (sbx_tree_op *)g_array_free(ops, FALSE);
   return TRUE;
@@ -354,8 +361,7 @@ void sbx_run_tree_add_text(sbx_run_tree *t, const char *path,
                            const char *text) {
   for (size_t i = 0; i < t->n_ops; i++) {
     const sbx_tree_op *op = &t->ops[i];
-    if (op->kind == SBX_TREE_BIND &&
-        (strcmp(op->path, path) == 0 || is_below(path, op->path)))
+    if (op->kind == SBX_TREE_BIND && within(path, op->path))
       return;
   }
   t->ops = g_renew(sbx_tree_op, t->ops, t->n_ops + 1);

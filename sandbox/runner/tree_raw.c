@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/base/path.h"
 #include "sandbox/base/strbuf.h"
 #include "sandbox/kernel/landlock/landlock_uapi.h"
 
@@ -324,8 +325,7 @@ static int mount_private(const sbx_run_tree *t, const char *dir,
   if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
     return 0;
   *dir_fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  size_t n = strlen(dir);
-  if (t->cwd && strncmp(t->cwd, dir, n) == 0 && t->cwd[n] == '/') {
+  if (t->cwd && sbx_path_is_within(t->cwd, strlen(t->cwd), dir, strlen(dir))) {
     char cwd[PATH_MAX];
     if (!join(cwd, NEW, t->cwd))
       return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);

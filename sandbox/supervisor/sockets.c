@@ -371,40 +371,44 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
   answer_result(c, rc < 0 ? -err : 0);
 }
 
-/* The socket file at c->path when it is below one of the sandbox's
- * private directories: opened beneath the directory's descriptor, as the
- * program sees it, never following a link or crossing a mount out of it.
- * Returns the descriptor; or -1 with *below set when answered; or -1
- * with *below clear when the name is not the sandbox's (not below a
- * private directory, or not there). */
-static int private_socket_file(sbx_call *c, int denied, bool *below) {
-  *below = false;
+/* private_socket_file's answer for a name that is not the sandbox's. */
+#define NOT_PRIVATE (-2)
+
+/* The socket file at c->path when the sandbox has one there, below one
+ * of its private directories: opened beneath the directory's descriptor,
+ * as the program sees it, never following a link or crossing a mount out
+ * of it. Returns the descriptor, -1 when answered, or NOT_PRIVATE (not
+ * below a private directory, or nothing there): then the allowlist
+ * decides on the host's name, as under --explain (a grant there would
+ * have kept the host's directory, so it refuses, with the hint that
+ * allows it). */
+static int private_socket_file(sbx_call *c, int denied) {
   for (size_t i = 0; i < c->cfg->n_private_dirs; i++) {
     const sbx_unotify_private_dir *p = &c->cfg->private_dirs[i];
     size_t n = strlen(p->path);
     if (strncmp(c->path, p->path, n) != 0 || c->path[n] != '/')
       continue;
-    *below = true;
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
     };
     int fd =
         (int)syscall(SYS_openat2, p->fd, c->path + n + 1, &how, sizeof(how));
-    if (fd >= 0)
-      return fd;
-    if (errno == ENOENT || errno == ENOTDIR) {
-      /* Not the sandbox's: the allowlist decides on the host's name, as
-       * under --explain (a grant there would have kept the host's
-       * directory, so this refuses, with the hint that allows it). */
-      *below = false;
+    struct stat st;
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+      return NOT_PRIVATE;
+    if (fd < 0) {
+      deny(c, denied, "leads out of the sandbox's own directory",
+           SBX_UNOTIFY_HINT_NEVER, NULL, false);
       return -1;
     }
-    deny(c, denied, "leads out of the sandbox's own directory",
-         SBX_UNOTIFY_HINT_NEVER, NULL, false);
+    if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+      return fd;
+    close(fd);
+    answer_failed(c, ECONNREFUSED); /* what the kernel says */
     return -1;
   }
-  return -1;
+  return NOT_PRIVATE;
 }
 
 /* The socket file at c->path as an O_PATH descriptor of ours, when the
@@ -413,18 +417,9 @@ static int private_socket_file(sbx_call *c, int denied, bool *below) {
 static int socket_file(sbx_call *c) {
   int denied =
       sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
-  bool below = false;
-  int own_fd = private_socket_file(c, denied, &below);
-  if (below) {
-    struct stat ost;
-    if (own_fd < 0)
-      return -1;
-    if (fstat(own_fd, &ost) == 0 && S_ISSOCK(ost.st_mode))
-      return own_fd;
-    close(own_fd);
-    answer_failed(c, ECONNREFUSED); /* what the kernel says */
-    return -1;
-  }
+  int own_socket = private_socket_file(c, denied);
+  if (own_socket != NOT_PRIVATE)
+    return own_socket;
   int own = sbx_call_own_fd_path(c->path);
   int held = -1;
   struct stat hst;
