@@ -377,11 +377,11 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
 /* The socket file at c->path when the sandbox has one there, below one
  * of its private directories: opened beneath the directory's descriptor,
  * as the program sees it, never following a link or crossing a mount out
- * of it. Returns the descriptor, -1 when answered, or NOT_PRIVATE (not
- * below a private directory, or nothing there): then the allowlist
- * decides on the host's name, as under --explain (a grant there would
- * have kept the host's directory, so it refuses, with the hint that
- * allows it). */
+ * of it; a name missing there is missing (ENOENT), since the program
+ * sees nothing of the host's below a private directory (a name the host
+ * has is still reported, with its hint). Returns the
+ * descriptor, -1 when answered, or NOT_PRIVATE (not below a private
+ * directory): then the allowlist decides on the host's name. */
 static int private_socket_file(sbx_call *c, int denied) {
   for (size_t i = 0; i < c->cfg->n_private_dirs; i++) {
     const sbx_unotify_private_dir *p = &c->cfg->private_dirs[i];
@@ -395,8 +395,20 @@ static int private_socket_file(sbx_call *c, int denied) {
     int fd =
         (int)syscall(SYS_openat2, p->fd, c->path + n + 1, &how, sizeof(how));
     struct stat st;
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-      return NOT_PRIVATE;
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+      /* The program sees only this directory there, so a name missing
+       * in it is missing (a server not started yet: tmux, agents). One
+       * the host has (an X server's socket) is named in the summary
+       * with the grant that shows the host's directory instead. */
+      int err = errno;
+      struct stat host;
+      if (lstat(c->path, &host) == 0)
+        deny(c, err, "is the host's; the sandbox has its own directory there",
+             SBX_UNOTIFY_HINT_WRITE, c->path, false);
+      else
+        answer_failed(c, err);
+      return -1;
+    }
     if (fd < 0) {
       deny(c, denied, "leads out of the sandbox's own directory",
            SBX_UNOTIFY_HINT_NEVER, NULL, false);
