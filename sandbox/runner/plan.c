@@ -183,6 +183,7 @@ static const fixed_entry fixed_entries[] = {
     {"/dev/zero", SBX_PERM_READ_WRITE},
     {"/dev/full", SBX_PERM_READ_WRITE},
     {"/dev/tty", SBX_PERM_READ_WRITE},
+    {"/dev/ptmx", SBX_PERM_READ_WRITE},
     {"/dev/random", SBX_PERM_READ_ONLY},
     {"/dev/urandom", SBX_PERM_READ_ONLY},
     {"/proc/filesystems", SBX_PERM_READ_ONLY},

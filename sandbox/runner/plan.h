@@ -15,6 +15,7 @@
  * and /lib64/ld-linux-x86-64.so.2, the locale files (/usr/lib/locale,
  * /usr/share/locale, /etc/locale.alias), /etc/localtime, /dev/null,
  * /dev/zero, /dev/full, /dev/tty (read-write; the program's own terminal),
+ * /dev/ptmx (read-write: pseudo-terminals the program makes, tree.h),
  * /dev/random and /dev/urandom, and the
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
  * /etc/selinux/config). Plus the program file itself, and the

@@ -341,7 +341,12 @@ static int mount_private(const sbx_run_tree *t, const char *dir,
 /* Pseudo-terminals of the sandbox's own: a new devpts instance, which
  * holds only the terminals made inside (the host's are in another), with
  * /dev/ptmx leading to its ptmx as the kernel's ptmx lookup needs, and
- * the Landlock rule that lets the program use them. Async-signal-safe. */
+ * the Landlock rule that lets the program use them. Where a read grant
+ * already shows the host's /dev (-r /), its /dev/ptmx, a device node on
+ * a nodev mount, is covered by a bind of the new instance's ptmx, with a
+ * rule of its own (Landlock finds a rule
+ * on the path's own mounts, and the bind sits on the host's /dev).
+ * Async-signal-safe. */
 static int mount_ptys(int landlock_fd, uint64_t rights,
                       sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
@@ -352,12 +357,25 @@ static int mount_ptys(int landlock_fd, uint64_t rights,
   if (mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
             "newinstance,ptmxmode=0666,mode=0620") != 0)
     return fail(f, STEP_PTYS, -1, errno);
+  if (landlock_fd >= 0 && rights && (rc = add_rule(landlock_fd, dst, rights)))
+    return fail(f, STEP_PTYS_RULE, -1, -rc);
   char ptmx[PATH_MAX];
   join(ptmx, NEW, "/dev/ptmx");
-  if (syscall(SYS_symlinkat, "pts/ptmx", AT_FDCWD, ptmx) != 0 &&
-      errno != EEXIST)
+  if (syscall(SYS_symlinkat, "pts/ptmx", AT_FDCWD, ptmx) == 0)
+    return 0;
+  if (errno != EEXIST)
     return fail(f, STEP_LINK, -1, errno);
-  if (landlock_fd >= 0 && rights && (rc = add_rule(landlock_fd, dst, rights)))
+  struct stat st;
+  if (fstatat(AT_FDCWD, ptmx, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(st.st_mode))
+    return 0; /* a link to pts/ptmx, which is the new instance's now */
+  char own[PATH_MAX];
+  join(own, NEW, "/dev/pts/ptmx");
+  if (mount(own, ptmx, NULL, MS_BIND, NULL) != 0)
+    return fail(f, STEP_PTYS, -1, errno);
+  uint64_t file_rights = rights & ~(uint64_t)LANDLOCK_ACCESS_FS_READ_DIR;
+  if (landlock_fd >= 0 && file_rights &&
+      (rc = add_rule(landlock_fd, ptmx, file_rights)))
     return fail(f, STEP_PTYS_RULE, -1, -rc);
   return 0;
 }
