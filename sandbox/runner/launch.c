@@ -62,6 +62,8 @@ typedef enum {
   MSG_TREE_FAILED,     /* the default mode's tree: step, operation, errno */
   MSG_PRIVATE_DIR,     /* SCM_RIGHTS carries a private directory (detail:
                         * its index in sbx_run_tree_private_dirs) */
+  MSG_TERMINAL,        /* SCM_RIGHTS carries the master of the program's
+                        * terminal, made in the sandbox's devpts */
 } msg_kind;
 
 typedef struct {
@@ -76,6 +78,8 @@ typedef struct {
   int chan;
   int parent_pidfd;
   int tty;               /* the program's terminal (terminal.h), or -1 */
+  bool tty_own;          /* init replaces it with one of the tree's devpts
+                          * where it can */
   unsigned tty_replaces; /* which of 0, 1, 2 it becomes */
   int relay_fd[3];       /* the relay's pipes (relay.h) that become 0, 1,
                           * 2, or -1 */
@@ -148,7 +152,9 @@ static _Noreturn void run_program(const child_args *a, int chan) {
  * needs the capabilities the layers then drop; init's layers by the
  * engine (sandbox/layers/apply.h); under the supervisor, the listener
  * handed over. Async-signal-safe from here to the end. */
-static _Noreturn void run_init(const child_args *a) {
+static _Noreturn void run_init(const child_args *given) {
+  child_args args = *given;
+  const child_args *a = &args;
   sbx_run_plan *p = a->plan;
   for (int fd = 0; fd <= 2; fd++)
     if (a->relay_fd[fd] >= 0 && dup2(a->relay_fd[fd], fd) < 0)
@@ -165,8 +171,26 @@ static _Noreturn void run_init(const child_args *a) {
       _exit(SBX_RUN_EXIT_SETUP);
     }
   }
-  /* 0, 1, 2, the channel, the private directories, the terminal */
-  sbx_fd_keep keep[5 + SBX_RUN_TREE_N_PRIVATE_DIRS];
+  /* The program's terminal from the sandbox's own devpts, where the
+   * program finds it by name (ttyname); the launcher relays its master. */
+  int tty_master = -1;
+  if (a->tty_own) {
+    int unlock = 0, own = -1;
+    tty_master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (tty_master >= 0 && ioctl(tty_master, TIOCSPTLCK, &unlock) == 0)
+      own = ioctl(tty_master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (own >= 0) {
+      close(args.tty);
+      args.tty = own;
+    } else if (tty_master >= 0) {
+      /* No devpts of the sandbox's: the launcher's terminal stays. */
+      close(tty_master);
+      tty_master = -1;
+    }
+  }
+  /* 0, 1, 2, the channel, the private directories, the terminal and
+   * its master */
+  sbx_fd_keep keep[6 + SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
@@ -176,6 +200,8 @@ static _Noreturn void run_init(const child_args *a) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     if (private_fds[d] >= 0)
       keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
+  if (tty_master >= 0)
+    keep[n_keep++] = (sbx_fd_keep){tty_master, SBX_FD_SAME, true};
   if (a->tty >= 0)
     keep[n_keep++] = (sbx_fd_keep){a->tty, SBX_FD_SAME, true};
   sbx_layer_process process = {
@@ -202,6 +228,15 @@ static _Noreturn void run_init(const child_args *a) {
     /* Until the supervisor holds the listener, a notified call would
      * wait for nobody: nothing but these calls runs before the go-ahead.
      * (The default mode's baseline notifies connect alone.) */
+    /* The terminal's master, which the launcher shapes like the user's
+     * terminal before the go-ahead. */
+    if (tty_master >= 0) {
+      child_msg tm = {MSG_TERMINAL, 0, 0, 0};
+      rc = sbx_unotify_send_listener(chan, &tm, sizeof(tm), tty_master);
+      close(tty_master);
+      if (rc < 0)
+        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+    }
     /* The private directories first, for the supervisor's connects (each
      * kept at its number through the layers: SBX_FD_SAME). */
     for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
@@ -509,11 +544,16 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     g_propagate_error(error, term_error);
     goto out;
   }
-  child_args a = {.plan = plan,
-                  .chan = sv[1],
-                  .parent_pidfd = self_pidfd,
-                  .tty = term ? sbx_run_terminal_slave(term) : -1,
-                  .tty_replaces = term ? sbx_run_terminal_replaces(term) : 0};
+  child_args a = {
+      .plan = plan,
+      .chan = sv[1],
+      .parent_pidfd = self_pidfd,
+      .tty = term ? sbx_run_terminal_slave(term) : -1,
+      /* In the default mode, init makes one of the
+       * sandbox's devpts, as every terminal the program
+       * makes itself. */
+      .tty_own = term && plan->mode == SBX_RUN_MODE_KERNEL && plan->tree.ptys,
+      .tty_replaces = term ? sbx_run_terminal_replaces(term) : 0};
   GError *relay_error = NULL;
   relay = sbx_run_relay_new(
       plan->mode == SBX_RUN_MODE_KERNEL ? plan->tree.relay : 0, a.relay_fd,
@@ -547,7 +587,13 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
 
   int listener = -1;
   ssize_t n = recv_msg(sv[0], &m, &listener, 0);
-  /* The private directories come before the listener. */
+  /* The terminal's master and the private directories come before the
+   * listener. */
+  if (n > 0 && m.kind == MSG_TERMINAL && listener >= 0 && term) {
+    sbx_run_terminal_take_master(term, listener);
+    listener = -1;
+    n = recv_msg(sv[0], &m, &listener, 0);
+  }
   while (n > 0 && m.kind == MSG_PRIVATE_DIR && listener >= 0 && m.detail >= 0 &&
          m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
          n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {

@@ -27,6 +27,7 @@ struct sbx_run_terminal {
   int slave;  /* until init has its copy */
   unsigned replaces;
   struct termios saved; /* the user's terminal as sbx-run found it */
+  bool have_saved;
   bool raw;
   char pending[4096]; /* input read, not yet taken by the master */
   size_t pending_len, pending_off;
@@ -36,6 +37,15 @@ static bool same_terminal(int a, int b) {
   struct stat sa, sb;
   return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev &&
          S_ISCHR(sa.st_mode);
+}
+
+/* The program's terminal starts as the user's was when sbx-run started:
+ * its modes and size, set through the master, which sets the slave's. */
+static void shape_like_users(sbx_run_terminal *t) {
+  fcntl(t->master, F_SETFL, fcntl(t->master, F_GETFL) | O_NONBLOCK);
+  if (t->have_saved)
+    tcsetattr(t->master, TCSANOW, &t->saved);
+  sbx_run_terminal_winch(t);
 }
 
 sbx_run_terminal *sbx_run_terminal_new(GError **error) {
@@ -74,12 +84,17 @@ sbx_run_terminal *sbx_run_terminal_new(GError **error) {
         t->out = fd;
     }
   }
-  fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-  /* The program's terminal starts as the user's is. */
-  if (tcgetattr(user, &t->saved) == 0)
-    tcsetattr(slave, TCSANOW, &t->saved);
-  sbx_run_terminal_winch(t);
+  /* Read now: raw mode comes before a master made by init. */
+  t->have_saved = tcgetattr(user, &t->saved) == 0;
+  shape_like_users(t);
   return t;
+}
+
+void sbx_run_terminal_take_master(sbx_run_terminal *t, int master) {
+  if (t->master >= 0)
+    close(t->master);
+  t->master = master;
+  shape_like_users(t);
 }
 
 int sbx_run_terminal_slave(const sbx_run_terminal *t) {
@@ -101,7 +116,7 @@ static bool in_foreground(const sbx_run_terminal *t) {
 /* Raw mode on the user's terminal, only with input to relay and only in
  * the foreground (a background process changing it would be stopped). */
 static void go_raw(sbx_run_terminal *t) {
-  if (t->raw || !t->input || !in_foreground(t))
+  if (t->raw || !t->input || !t->have_saved || !in_foreground(t))
     return;
   struct termios raw = t->saved;
   cfmakeraw(&raw);
@@ -216,6 +231,7 @@ void sbx_run_terminal_free(sbx_run_terminal *t) {
   restore(t);
   if (t->slave >= 0)
     close(t->slave);
-  close(t->master);
+  if (t->master >= 0)
+    close(t->master);
   g_free(t);
 }

@@ -19,8 +19,10 @@
  *
  * Life cycle (launcher side):
  *   1. t = sbx_run_terminal_new(&error)   NULL and no error: no terminal
- *   2. init makes sbx_run_terminal_slave(t) its controlling terminal and
- *      puts it on the descriptors sbx_run_terminal_replaces(t) names
+ *   2. init makes sbx_run_terminal_slave(t) its controlling terminal (or
+ *      one it makes in the sandbox's devpts, whose master it hands over
+ *      for sbx_run_terminal_take_master()) and puts it on the
+ *      descriptors sbx_run_terminal_replaces(t) names
  *   3. sbx_run_terminal_after_start(t) once init has its copy
  *   4. in the loop: poll the descriptors sbx_run_terminal_poll_fds()
  *      fills, then sbx_run_terminal_pump(); on the program's stop
@@ -39,10 +41,14 @@
 
 typedef struct sbx_run_terminal sbx_run_terminal;
 
-/* A pseudo-terminal shaped like the controlling terminal on 0, 1 or 2;
- * NULL without error when none of them is sbx-run's controlling
- * terminal. */
+/* A pseudo-terminal (the host's /dev/ptmx) shaped like the controlling
+ * terminal on 0, 1 or 2; NULL without error when none of them is
+ * sbx-run's controlling terminal. */
 sbx_run_terminal *sbx_run_terminal_new(GError **error);
+/* The master of a terminal init made in the sandbox's own devpts (where
+ * the program finds its terminal's name) to stand in for that one:
+ * shaped like the user's terminal, owned by t from now on. */
+void sbx_run_terminal_take_master(sbx_run_terminal *t, int master);
 void sbx_run_terminal_free(sbx_run_terminal *t);
 
 /* The slave side, for init (close-on-exec), and the mask of descriptors

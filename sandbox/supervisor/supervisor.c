@@ -294,6 +294,12 @@ sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
   u->wait_epoll = ep;
   u->waiting = g_ptr_array_new();
   u->ptys = g_hash_table_new(NULL, NULL);
+  /* The program's terminal is one of its own: /dev/pts/N names it too
+   * (ttyname, tty). */
+  unsigned own_tty;
+  if (config->tty_relayed && config->tty_master >= 0 &&
+      ioctl(config->tty_master, TIOCGPTN, &own_tty) == 0)
+    g_hash_table_add(u->ptys, GUINT_TO_POINTER(own_tty + 1));
   if (!sbx_unotify_channel_open(&u->ch, listener, error)) {
     close(ep);
     g_ptr_array_free(u->waiting, TRUE);

@@ -180,7 +180,9 @@ typedef struct {
   /* /dev/tty names the program's controlling terminal, never the
    * supervisor's: with tty_relayed, the pseudo-terminal whose master is
    * tty_master (borrowed), whose slave an open of /dev/tty is answered
-   * with; without, there is none (ENXIO, as the kernel says). */
+   * with, and whose name, /dev/pts/N, is the program's like the names of
+   * the terminals it makes; without, there is none (ENXIO, as the kernel
+   * says). */
   bool tty_relayed;
   int tty_master;
   /* Files made for the program (sbx-run's /etc/passwd and /etc/group):

@@ -997,7 +997,8 @@ static int cmd_pty(void) {
 }
 
 /* /dev/tty: whether it is the terminal on standard input (the device
- * behind each, TIOCGDEV), and a line written through it. */
+ * behind each, TIOCGDEV), the terminal's name, and a line written
+ * through it. */
 static int cmd_devtty(void) {
   int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
   if (fd < 0)
@@ -1006,6 +1007,15 @@ static int cmd_devtty(void) {
   if (ioctl(fd, TIOCGDEV, &a) != 0 || ioctl(0, TIOCGDEV, &b) != 0)
     return report_errno("devtty", -1);
   printf("devtty=%s\n", a == b ? "stdin's" : "another terminal");
+  /* Its name, found as ttyname finds it, and the devpts instance that
+   * holds it. */
+  const char *name = ttyname(0);
+  struct stat st;
+  if (name && stat(name, &st) == 0)
+    printf("ttyname=%s\ninstance=%u:%u\n", name, major(st.st_dev),
+           minor(st.st_dev));
+  else
+    printf("ttyname=none\n");
   fflush(stdout);
   bool wrote = write(fd, "through /dev/tty\n", 17) == 17;
   close(fd);

@@ -1482,22 +1482,43 @@ static char *on_a_terminal(const char *const *argv) {
 
 /* /dev/tty is the program's own terminal in both modes: the one sbx-run
  * gave it, never the terminal sbx-run (or its supervisor) runs on, and
- * none without a terminal. */
+ * none without a terminal. The program finds its name (ttyname, tty):
+ * in the default mode it is a terminal of the sandbox's own devpts, also
+ * where a read grant shows the host's /dev. */
 START_TEST(dev_tty_is_the_programs_own_terminal) {
   g_autofree char *probe = probe_path();
   /* Control: outside the sandbox, /dev/tty is the terminal on stdin. */
   const char *plain[] = {probe, "devtty", NULL};
   g_autofree char *outside = on_a_terminal(plain);
   assert_contains(outside, "devtty=stdin's");
+  assert_contains(outside, "ttyname=/dev/pts/");
   assert_contains(outside, "through /dev/tty");
+  struct stat host;
+  ck_assert_int_eq(stat("/dev/pts", &host), 0);
+  g_autofree char *host_instance = g_strdup_printf(
+      "instance=%u:%u\n", major(host.st_dev), minor(host.st_dev));
   g_autofree char *bin = sbx_run_path();
-  const char *explained[] = {bin, "--explain", "--", probe, "devtty", NULL};
-  const char *kernel[] = {bin, "--", probe, "devtty", NULL};
-  g_autofree char *inside =
-      on_a_terminal(sbx_run_explaining() ? explained : kernel);
-  assert_contains(inside, "devtty=stdin's");
-  assert_contains(inside, "through /dev/tty");
-  assert_lacks(inside, "sbx: denied");
+  for (int all = 0; all <= 1; all++) {
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, bin);
+    if (sbx_run_explaining())
+      g_ptr_array_add(argv, "--explain");
+    if (all) {
+      g_ptr_array_add(argv, "-r");
+      g_ptr_array_add(argv, "/");
+    }
+    g_ptr_array_add(argv, "--");
+    g_ptr_array_add(argv, probe);
+    g_ptr_array_add(argv, "devtty");
+    g_ptr_array_add(argv, NULL);
+    g_autofree char *inside = on_a_terminal((const char *const *)argv->pdata);
+    assert_contains(inside, "devtty=stdin's");
+    assert_contains(inside, "ttyname=/dev/pts/");
+    if (sbx_run_kernel_decides())
+      assert_lacks(inside, host_instance);
+    assert_contains(inside, "through /dev/tty");
+    assert_lacks(inside, "sbx: denied");
+  }
   /* No terminal: none to open, as outside. */
   result r = sbx_run(NULL, plain);
   ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
