@@ -197,6 +197,22 @@ static sbx_resolver *fail_new(sbx_resolver *r, GError **error, int err,
 }
 
 sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
+  return sbx_resolver_new_with_roots(list, NULL, 0, error);
+}
+
+/* The directory given for dir, duplicated, or -1 with errno ENOENT. */
+static int given_root(const sbx_resolver_root *roots, size_t n_roots,
+                      const char *dir) {
+  for (size_t k = 0; k < n_roots; k++)
+    if (strcmp(roots[k].dir, dir) == 0)
+      return fcntl(roots[k].fd, F_DUPFD_CLOEXEC, 3);
+  errno = ENOENT;
+  return -1;
+}
+
+sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
+                                          const sbx_resolver_root *roots,
+                                          size_t n_roots, GError **error) {
   sbx_resolver *r = g_new0(sbx_resolver, 1);
   r->list = list;
   r->n = sbx_allowlist_n_entries(list);
@@ -240,7 +256,17 @@ sbx_resolver *sbx_resolver_new(const sbx_allowlist *list, GError **error) {
     }
     if (r->root_fds[i] >= 0)
       continue;
-    int fd = open_dir_exact(dir);
+    int fd = given_root(roots, n_roots, dir);
+    if (fd < 0 && errno != ENOENT) {
+      int err = errno;
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                  "cannot copy the descriptor given for %s: %s", dir,
+                  g_strerror(err));
+      sbx_resolver_free(r);
+      return NULL;
+    }
+    if (fd < 0)
+      fd = open_dir_exact(dir);
     if (fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
         errno != EACCES) {
       int err = errno;

@@ -69,6 +69,21 @@ void sbx_resolver_free(sbx_resolver *resolver);
 
 const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *resolver);
 
+/* A directory that stands in for the host's at dir (canonical, no
+ * trailing slash): an O_PATH or open directory descriptor, borrowed. */
+typedef struct {
+  const char *dir;
+  int fd;
+} sbx_resolver_root;
+
+/* As sbx_resolver_new, with the entries whose root is one of roots' dir
+ * resolved beneath a copy of that descriptor instead of the host's
+ * directory: sbx-run's private /tmp and /dev/shm, which live in the
+ * sandbox's mount namespace. */
+sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
+                                          const sbx_resolver_root *roots,
+                                          size_t n_roots, GError **error);
+
 /* In every call, `pid` is the requesting process as the caller's pid
  * namespace sees it: /proc/self and /proc/<pid> mean it. 0 refuses every
  * per-process /proc path. */

@@ -64,6 +64,9 @@ typedef enum {
                         * its index in sbx_run_tree_private_dirs) */
   MSG_TERMINAL,        /* SCM_RIGHTS carries the master of the program's
                         * terminal, made in the sandbox's devpts */
+  MSG_NAMESPACE,       /* SCM_RIGHTS carries init's user namespace (detail
+                        * 0) or mount namespace (1), where its private
+                        * directories are, for the supervisor */
 } msg_kind;
 
 typedef struct {
@@ -162,10 +165,14 @@ static _Noreturn void run_init(const child_args *given) {
   int private_fds[SBX_RUN_TREE_N_PRIVATE_DIRS];
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     private_fds[d] = -1;
-  if (p->mode == SBX_RUN_MODE_KERNEL) {
+  if (p->mode == SBX_RUN_MODE_KERNEL || (p->ns.namespaces & SBX_NS_MOUNT)) {
     sbx_run_tree_failure tf;
-    if (sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd, private_fds,
-                               &tf) < 0) {
+    int built = p->mode == SBX_RUN_MODE_KERNEL
+                    ? sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd,
+                                             private_fds, &tf)
+                    : sbx_run_tree_private_raw(&p->tree, p->init.landlock_fd,
+                                               private_fds, &tf);
+    if (built < 0) {
       child_msg m = {MSG_TREE_FAILED, (uint32_t)tf.step, tf.op, tf.error};
       (void)send(a->chan, &m, sizeof(m), MSG_NOSIGNAL);
       _exit(SBX_RUN_EXIT_SETUP);
@@ -188,9 +195,19 @@ static _Noreturn void run_init(const child_args *given) {
       tty_master = -1;
     }
   }
-  /* 0, 1, 2, the channel, the private directories, the terminal and
-   * its master */
-  sbx_fd_keep keep[6 + SBX_RUN_TREE_N_PRIVATE_DIRS];
+  /* Under the supervisor, the namespaces its private directories are in,
+   * for the sockets the supervisor binds there. */
+  int ns_fds[2] = {-1, -1};
+  bool any_private = false;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    any_private |= private_fds[d] >= 0;
+  if (p->mode == SBX_RUN_MODE_SUPERVISOR && any_private) {
+    ns_fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    ns_fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  }
+  /* 0, 1, 2, the channel, the private directories, the namespaces, the
+   * terminal and its master */
+  sbx_fd_keep keep[8 + SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
@@ -200,6 +217,9 @@ static _Noreturn void run_init(const child_args *given) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     if (private_fds[d] >= 0)
       keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
+  for (int i = 0; i < 2; i++)
+    if (ns_fds[i] >= 0)
+      keep[n_keep++] = (sbx_fd_keep){ns_fds[i], SBX_FD_SAME, true};
   if (tty_master >= 0)
     keep[n_keep++] = (sbx_fd_keep){tty_master, SBX_FD_SAME, true};
   if (a->tty >= 0)
@@ -234,6 +254,15 @@ static _Noreturn void run_init(const child_args *given) {
       child_msg tm = {MSG_TERMINAL, 0, 0, 0};
       rc = sbx_unotify_send_listener(chan, &tm, sizeof(tm), tty_master);
       close(tty_master);
+      if (rc < 0)
+        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+    }
+    for (int i = 0; i < 2; i++) {
+      if (ns_fds[i] < 0)
+        continue;
+      child_msg nm = {MSG_NAMESPACE, 0, i, 0};
+      rc = sbx_unotify_send_listener(chan, &nm, sizeof(nm), ns_fds[i]);
+      close(ns_fds[i]);
       if (rc < 0)
         child_fail(chan, MSG_HANDOVER_FAILED, -rc);
     }
@@ -423,6 +452,29 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   return TRUE;
 }
 
+/* Under the supervisor: the private directories init mounted are the
+ * program's to read and write, and the resolver finds them beneath
+ * init's descriptors, not in the host's tree the supervisor sees. */
+static gboolean use_private_dirs(sbx_run_plan *plan,
+                                 const sbx_unotify_private_dir *dirs, size_t n,
+                                 sbx_resolver **resolver, GError **error) {
+  sbx_resolver_root roots[SBX_RUN_TREE_N_PRIVATE_DIRS];
+  for (size_t i = 0; i < n; i++) {
+    g_autofree char *entry = g_strconcat(dirs[i].path, "/", NULL);
+    if (!sbx_allowlist_add(plan->allowlist, entry, SBX_PERM_READ_WRITE_CREATE,
+                           error))
+      return FALSE;
+    roots[i] = (sbx_resolver_root){dirs[i].path, dirs[i].fd};
+  }
+  sbx_resolver *r =
+      sbx_resolver_new_with_roots(plan->allowlist, roots, n, error);
+  if (!r)
+    return FALSE;
+  sbx_resolver_free(*resolver);
+  *resolver = r;
+  return TRUE;
+}
+
 /* init in its namespaces; where the kernel refuses them and the plan does
  * not require them, init without (missing.h decides and warns): the
  * seccomp baseline, the supervisor and Landlock still apply, and the
@@ -441,6 +493,8 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
                                 "sbx-run", error))
     return -1;
   plan->ns.namespaces = 0;
+  /* No private directories without a mount namespace of the sandbox's. */
+  plan->tree.private_dirs = 0;
   /* Without a pid namespace the host's processes are the program's to
    * name; only Landlock's scoping then keeps tracing inside. */
   if (plan->allow_ptrace && plan->init.landlock_fd < 0) {
@@ -514,6 +568,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   size_t n_made = 0;
   sbx_unotify_private_dir private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_private = 0;
+  int ns_fds[2] = {-1, -1}; /* init's user and mount namespaces */
   sigset_t sigs, old;
   sigemptyset(&sigs);
   for (size_t i = 0; i < G_N_ELEMENTS(forwarded_signals); i++)
@@ -587,18 +642,24 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
 
   int listener = -1;
   ssize_t n = recv_msg(sv[0], &m, &listener, 0);
-  /* The terminal's master and the private directories come before the
-   * listener. */
-  if (n > 0 && m.kind == MSG_TERMINAL && listener >= 0 && term) {
-    sbx_run_terminal_take_master(term, listener);
-    listener = -1;
-    n = recv_msg(sv[0], &m, &listener, 0);
-  }
-  while (n > 0 && m.kind == MSG_PRIVATE_DIR && listener >= 0 && m.detail >= 0 &&
-         m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
-         n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {
-    private_dirs[n_private++] = (sbx_unotify_private_dir){
-        sbx_run_tree_private_dirs[m.detail], listener};
+  /* The terminal's master, the namespaces and the private directories
+   * come before the listener. */
+  for (;;) {
+    if (n <= 0 || listener < 0)
+      break;
+    if (m.kind == MSG_TERMINAL && term) {
+      sbx_run_terminal_take_master(term, listener);
+    } else if (m.kind == MSG_NAMESPACE && (m.detail == 0 || m.detail == 1) &&
+               ns_fds[m.detail] < 0) {
+      ns_fds[m.detail] = listener;
+    } else if (m.kind == MSG_PRIVATE_DIR && m.detail >= 0 &&
+               m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
+               n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {
+      private_dirs[n_private++] = (sbx_unotify_private_dir){
+          sbx_run_tree_private_dirs[m.detail], listener};
+    } else {
+      break;
+    }
     listener = -1;
     n = recv_msg(sv[0], &m, &listener, 0);
   }
@@ -611,6 +672,11 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_SETUP,
                   "the sandbox's init process ended before its supervisor "
                   "could start; the program was not started");
+    goto out;
+  }
+  if (plan->mode == SBX_RUN_MODE_SUPERVISOR && n_private > 0 &&
+      !use_private_dirs(plan, private_dirs, n_private, &resolver, error)) {
+    close(listener);
     goto out;
   }
 
@@ -657,6 +723,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .made = made,
       .private_dirs = private_dirs,
       .n_private_dirs = n_private,
+      .private_ns = ns_fds[0] >= 0 && ns_fds[1] >= 0,
+      .private_userns = ns_fds[0],
+      .private_mntns = ns_fds[1],
       .n_made = n_made,
       .on_event = sbx_run_report_event,
       .user_data = report,
@@ -829,6 +898,9 @@ out:
     close(made[i].fd);
   for (size_t i = 0; i < n_private; i++)
     close(private_dirs[i].fd);
+  for (int i = 0; i < 2; i++)
+    if (ns_fds[i] >= 0)
+      close(ns_fds[i]);
   sbx_resolver_free(resolver);
   if (sv[0] >= 0)
     close(sv[0]);

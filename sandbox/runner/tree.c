@@ -357,6 +357,28 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   return TRUE;
 }
 
+void sbx_run_tree_plan_private(sbx_run_tree *t, const sbx_allowlist *list,
+                               bool allow_exec) {
+  memset(t, 0, sizeof(*t));
+  t->private_exec = allow_exec;
+  size_t n = sbx_allowlist_n_entries(list);
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
+    const char *dir = sbx_run_tree_private_dirs[d];
+    bool keep_host = false;
+    for (size_t i = 0; i < n && !keep_host; i++) {
+      const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
+      if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
+        continue;
+      bool writes =
+          e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
+      keep_host = within(e->path, dir) ||
+                  (writes && e->recursive && within(dir, e->path));
+    }
+    if (!keep_host)
+      t->private_dirs |= 1u << d;
+  }
+}
+
 void sbx_run_tree_add_text(sbx_run_tree *t, const char *path,
                            const char *text) {
   for (size_t i = 0; i < t->n_ops; i++) {

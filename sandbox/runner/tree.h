@@ -122,6 +122,13 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
                            const char **why_path);
 void sbx_run_tree_clear(sbx_run_tree *t);
 
+/* Under the supervisor: t holds only which private directories the
+ * program gets (private_dirs, private_exec), by the rule the default mode
+ * follows: each unless a grant holds something at or below it, or a
+ * write grant holds it. */
+void sbx_run_tree_plan_private(sbx_run_tree *t, const sbx_allowlist *list,
+                               bool allow_exec);
+
 /* Adds a file holding text at path (absolute, canonical) to a planned
  * tree, unless a grant's mount covers path: the host's file, or a
  * directory holding it, is what the user granted, and nothing is ever
@@ -145,6 +152,14 @@ typedef struct {
  * -errno with *failure set. Async-signal-safe. */
 int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
                            int *private_fds, sbx_run_tree_failure *failure);
+
+/* Under the supervisor, whose program sees the host's tree: only the
+ * private directories t->private_dirs names (sbx_run_tree_plan_private),
+ * mounted over the host's in init's own mount namespace, with their
+ * Landlock rules and descriptors as above. Returns 0 or -errno with
+ * *failure set. Async-signal-safe. */
+int sbx_run_tree_private_raw(const sbx_run_tree *t, int landlock_fd,
+                             int *private_fds, sbx_run_tree_failure *failure);
 
 /* "mount the scratch tmpfs", "bind mount", ... */
 const char *sbx_run_tree_step_name(int step);

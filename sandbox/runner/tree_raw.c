@@ -301,21 +301,22 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
   return 0;
 }
 
-/* A private, empty tmpfs on dir (/tmp, /dev/shm), over whatever a
- * read-only grant shows there, with the working directory made again
- * inside when it is below dir, and the Landlock rule that lets the
- * program write in it. Async-signal-safe. */
-static int mount_private(const sbx_run_tree *t, const char *dir,
-                         int landlock_fd, int *dir_fd,
+/* A private, empty tmpfs on dir (/tmp, /dev/shm) below root (the new
+ * root, or "" for the namespace's own tree), over whatever is there,
+ * with the working directory made again inside when it is below dir (in
+ * the new root), and the Landlock rule that lets the program write in
+ * it. Async-signal-safe. */
+static int mount_private(const sbx_run_tree *t, const char *root,
+                         const char *dir, int landlock_fd, int *dir_fd,
                          sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
-  if (!join(dst, NEW, dir))
+  if (!join(dst, root, dir))
     return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
   /* Where the name cannot be a directory of the tree (a read-only grant
    * of "/" on a host without it, a symbolic link there) the program goes
    * without: what the grant shows stays, as where the kernel refuses the
    * mount (as for /proc). */
-  int rc = make_dirs(dst, strlen(NEW), false);
+  int rc = root[0] ? make_dirs(dst, strlen(root), false) : 0;
   struct stat st;
   if (rc < 0 || fstatat(AT_FDCWD, dst, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
       !S_ISDIR(st.st_mode))
@@ -325,11 +326,12 @@ static int mount_private(const sbx_run_tree *t, const char *dir,
   if (mount("tmpfs", dst, "tmpfs", flags, "mode=1777") != 0)
     return 0;
   *dir_fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (t->cwd && sbx_path_is_within(t->cwd, strlen(t->cwd), dir, strlen(dir))) {
+  if (root[0] && t->cwd &&
+      sbx_path_is_within(t->cwd, strlen(t->cwd), dir, strlen(dir))) {
     char cwd[PATH_MAX];
-    if (!join(cwd, NEW, t->cwd))
+    if (!join(cwd, root, t->cwd))
       return fail(f, STEP_PATH_TOO_LONG, -1, ENAMETOOLONG);
-    if ((rc = make_dirs(cwd, strlen(NEW), false)) < 0)
+    if ((rc = make_dirs(cwd, strlen(root), false)) < 0)
       return fail(f, STEP_DIR, -1, -rc);
   }
   if (landlock_fd >= 0 && t->private_rights &&
@@ -410,17 +412,38 @@ static void reopen_devices(void) {
   }
 }
 
-/* Async-signal-safe. */
-int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
-                           int *private_fds, sbx_run_tree_failure *f) {
+/* No private directory yet, no failure; then the mounts made slaves, so
+ * that nothing done here propagates back to the host. Async-signal-safe. */
+static int begin(int *private_fds, sbx_run_tree_failure *f) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     private_fds[d] = -1;
   f->step = -1;
   f->op = -1;
   f->error = 0;
-  /* Nothing done here propagates back to the host. */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
     return fail(f, STEP_SLAVE, -1, errno);
+  return 0;
+}
+
+/* The private directories t names, below root. Async-signal-safe. */
+static int mount_privates(const sbx_run_tree *t, const char *root,
+                          int landlock_fd, int *private_fds,
+                          sbx_run_tree_failure *f) {
+  int rc;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    if ((t->private_dirs & (1u << d)) &&
+        (rc = mount_private(t, root, sbx_run_tree_private_dirs[d], landlock_fd,
+                            &private_fds[d], f)) < 0)
+      return rc;
+  return 0;
+}
+
+/* Async-signal-safe. */
+int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
+                           int *private_fds, sbx_run_tree_failure *f) {
+  int rc = begin(private_fds, f);
+  if (rc < 0)
+    return rc;
   if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     return fail(f, STEP_SCRATCH, -1, errno);
   if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 ||
@@ -431,17 +454,13 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     return fail(f, STEP_NEWROOT, -1, errno);
   if (syscall(SYS_pivot_root, ".", "oldroot") != 0)
     return fail(f, STEP_PIVOT_OLD, -1, errno);
-  int rc;
   for (size_t i = 0; i < t->n_ops; i++)
     if ((rc = apply_op(&t->ops[i], (int)i, landlock_fd, f)) < 0)
       return rc;
   if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
     return rc;
-  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
-    if ((t->private_dirs & (1u << d)) &&
-        (rc = mount_private(t, sbx_run_tree_private_dirs[d], landlock_fd,
-                            &private_fds[d], f)) < 0)
-      return rc;
+  if ((rc = mount_privates(t, NEW, landlock_fd, private_fds, f)) < 0)
+    return rc;
   if (t->ptys && (rc = mount_ptys(landlock_fd, t->pty_rights, f)) < 0)
     return rc;
   if (chdir(NEW) != 0)
@@ -459,4 +478,16 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
     return fail(f, STEP_CWD, -1, errno);
   reopen_devices();
   return 0;
+}
+
+/* Async-signal-safe. */
+int sbx_run_tree_private_raw(const sbx_run_tree *t, int landlock_fd,
+                             int *private_fds, sbx_run_tree_failure *f) {
+  if (!t->private_dirs) {
+    for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+      private_fds[d] = -1;
+    return 0;
+  }
+  int rc = begin(private_fds, f);
+  return rc < 0 ? rc : mount_privates(t, "", landlock_fd, private_fds, f);
 }

@@ -153,12 +153,22 @@ static inline void deny(sbx_call *c, int err, const char *reason,
   answer_error(c, err);
 }
 
-/* Records a resolver decision and answers with its result. */
+bool sbx_call_hidden_by_private_dir(const sbx_call *c, const char *path);
+
+/* Records a resolver decision and answers with its result. A name the
+ * sandbox's private directory lacks where the host has one is missing
+ * for the program, and named with the grant that shows the host's. */
 static inline void decided(sbx_call *c, int64_t rc, const sbx_decision *d,
                            sbx_unotify_hint hint, const char *hint_path,
                            bool parent) {
   if (!d->granted) {
     deny(c, rc < 0 ? (int)-rc : EACCES, d->reason, hint, hint_path, parent);
+    return;
+  }
+  if (rc == -ENOENT && hint_path &&
+      sbx_call_hidden_by_private_dir(c, hint_path)) {
+    deny(c, ENOENT, "is the host's; the sandbox has its own directory there",
+         hint, hint_path, parent);
     return;
   }
   c->ev.allowed = true;
@@ -270,6 +280,10 @@ bool sbx_call_first_exec(sbx_call *c);
  * /dev/ptmx (their numbers, /dev/pts/N). Their slaves are the program's
  * to open, as a devpts of its own would hold them; any other terminal of
  * the host's devpts needs its own grant. */
+/* The private directory path lies below (sbx_unotify_config), or NULL. */
+const sbx_unotify_private_dir *sbx_call_private_dir(const sbx_call *c,
+                                                    const char *path);
+
 void sbx_call_pty_made(sbx_call *c, unsigned n);
 bool sbx_call_pty_ours(const sbx_call *c, unsigned n);
 

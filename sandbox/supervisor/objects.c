@@ -208,6 +208,24 @@ int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
   return fd;
 }
 
+/* ---- the sandbox's private directories ------------------------------- */
+
+const sbx_unotify_private_dir *sbx_call_private_dir(const sbx_call *c,
+                                                    const char *path) {
+  for (size_t i = 0; i < c->cfg->n_private_dirs; i++) {
+    const sbx_unotify_private_dir *p = &c->cfg->private_dirs[i];
+    size_t n = strlen(p->path);
+    if (strncmp(path, p->path, n) == 0 && path[n] == '/')
+      return p;
+  }
+  return NULL;
+}
+
+bool sbx_call_hidden_by_private_dir(const sbx_call *c, const char *path) {
+  struct stat host;
+  return sbx_call_private_dir(c, path) && lstat(path, &host) == 0;
+}
+
 /* ---- pseudo-terminals the program made -------------------------------- */
 
 /* The number N of "/dev/pts/N" (decimal, no leading zero), or -1. */

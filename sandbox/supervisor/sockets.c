@@ -47,6 +47,7 @@
 #include <linux/openat2.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -383,44 +384,39 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
  * descriptor, -1 when answered, or NOT_PRIVATE (not below a private
  * directory): then the allowlist decides on the host's name. */
 static int private_socket_file(sbx_call *c, int denied) {
-  for (size_t i = 0; i < c->cfg->n_private_dirs; i++) {
-    const sbx_unotify_private_dir *p = &c->cfg->private_dirs[i];
-    size_t n = strlen(p->path);
-    if (strncmp(c->path, p->path, n) != 0 || c->path[n] != '/')
-      continue;
-    struct open_how how = {
-        .flags = O_PATH | O_CLOEXEC,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-    };
-    int fd =
-        (int)syscall(SYS_openat2, p->fd, c->path + n + 1, &how, sizeof(how));
-    struct stat st;
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-      /* The program sees only this directory there, so a name missing
-       * in it is missing (a server not started yet: tmux, agents). One
-       * the host has (an X server's socket) is named in the summary
-       * with the grant that shows the host's directory instead. */
-      int err = errno;
-      struct stat host;
-      if (lstat(c->path, &host) == 0)
-        deny(c, err, "is the host's; the sandbox has its own directory there",
-             SBX_UNOTIFY_HINT_WRITE, c->path, false);
-      else
-        answer_failed(c, err);
-      return -1;
-    }
-    if (fd < 0) {
-      deny(c, denied, "leads out of the sandbox's own directory",
-           SBX_UNOTIFY_HINT_NEVER, NULL, false);
-      return -1;
-    }
-    if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
-      return fd;
-    close(fd);
-    answer_failed(c, ECONNREFUSED); /* what the kernel says */
+  const sbx_unotify_private_dir *p = sbx_call_private_dir(c, c->path);
+  if (!p)
+    return NOT_PRIVATE;
+  struct open_how how = {
+      .flags = O_PATH | O_CLOEXEC,
+      .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+  };
+  int fd = (int)syscall(SYS_openat2, p->fd, c->path + strlen(p->path) + 1, &how,
+                        sizeof(how));
+  struct stat st;
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    /* The program sees only this directory there, so a name missing in
+     * it is missing (a server not started yet: tmux, agents). One the
+     * host has (an X server's socket) is named in the summary with the
+     * grant that shows the host's directory instead. */
+    int err = errno;
+    if (sbx_call_hidden_by_private_dir(c, c->path))
+      deny(c, err, "is the host's; the sandbox has its own directory there",
+           SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    else
+      answer_failed(c, err);
     return -1;
   }
-  return NOT_PRIVATE;
+  if (fd < 0) {
+    deny(c, denied, "leads out of the sandbox's own directory",
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
+    return -1;
+  }
+  if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+    return fd;
+  close(fd);
+  answer_failed(c, ECONNREFUSED); /* what the kernel says */
+  return -1;
 }
 
 /* The socket file at c->path as an O_PATH descriptor of ours, when the
@@ -623,9 +619,11 @@ static int bind_as_program(int sock, const void *addr, socklen_t len) {
  * name the program gave - in a child process that Landlock lets make
  * sockets only beneath dir: if a directory on the way was swapped after
  * the resolver's check, the kernel refuses (EACCES). cwd: the program's
- * working directory (relative addresses), or -1. 0 or -errno. */
-static int bind_beneath(int sock, int dir, int cwd, const void *addr,
-                        socklen_t len) {
+ * working directory (relative addresses), or -1. ns: the user and mount
+ * namespaces to bind in (a private directory's, where the name is the
+ * sandbox's), or NULL for the supervisor's own. 0 or -errno. */
+static int bind_beneath(int sock, int dir, int cwd, const int ns[2],
+                        const void *addr, socklen_t len) {
   struct landlock_ruleset_attr attr = {.handled_access_fs =
                                            LANDLOCK_ACCESS_FS_MAKE_SOCK};
   int ruleset =
@@ -644,6 +642,11 @@ static int bind_beneath(int sock, int dir, int cwd, const void *addr,
   gid_t fsgid = (gid_t)setfsgid((gid_t)-1);
   pid_t pid = fork();
   if (pid == 0) {
+    /* The owner of the sandbox's user namespace holds every capability
+     * in it, which joining its mount namespace needs. */
+    if (ns &&
+        (setns(ns[0], CLONE_NEWUSER) < 0 || setns(ns[1], CLONE_NEWNS) < 0))
+      _exit(errno);
     /* As root acting for another user, become that user for good. */
     if (geteuid() == 0 && fsuid != 0 &&
         (syscall(SYS_setresgid, fsgid, fsgid, fsgid) < 0 ||
@@ -698,9 +701,12 @@ static void bind_path(sbx_call *c, int sock, const struct sockaddr_storage *ss,
     sbx_target_fd_proc_path(&c->t, AT_FDCWD, proc, sizeof(proc));
     cwd = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
   }
+  const int ns[2] = {c->cfg->private_userns, c->cfg->private_mntns};
+  bool in_sandbox = c->cfg->private_ns && sbx_call_private_dir(c, c->path);
   int rc = -ENOENT;
   if (!drop_if_gone(c) && (raw[0] == '/' || cwd >= 0))
-    rc = bind_beneath(sock, dir, cwd, ss, (socklen_t)len);
+    rc = bind_beneath(sock, dir, cwd, in_sandbox ? ns : NULL, ss,
+                      (socklen_t)len);
   if (cwd >= 0)
     close(cwd);
   close(dir);

@@ -198,6 +198,13 @@ typedef struct {
    * own socket, which the program made. Borrowed; may be NULL. */
   const sbx_unotify_private_dir *private_dirs;
   size_t n_private_dirs;
+  /* With private_ns, the sandbox's user and mount namespaces (borrowed
+   * descriptors of /proc/PID/ns/user and ns/mnt), where the private
+   * directories are what the program sees: a socket the program binds
+   * below one is bound in them, so that the socket file is there. */
+  bool private_ns;
+  int private_userns;
+  int private_mntns;
   sbx_unotify_event_fn on_event; /* every decision; may be NULL */
   void *user_data;
   /* Stacked layers (borrowed). A call one of them refuses (its program

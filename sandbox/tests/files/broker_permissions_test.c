@@ -591,6 +591,65 @@ START_TEST(broker_resolver_follows_links_into_other_allowed_trees) {
 }
 END_TEST
 
+/* A directory given for an entry's root stands in for the host's (sbx-run's
+ * private /tmp under the supervisor): names below it are found there and
+ * only there, a link in it that leads up is decided on where it leads,
+ * and a resolver without it finds the host's (the control). */
+START_TEST(broker_resolver_resolves_beneath_a_directory_given_for_a_root) {
+  g_autofree char *made = g_dir_make_tmp("sbx-root-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(made);
+  g_autofree char *top = realpath(made, NULL);
+  g_autofree char *host = g_build_filename(top, "host", NULL);
+  g_autofree char *own = g_build_filename(top, "own", NULL);
+  g_autofree char *host_file = g_build_filename(host, "f", NULL);
+  g_autofree char *host_only = g_build_filename(host, "only-here", NULL);
+  g_autofree char *own_file = g_build_filename(own, "f", NULL);
+  g_autofree char *secret = g_build_filename(top, "secret", NULL);
+  ck_assert_int_eq(g_mkdir_with_parents(host, 0700), 0);
+  ck_assert_int_eq(g_mkdir_with_parents(own, 0700), 0);
+  ck_assert(g_file_set_contents(host_file, "host", -1, NULL));
+  ck_assert(g_file_set_contents(host_only, "host", -1, NULL));
+  ck_assert(g_file_set_contents(own_file, "own", -1, NULL));
+  ck_assert(g_file_set_contents(secret, "secret", -1, NULL));
+  g_autofree char *up = g_build_filename(own, "up", NULL);
+  ck_assert_int_eq(symlink("../secret", up), 0);
+  sbx_allowlist *list = sbx_allowlist_new("t");
+  g_autofree char *rule = g_strdup_printf("read %s/", host);
+  ck_assert(sbx_allowlist_add_rule(list, rule, NULL));
+
+  sbx_resolver *plain = sbx_resolver_new(list, NULL);
+  ck_assert_ptr_nonnull(plain);
+  int fd = sbx_resolver_open(plain, getpid(), host_file, O_RDONLY, 0, NULL);
+  ck_assert_int_ge(fd, 0);
+  g_autofree char *got = broker_test_read_fd(fd);
+  ck_assert_str_eq(got, "host");
+  close(fd);
+  sbx_resolver_free(plain);
+
+  int own_fd = open(own, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(own_fd, 0);
+  sbx_resolver_root roots[] = {{host, own_fd}};
+  GError *error = NULL;
+  sbx_resolver *r = sbx_resolver_new_with_roots(list, roots, 1, &error);
+  ck_assert_msg(r != NULL, "%s", error ? error->message : "");
+  close(own_fd); /* the resolver holds a copy */
+  fd = sbx_resolver_open(r, getpid(), host_file, O_RDONLY, 0, NULL);
+  ck_assert_int_ge(fd, 0);
+  g_autofree char *got_own = broker_test_read_fd(fd);
+  ck_assert_str_eq(got_own, "own");
+  close(fd);
+  ck_assert_int_eq(sbx_resolver_open(r, getpid(), host_only, O_RDONLY, 0, NULL),
+                   -ENOENT);
+  g_autofree char *via_up = g_build_filename(host, "up", NULL);
+  ck_assert_int_eq(sbx_resolver_open(r, getpid(), via_up, O_RDONLY, 0, NULL),
+                   -EACCES);
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", top);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* S39: a link in a directory the worker may not list leads to an allowed
  * file; following it would tell the worker which names exist there. */
 START_TEST(broker_resolver_decides_on_every_directory_it_walks) {
@@ -1145,6 +1204,8 @@ static Suite *suite(void) {
   tcase_add_test(res, broker_resolver_refuses_a_sibling_prefix);
   tcase_add_test(res, broker_resolver_refuses_symlink_out_of_tree);
   tcase_add_test(res, broker_resolver_follows_links_into_other_allowed_trees);
+  tcase_add_test(res,
+                 broker_resolver_resolves_beneath_a_directory_given_for_a_root);
   tcase_add_test(res, broker_resolver_decides_on_every_directory_it_walks);
   tcase_add_test(res, broker_resolver_refuses_writes_through_hard_links);
   tcase_add_test(res, broker_resolver_means_the_worker_by_proc_self);

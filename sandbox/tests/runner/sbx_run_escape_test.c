@@ -987,6 +987,53 @@ START_TEST(a_fifo_is_never_made_in_a_write_grant) {
 }
 END_TEST
 
+/* ---- the sandbox's own /tmp and /dev/shm -------------------------------
+ * Where sbx-run makes a user and a mount namespace, the program gets an
+ * empty /tmp and /dev/shm of the sandbox's own in both modes, over what a
+ * grant of "/" shows: nothing the host keeps there is readable, what the
+ * program writes there stays in the sandbox, and a socket it binds there
+ * is made and reached there (the supervisor binds it in the sandbox's
+ * namespaces). A grant of the directory keeps the host's. Without user
+ * namespaces the host's directory is there, decided by the grants. */
+static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
+
+START_TEST(the_scratch_directories_are_the_sandboxs_own) {
+  const char *dir = scratch_dirs[_i];
+  int pid = (int)getpid();
+  g_autofree char *canary = g_strdup_printf("%s/sbx-run-canary-%d", dir, pid);
+  g_autofree char *made = g_strdup_printf("%s/sbx-run-made-%d", dir, pid);
+  g_autofree char *sock = g_strdup_printf("%s/sbx-run-sock-%d", dir, pid);
+  ck_assert(g_file_set_contents(canary, "canary\n", -1, NULL));
+  ck_assert_int_eq(chmod(canary, 0644), 0);
+  const char *read_[] = {"read", canary, NULL};
+  const char *write_[] = {"write", made, NULL};
+  const char *bind_[] = {"bind", sock, NULL};
+  /* Control: outside, the canary reads. */
+  expect(probe_out(read_), 0, "data=canary", NULL);
+  const char *all[] = {"--allow-read", "/", NULL};
+  if (sbx_run_has_private_dirs()) {
+    result r = probe_in(all, read_);
+    assert_lacks(r.out, "data=canary");
+    expect_refused_as(r, ENOENT, NULL, ENOENT);
+    expect(probe_in(NULL, write_), 0, "write=ok", NULL);
+    g_autofree char *name = g_strdup_printf("name=%s\n", sock);
+    r = probe_in(NULL, bind_);
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    assert_contains(r.out, name);
+    assert_contains(r.out, "exchange=ok\nreply=y\n");
+    result_clear(&r);
+  } else {
+    expect(probe_in(all, read_), 0, "data=canary", NULL);
+    expect_refused_as(probe_in(NULL, write_), EACCES, NULL, EACCES);
+  }
+  ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
+  ck_assert(!g_file_test(sock, G_FILE_TEST_EXISTS));
+  const char *host[] = {"--allow-write", dir, NULL};
+  expect(probe_in(host, read_), 0, "data=canary", NULL);
+  ck_assert_int_eq(unlink(canary), 0);
+}
+END_TEST
+
 /* ---- tracing (--allow-ptrace) ------------------------------------------ */
 
 /* Under --allow-ptrace, the probe neither attaches to pid nor reads
@@ -1092,6 +1139,13 @@ static Suite *escape_suite(void) {
   tcase_set_timeout(special, 60);
   tcase_add_test(special, a_fifo_is_never_made_in_a_write_grant);
   suite_add_tcase(s, special);
+
+  TCase *scratch = tcase_create("scratch");
+  tcase_add_checked_fixture(scratch, tool_setup, tool_teardown);
+  tcase_set_timeout(scratch, 60);
+  tcase_add_loop_test(scratch, the_scratch_directories_are_the_sandboxs_own, 0,
+                      G_N_ELEMENTS(scratch_dirs));
+  suite_add_tcase(s, scratch);
 
   TCase *tracing = tcase_create("tracing");
   tcase_add_checked_fixture(tracing, tool_setup, tool_teardown);

@@ -50,6 +50,10 @@ bool sbx_run_explaining(void);
  * and Landlock); otherwise the plan falls back to the supervisor. */
 bool sbx_run_kernel_decides(void);
 
+/* Whether the sandbox gets a /tmp and a /dev/shm of its own (in both
+ * modes: where the kernel lets it make a user and a mount namespace). */
+bool sbx_run_has_private_dirs(void);
+
 /* Asserts what a refused run printed on stderr in the mode of this run:
  * under the supervisor the denial line (line; NULL: not checked), in the
  * default mode no denial line (but a connect's, which the supervisor
