@@ -102,6 +102,18 @@ static _Noreturn void child_fail(int chan, uint32_t kind, int err) {
   _exit(SBX_RUN_EXIT_SETUP);
 }
 
+/* Sends fd (none when -1) to the launcher as a message of this kind and
+ * closes it; init gives up if it cannot. Async-signal-safe. */
+static void hand_over(int chan, uint32_t kind, int32_t detail, int fd) {
+  if (fd < 0)
+    return;
+  child_msg m = {kind, 0, detail, 0};
+  int rc = sbx_unotify_send_listener(chan, &m, sizeof(m), fd);
+  close(fd);
+  if (rc < 0)
+    child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+}
+
 /* A step of the layers engine failed. Async-signal-safe. */
 static _Noreturn void layers_failed(int chan, uint32_t kind,
                                     const sbx_layer_result *r) {
@@ -249,39 +261,17 @@ static _Noreturn void run_init(const child_args *given) {
      * wait for nobody: nothing but these calls runs before the go-ahead.
      * (The default mode's baseline notifies connect alone.) */
     /* The terminal's master, which the launcher shapes like the user's
-     * terminal before the go-ahead. */
-    if (tty_master >= 0) {
-      child_msg tm = {MSG_TERMINAL, 0, 0, 0};
-      rc = sbx_unotify_send_listener(chan, &tm, sizeof(tm), tty_master);
-      close(tty_master);
-      if (rc < 0)
-        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
-    }
-    for (int i = 0; i < 2; i++) {
-      if (ns_fds[i] < 0)
-        continue;
-      child_msg nm = {MSG_NAMESPACE, 0, i, 0};
-      rc = sbx_unotify_send_listener(chan, &nm, sizeof(nm), ns_fds[i]);
-      close(ns_fds[i]);
-      if (rc < 0)
-        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
-    }
-    /* The private directories first, for the supervisor's connects (each
-     * kept at its number through the layers: SBX_FD_SAME). */
-    for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
-      if (private_fds[d] < 0)
-        continue;
-      child_msg pm = {MSG_PRIVATE_DIR, 0, (int32_t)d, 0};
-      rc = sbx_unotify_send_listener(chan, &pm, sizeof(pm), private_fds[d]);
-      close(private_fds[d]);
-      if (rc < 0)
-        child_fail(chan, MSG_HANDOVER_FAILED, -rc);
-    }
-    child_msg lm = {MSG_LISTENER, 0, 0, 0};
-    rc = sbx_unotify_send_listener(chan, &lm, sizeof(lm), r.listener_fd);
-    close(r.listener_fd);
-    if (rc < 0)
-      child_fail(chan, MSG_HANDOVER_FAILED, -rc);
+     * terminal before the go-ahead; the namespaces and the private
+     * directories, for the supervisor's connects and binds (each kept at
+     * its number through the layers: SBX_FD_SAME); the listener last. */
+    hand_over(chan, MSG_TERMINAL, 0, tty_master);
+    for (int i = 0; i < 2; i++)
+      hand_over(chan, MSG_NAMESPACE, i, ns_fds[i]);
+    for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+      hand_over(chan, MSG_PRIVATE_DIR, (int32_t)d, private_fds[d]);
+    if (r.listener_fd < 0)
+      child_fail(chan, MSG_HANDOVER_FAILED, EBADF);
+    hand_over(chan, MSG_LISTENER, 0, r.listener_fd);
     /* No go-ahead, no program: the supervisor may have failed (S32). */
     char go = 0;
     if (read(chan, &go, 1) != 1 || go != 'G')
@@ -452,9 +442,10 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
   return TRUE;
 }
 
-/* Under the supervisor: the private directories init mounted are the
- * program's to read and write, and the resolver finds them beneath
- * init's descriptors, not in the host's tree the supervisor sees. */
+/* The private directories init mounted are the program's to read and
+ * write, and the resolver finds them beneath init's descriptors, not in
+ * the host's tree the supervisor sees: every call the supervisor decides
+ * there (every file call under --explain, connect in the default mode). */
 static gboolean use_private_dirs(sbx_run_plan *plan,
                                  const sbx_unotify_private_dir *dirs, size_t n,
                                  sbx_resolver **resolver, GError **error) {
@@ -674,7 +665,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                   "could start; the program was not started");
     goto out;
   }
-  if (plan->mode == SBX_RUN_MODE_SUPERVISOR && n_private > 0 &&
+  if (n_private > 0 &&
       !use_private_dirs(plan, private_dirs, n_private, &resolver, error)) {
     close(listener);
     goto out;

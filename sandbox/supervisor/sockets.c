@@ -43,8 +43,6 @@
 #include "sandbox/supervisor/call.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sched.h>
@@ -372,62 +370,13 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
   answer_result(c, rc < 0 ? -err : 0);
 }
 
-/* private_socket_file's answer for a name that is not the sandbox's. */
-#define NOT_PRIVATE (-2)
-
-/* The socket file at c->path when the sandbox has one there, below one
- * of its private directories: opened beneath the directory's descriptor,
- * as the program sees it, never following a link or crossing a mount out
- * of it; a name missing there is missing (ENOENT), since the program
- * sees nothing of the host's below a private directory (a name the host
- * has is still reported, with its hint). Returns the
- * descriptor, -1 when answered, or NOT_PRIVATE (not below a private
- * directory): then the allowlist decides on the host's name. */
-static int private_socket_file(sbx_call *c, int denied) {
-  const sbx_unotify_private_dir *p = sbx_call_private_dir(c, c->path);
-  if (!p)
-    return NOT_PRIVATE;
-  struct open_how how = {
-      .flags = O_PATH | O_CLOEXEC,
-      .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-  };
-  int fd = (int)syscall(SYS_openat2, p->fd, c->path + strlen(p->path) + 1, &how,
-                        sizeof(how));
-  struct stat st;
-  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-    /* The program sees only this directory there, so a name missing in
-     * it is missing (a server not started yet: tmux, agents). One the
-     * host has (an X server's socket) is named in the summary with the
-     * grant that shows the host's directory instead. */
-    int err = errno;
-    if (sbx_call_hidden_by_private_dir(c, c->path))
-      deny(c, err, "is the host's; the sandbox has its own directory there",
-           SBX_UNOTIFY_HINT_WRITE, c->path, false);
-    else
-      answer_failed(c, err);
-    return -1;
-  }
-  if (fd < 0) {
-    deny(c, denied, "leads out of the sandbox's own directory",
-         SBX_UNOTIFY_HINT_NEVER, NULL, false);
-    return -1;
-  }
-  if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
-    return fd;
-  close(fd);
-  answer_failed(c, ECONNREFUSED); /* what the kernel says */
-  return -1;
-}
-
 /* The socket file at c->path as an O_PATH descriptor of ours, when the
- * allowlist grants writing it or it is the sandbox's own; -1 when
+ * allowlist grants writing it (the sandbox's own /tmp and /dev/shm are
+ * entries the resolver finds beneath init's descriptors); -1 when
  * answered. */
 static int socket_file(sbx_call *c) {
   int denied =
       sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
-  int own_socket = private_socket_file(c, denied);
-  if (own_socket != NOT_PRIVATE)
-    return own_socket;
   int own = sbx_call_own_fd_path(c->path);
   int held = -1;
   struct stat hst;

@@ -192,10 +192,10 @@ typedef struct {
    * it (EACCES for an open, EROFS otherwise). Borrowed; may be NULL. */
   const sbx_unotify_made_file *made;
   size_t n_made;
-  /* A connect to a socket file below one of these is decided on the
-   * socket file the sandbox has there, reached beneath the directory's
-   * descriptor (no symbolic link or mount leads out of it): the sandbox's
-   * own socket, which the program made. Borrowed; may be NULL. */
+  /* The sandbox's own directories, which the resolver resolves beneath
+   * these descriptors (its caller built it so, resolver.h): a name below
+   * one that only the host has is missing for the program (ENOENT) and
+   * named with the grant that shows the host's. Borrowed; may be NULL. */
   const sbx_unotify_private_dir *private_dirs;
   size_t n_private_dirs;
   /* With private_ns, the sandbox's user and mount namespaces (borrowed

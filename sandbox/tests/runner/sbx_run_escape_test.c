@@ -1003,18 +1003,32 @@ START_TEST(the_scratch_directories_are_the_sandboxs_own) {
   g_autofree char *canary = g_strdup_printf("%s/sbx-run-canary-%d", dir, pid);
   g_autofree char *made = g_strdup_printf("%s/sbx-run-made-%d", dir, pid);
   g_autofree char *sock = g_strdup_printf("%s/sbx-run-sock-%d", dir, pid);
+  g_autofree char *host_sock =
+      g_strdup_printf("%s/sbx-run-host-sock-%d", dir, pid);
   ck_assert(g_file_set_contents(canary, "canary\n", -1, NULL));
   ck_assert_int_eq(chmod(canary, 0644), 0);
+  listener l;
+  unix_listener(&l, host_sock, true);
   const char *read_[] = {"read", canary, NULL};
   const char *write_[] = {"write", made, NULL};
   const char *bind_[] = {"bind", sock, NULL};
-  /* Control: outside, the canary reads. */
+  const char *connect_[] = {"connect", host_sock, NULL};
+  /* Control: outside, the canary reads and the host's socket answers. */
   expect(probe_out(read_), 0, "data=canary", NULL);
+  expect(probe_out(connect_), 0, "exchange=ok\nreply=y\n", NULL);
   const char *all[] = {"--allow-read", "/", NULL};
+  /* A name only the host has is refused with the grant that shows it. */
+  g_autofree char *read_line = g_strdup_printf(
+      "sbx: denied open %s (allow with --allow-read %s)", canary, canary);
+  g_autofree char *connect_line =
+      g_strdup_printf("sbx: denied connect %s (allow with --allow-write %s)",
+                      host_sock, host_sock);
   if (sbx_run_has_private_dirs()) {
+    /* ... and missing for the program, which has its own directory. */
     result r = probe_in(all, read_);
     assert_lacks(r.out, "data=canary");
-    expect_refused_as(r, ENOENT, NULL, ENOENT);
+    expect_refused_as(r, ENOENT, read_line, ENOENT);
+    expect_connect_refused_as(probe_in(NULL, connect_), ENOENT, connect_line);
     expect(probe_in(NULL, write_), 0, "write=ok", NULL);
     g_autofree char *name = g_strdup_printf("name=%s\n", sock);
     r = probe_in(NULL, bind_);
@@ -1025,12 +1039,16 @@ START_TEST(the_scratch_directories_are_the_sandboxs_own) {
   } else {
     expect(probe_in(all, read_), 0, "data=canary", NULL);
     expect_refused_as(probe_in(NULL, write_), EACCES, NULL, EACCES);
+    expect_connect_refused_as(probe_in(NULL, connect_), EACCES, connect_line);
   }
   ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
   ck_assert(!g_file_test(sock, G_FILE_TEST_EXISTS));
   const char *host[] = {"--allow-write", dir, NULL};
   expect(probe_in(host, read_), 0, "data=canary", NULL);
+  /* Only the control reached the host's socket. */
+  ck_assert_int_eq(listener_stop(&l), 1);
   ck_assert_int_eq(unlink(canary), 0);
+  unlink(host_sock);
 }
 END_TEST
 
