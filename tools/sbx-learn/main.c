@@ -115,11 +115,14 @@ static gboolean verify(char **run_argv, int learned_status) {
   g_auto(GStrv) lines = g_strsplit(err ? err : "", "\n", -1);
   unsigned shown = 0;
   for (char **l = lines; *l && shown < SHOWN_REFUSALS; l++) {
-    if (!g_str_has_prefix(*l, "sbx: "))
+    /* A refusal is reported as the program's call returns, so the
+     * program's own message may have begun the line. */
+    const char *line = strstr(*l, "sbx: ");
+    if (!line)
       continue;
     if (shown++ == 0)
       fprintf(stderr, "sbx-learn: the rerun's first refusals:\n");
-    fprintf(stderr, "  %s\n", *l);
+    fprintf(stderr, "  %s\n", line);
   }
   if (shown == 0)
     fprintf(stderr,
