@@ -468,12 +468,10 @@ static gboolean use_private_dirs(sbx_run_plan *plan,
 
 /* init in its namespaces; where the kernel refuses them and the plan does
  * not require them, init without (missing.h decides and warns): the
- * seccomp baseline, the supervisor and Landlock still apply, and the
- * supervisor refuses new sockets without --net whatever the namespace.
- * Returns like fork(). */
-
-/* Without namespaces there is no mount tree: the default mode falls
- * back to the supervisor, never to less. */
+ * seccomp baseline, the supervisor and Landlock still apply, and without
+ * a network of its own the program makes no network socket without
+ * --net. Without namespaces there is no mount tree: the default mode
+ * falls back to the supervisor, never to less. Returns like fork(). */
 static pid_t clone_init(sbx_run_plan *plan, child_args *a,
                         sbx_run_relay **relay, GError **error) {
   GError *local = NULL;
@@ -483,9 +481,12 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
   if (!sbx_layer_userns_refused(local, plan->require & SBX_REQUIRE_USERNS,
                                 "sbx-run", error))
     return -1;
-  plan->ns.namespaces = 0;
-  /* No private directories without a mount namespace of the sandbox's. */
-  plan->tree.private_dirs = 0;
+  if (!sbx_run_plan_without_namespaces(
+          plan,
+          "the kernel refuses user namespaces, without which there is no "
+          "mount tree",
+          error))
+    return -1;
   /* Without a pid namespace the host's processes are the program's to
    * name; only Landlock's scoping then keeps tracing inside. */
   if (plan->allow_ptrace && plan->init.landlock_fd < 0) {
@@ -499,12 +500,6 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
   g_clear_pointer(relay, sbx_run_relay_free);
   for (int fd = 0; fd <= 2; fd++)
     a->relay_fd[fd] = -1;
-  if (plan->mode == SBX_RUN_MODE_KERNEL &&
-      !sbx_run_plan_use_supervisor(plan,
-                                   "the kernel refuses user namespaces, "
-                                   "without which there is no mount tree",
-                                   error))
-    return -1;
   return sbx_ns_clone(&plan->ns, error);
 }
 
@@ -698,6 +693,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .allow_exec = plan->allow_exec && plan->init.landlock_fd >= 0,
       .allow_first_exec = true,
       .allow_sockets = plan->net,
+      .own_network = sbx_run_plan_own_network(plan),
       .connect_ports = {.narrow = plan->connect_ports.set,
                         .ports = plan->connect_ports.ports,
                         .n = plan->connect_ports.n,

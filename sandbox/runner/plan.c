@@ -277,7 +277,10 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
    * host's local services under --net); the scope says so again in the
    * kernel. */
   uint64_t scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-  uint64_t net = p->net ? 0 : SBX_LANDLOCK_NET_ALL;
+  /* TCP is the program's own business in a network namespace of its own
+   * (sbx_run_plan_own_network); without one it would be the host's. */
+  uint64_t net =
+      p->net || sbx_run_plan_own_network(p) ? 0 : SBX_LANDLOCK_NET_ALL;
   sbx_landlock_set_handled(b, SBX_LANDLOCK_FS_ALL, net, scoped);
   size_t n = sbx_allowlist_n_entries(p->allowlist);
   for (size_t i = 0; i < n; i++) {
@@ -767,14 +770,21 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
   return TRUE;
 }
 
-gboolean sbx_run_plan_use_supervisor(sbx_run_plan *p, const char *reason,
-                                     GError **error) {
+gboolean sbx_run_plan_without_namespaces(sbx_run_plan *p, const char *reason,
+                                         GError **error) {
   if (!p || !reason) {
     g_set_error(error, SBX_RUN_ERROR, SBX_RUN_ERROR_USAGE,
-                "sbx_run_plan_use_supervisor: no plan or no reason");
+                "sbx_run_plan_without_namespaces: no plan or no reason");
     return FALSE;
   }
+  p->ns.namespaces = 0;
+  if (p->mode == SBX_RUN_MODE_SUPERVISOR)
+    reason = p->mode_reason;
   return build_mode(p, SBX_RUN_MODE_SUPERVISOR, reason, error);
+}
+
+bool sbx_run_plan_own_network(const sbx_run_plan *p) {
+  return p && !p->net && (p->ns.namespaces & SBX_NS_NET);
 }
 
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
@@ -788,6 +798,10 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     return NULL;
   sbx_ns_config ns;
   sbx_ns_config_init(&ns);
+  /* Without --net the program's network is its own: a loopback that is
+   * up, as under bubblewrap, which local servers and their clients in
+   * the sandbox use; nothing outside is reachable. */
+  ns.loopback = true;
   if (!choose_identity(o, &ns, error))
     return NULL;
   sbx_run_plan *p = g_new0(sbx_run_plan, 1);

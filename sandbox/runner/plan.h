@@ -140,12 +140,18 @@ typedef struct {
 sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error);
 void sbx_run_plan_free(sbx_run_plan *p);
 
-/* Switches a plan to the supervisor mode (reason: static text, why),
- * rebuilding its baseline, stacked layers and Landlock ruleset. For the
- * launcher, where the kernel refuses the namespaces the default mode's
- * tree needs. */
-gboolean sbx_run_plan_use_supervisor(sbx_run_plan *p, const char *reason,
-                                     GError **error);
+/* Takes the namespaces out of a plan, for the launcher where the kernel
+ * refuses them: no private directories, and the default mode (whose tree
+ * needs a mount namespace) becomes the supervisor mode (reason: static
+ * text, why). Rebuilds the baseline, stacked layers and Landlock ruleset,
+ * which then refuses TCP again: the network is the host's. */
+gboolean sbx_run_plan_without_namespaces(sbx_run_plan *p, const char *reason,
+                                         GError **error);
+
+/* Whether the program gets a network namespace of its own (no --net, and
+ * the namespaces are there): sockets, binds and connects on its loopback
+ * are its own business there. */
+bool sbx_run_plan_own_network(const sbx_run_plan *p);
 
 /* Adds the fixed set above (the loader's and libc's needs) to list:
  * what every sbx-run program may read without an option. */

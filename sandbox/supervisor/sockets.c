@@ -6,7 +6,8 @@
  * on a socket file or an abstract name: the session bus, docker.sock,
  * X11, ssh-agent. The rules (docs/sbx-run.md, "Sockets"):
  *   - socket() and socketpair() are decided on their registers alone, so
- *     CONTINUE is sound: new sockets need allow_sockets, except unix
+ *     CONTINUE is sound: new sockets need allow_sockets or own_network
+ *     (a network namespace of the sandbox's own), except unix
  *     stream and seqpacket sockets, whose connect and bind follow the
  *     allowlist in every mode (the filter allows such pairs by itself),
  *     and unix datagram
@@ -18,7 +19,8 @@
  *     address, and the supervisor performs them on that socket - never
  *     CONTINUE, since the kernel would look up the descriptor number and
  *     read the address again. A socket that is not a unix socket follows
- *     the network rule (allow_sockets). A unix pathname follows the
+ *     the network rule (allow_sockets; with own_network, binds anywhere
+ *     and connects to this host, its loopback). A unix pathname follows the
  *     allowlist: connecting needs the write right on the socket file (the
  *     kernel's own rule), which the supervisor opens through the resolver
  *     and connects to as /proc/self/fd/N; binding needs the create right,
@@ -159,6 +161,12 @@ static void name_family(sbx_call *c, int family) {
   c->ev.detail = c->detail;
 }
 
+/* Whether the program may make sockets of families other than unix: the
+ * host's network, or a network namespace of its own. */
+static bool network_sockets(const sbx_unotify_config *cfg) {
+  return cfg->allow_sockets || cfg->own_network;
+}
+
 /* The unix socket types whose sends ignore an address (SOCK_RAW is a
  * datagram socket for AF_UNIX). */
 static bool connected_type(int type) {
@@ -185,7 +193,7 @@ void sbx_handle_socket(sbx_call *c) {
   /* A unix stream or seqpacket socket reaches nothing by itself: its
    * connect and bind are decided by the allowlist in every mode, as a
    * socket pair's would be. So making one needs no --net. */
-  if (!c->cfg->allow_sockets && family != AF_UNIX) {
+  if (!network_sockets(c->cfg) && family != AF_UNIX) {
     deny(c, EACCES, "no network (and no new sockets) without --net",
          SBX_UNOTIFY_HINT_NET, NULL, false);
     return;
@@ -208,7 +216,7 @@ void sbx_handle_socketpair(sbx_call *c) {
   }
   /* A connected pair with flags the filter does not list (the kernel
    * checks them), or another family with the network. */
-  if (family != AF_UNIX && !c->cfg->allow_sockets) {
+  if (family != AF_UNIX && !network_sockets(c->cfg)) {
     deny(c, EACCES, "no network (and no new sockets) without --net",
          SBX_UNOTIFY_HINT_NET, NULL, false);
     return;
@@ -461,6 +469,54 @@ static void connect_path(sbx_call *c, int sock, const char *raw) {
   close(file);
 }
 
+/* An AF_INET or AF_INET6 address's host (as text) and port; false for
+ * other families and short addresses. */
+static bool inet_address(const struct sockaddr_storage *ss, int len,
+                         char host[INET6_ADDRSTRLEN], uint16_t *port) {
+  if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+    *port = ntohs(in->sin_port);
+    inet_ntop(AF_INET, &in->sin_addr, host, INET6_ADDRSTRLEN);
+    return true;
+  }
+  if (ss->ss_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+    *port = ntohs(in6->sin6_port);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, INET6_ADDRSTRLEN);
+    return true;
+  }
+  return false;
+}
+
+/* Names an inet address in the call's detail ("127.0.0.1 port 80"); other
+ * addresses leave the family's name there. */
+static void name_address(sbx_call *c, const struct sockaddr_storage *ss,
+                         int len) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port;
+  if (!inet_address(ss, len, host, &port))
+    return;
+  snprintf(c->detail, sizeof(c->detail), "%s port %u", host, (unsigned)port);
+  c->ev.detail = c->detail;
+}
+
+/* Whether an inet address means this host, whose only interface in a
+ * network namespace of the sandbox's own is its loopback: 127.0.0.0/8,
+ * ::1, their IPv4-mapped form, and the unspecified address (connect()
+ * takes 0.0.0.0 and :: for this host). */
+static bool this_host(const struct sockaddr_storage *ss, int len) {
+  if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+    uint32_t a = ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
+    return (a >> 24) == 127 || a == INADDR_ANY;
+  }
+  if (ss->ss_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
+           (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+  }
+  return false;
+}
+
 /* Whether an inet address's port is one ports allows; other families
  * (AF_UNSPEC disconnects) pass. On a refusal, the address is the call's
  * detail. */
@@ -470,24 +526,43 @@ static bool port_allowed(sbx_call *c, const sbx_unotify_ports *ports,
     return true;
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port;
-  if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
-    const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-    port = ntohs(in->sin_port);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-  } else if (ss->ss_family == AF_INET6 &&
-             len >= (int)sizeof(struct sockaddr_in6)) {
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-    port = ntohs(in6->sin6_port);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-  } else {
+  if (!inet_address(ss, len, host, &port))
     return true;
-  }
   for (size_t i = 0; i < ports->n; i++)
     if (ports->ports[i] == port)
       return true;
-  snprintf(c->detail, sizeof(c->detail), "%s port %u", host, (unsigned)port);
-  c->ev.detail = c->detail;
+  name_address(c, ss, len);
   return false;
+}
+
+/* A connect of a socket that is not a unix socket, without the host's
+ * network: in the sandbox's own network (own_network) an inet address
+ * leads only to its loopback, so one elsewhere is refused with the --net
+ * hint, and a refused connection is reported with it too (a host's
+ * service the program expected); other families, and AF_UNSPEC, reach
+ * nothing of the host's there. */
+static void connect_without_net(sbx_call *c, int sock, int domain,
+                                const struct sockaddr_storage *ss, int len) {
+  bool inet = domain == AF_INET || domain == AF_INET6;
+  bool elsewhere = inet && ss->ss_family != AF_UNSPEC && !this_host(ss, len);
+  if (!c->cfg->own_network || elsewhere) {
+    close(sock);
+    name_address(c, ss, len);
+    deny(c, EACCES,
+         c->cfg->own_network ? "the sandbox's network is its loopback alone"
+                             : "no network without --net",
+         SBX_UNOTIFY_HINT_NET, NULL, false);
+    return;
+  }
+  c->ev.allowed = true;
+  perform_connect(c, sock, domain, ss, (socklen_t)len);
+  if (inet && c->kind == ANSWER_VALUE && c->error == ECONNREFUSED) {
+    name_address(c, ss, len);
+    deny(c, ECONNREFUSED,
+         "nothing listens there in the sandbox's own network; the host's "
+         "services need --net",
+         SBX_UNOTIFY_HINT_NET, NULL, false);
+  }
 }
 
 void sbx_handle_connect(sbx_call *c) {
@@ -504,9 +579,7 @@ void sbx_handle_connect(sbx_call *c) {
   }
   if (domain != AF_UNIX) {
     if (!c->cfg->allow_sockets) {
-      close(sock);
-      deny(c, EACCES, "no network without --net", SBX_UNOTIFY_HINT_NET, NULL,
-           false);
+      connect_without_net(c, sock, domain, &ss, len);
       return;
     }
     if (!port_allowed(c, &c->cfg->connect_ports, &ss, len)) {
@@ -687,8 +760,9 @@ void sbx_handle_bind(sbx_call *c) {
   }
   char raw[SUN_PATH_SIZE + 1];
   unix_kind kind = domain == AF_UNIX ? unix_address(&ss, len, raw) : UNIX_OTHER;
-  if (domain != AF_UNIX && !c->cfg->allow_sockets) {
+  if (domain != AF_UNIX && !network_sockets(c->cfg)) {
     close(sock);
+    name_address(c, &ss, len);
     deny(c, EACCES, "no network without --net", SBX_UNOTIFY_HINT_NET, NULL,
          false);
     return;

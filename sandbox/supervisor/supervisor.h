@@ -39,8 +39,8 @@
  *     call was interrupted, is not served (S31);
  *   - CONTINUE is used only where the decision rests on register arguments
  *     alone (socket() and socketpair() families and types with
- *     allow_sockets), where the kernel enforces the same rule again:
- *     execve with allow_exec, whose target Landlock's EXECUTE right
+ *     allow_sockets or own_network), where the kernel enforces the same rule
+ * again: execve with allow_exec, whose target Landlock's EXECUTE right
  *     restricts, and for chdir(), which the supervisor cannot perform for
  *     the program: the kernel re-reads that path, which can reveal only
  *     whether a directory exists (docs/sbx-run.md, Limits).
@@ -169,6 +169,14 @@ typedef struct {
    * datagram, and connect() and bind() of sockets that are not unix
    * sockets. Unix socket files are decided by the allowlist either way. */
   bool allow_sockets;
+  /* Without allow_sockets, the program has a network namespace of its own
+   * whose loopback is up: socket() of any family but unix datagram, bind()
+   * of any socket that is not a unix socket, and connect() of one to a
+   * loopback address (or of a family with no address on the host's
+   * network, such as netlink), as in the default mode. An inet connect
+   * elsewhere is refused with the --net hint, and one that nothing in the
+   * sandbox answers (ECONNREFUSED) is reported with it too. */
+  bool own_network;
   /* Under allow_sockets, an AF_INET or AF_INET6 address connected or
    * bound to must have one of these ports (a profile's [network]). */
   sbx_unotify_ports connect_ports;

@@ -83,6 +83,11 @@ typedef struct {
    * which leaks the host's name; sbx_ns_config_init() sets "sbx". Not
    * owned; must outlive the call (and, for sbx_ns_clone, the fork). */
   const char *hostname;
+  /* With SBX_NS_NET: bring the new namespace's loopback up, as a host's
+   * is, so the sandbox's own processes reach each other over 127.0.0.1
+   * and ::1; nothing outside is reachable either way. false (the
+   * default) leaves it down. */
+  bool loopback;
 } sbx_ns_config;
 
 #define SBX_NS_ERROR (sbx_ns_error_quark())

@@ -7,10 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +65,7 @@ void sbx_ns_config_init(sbx_ns_config *cfg) {
   cfg->uid = uid == 0 ? 65534 : uid;
   cfg->gid = uid == 0 ? 65534 : gid;
   cfg->hostname = "sbx";
+  cfg->loopback = false;
 }
 
 /* Writes all of text to path; Async-signal-safe. */
@@ -183,6 +187,34 @@ static int set_hostname(const sbx_ns_config *cfg, const char **step) {
   return 0;
 }
 
+/* Sets IFF_UP on "lo" of the new network namespace. Needs CAP_NET_ADMIN
+ * in its user namespace: before any change of uid drops it. */
+static int raise_loopback(const sbx_ns_config *cfg, const char **step) {
+  if (!(cfg->namespaces & SBX_NS_NET) || !cfg->loopback)
+    return 0;
+  int rc = 0;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *step = "socket for the loopback";
+    return -errno;
+  }
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof(ifr));
+  memcpy(ifr.ifr_name, "lo", 3);
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) {
+    *step = "SIOCGIFFLAGS lo";
+    rc = -errno;
+  } else {
+    ifr.ifr_flags = (short)(ifr.ifr_flags | IFF_UP);
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) {
+      *step = "SIOCSIFFLAGS lo up";
+      rc = -errno;
+    }
+  }
+  close(fd);
+  return rc;
+}
+
 int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step) {
   const char *step = NULL;
   int rc = 0;
@@ -222,6 +254,8 @@ int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step) {
       goto out;
   }
   rc = set_hostname(cfg, &step);
+  if (rc == 0)
+    rc = raise_loopback(cfg, &step);
 out:
   if (rc && failed_step)
     *failed_step = step;
@@ -270,7 +304,11 @@ static void child_setup(const sbx_ns_config *cfg, int release_fd,
     if (drop)
       child_fail("dropping the bounding set", -drop);
   }
-  int rc = switch_ids(cfg->uid, cfg->gid, clear_groups, &step);
+  /* While the namespace's capabilities are still held. */
+  int rc = raise_loopback(cfg, &step);
+  if (rc)
+    child_fail(step, -rc);
+  rc = switch_ids(cfg->uid, cfg->gid, clear_groups, &step);
   if (rc)
     child_fail(step, -rc);
   rc = set_hostname(cfg, &step);

@@ -49,10 +49,12 @@ static int run_forked(child_fn fn, void *arg) {
   return wait_status(pid);
 }
 
-/* Runs fn in a child cloned into every namespace. */
-static int run_cloned(child_fn fn, void *arg) {
+/* Runs fn in a child cloned into every namespace, its loopback up or
+ * not. */
+static int run_cloned_with(child_fn fn, void *arg, bool loopback) {
   sbx_ns_config cfg;
   sbx_ns_config_init(&cfg);
+  cfg.loopback = loopback;
   GError *error = NULL;
   pid_t pid = sbx_ns_clone(&cfg, &error);
   if (pid < 0)
@@ -60,6 +62,10 @@ static int run_cloned(child_fn fn, void *arg) {
   if (pid == 0)
     _exit(fn(arg));
   return wait_status(pid);
+}
+
+static int run_cloned(child_fn fn, void *arg) {
+  return run_cloned_with(fn, arg, false);
 }
 
 /* The value of a "Key:" line of /proc/self/status, parsed as hex. */
@@ -146,6 +152,47 @@ START_TEST(ns_clone_child_has_only_loopback_and_cannot_reach_the_host) {
   int s = listener(&addr);
   ck_assert_int_eq(run_forked(connect_to, &addr), 0); /* control */
   ck_assert_int_eq(run_cloned(only_loopback_and_no_host_listener, &addr), 0);
+  close(s);
+}
+END_TEST
+
+/* Listens on 127.0.0.1 at the port of *arg (which the host's listener
+ * holds), connects to itself there and exchanges a byte. 0 when it did. */
+static int serve_itself_on_the_hosts_port(void *arg) {
+  struct sockaddr_in addr = *(const struct sockaddr_in *)arg;
+  int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (srv < 0 || cli < 0)
+    return 10;
+  if (bind(srv, (struct sockaddr *)&addr, sizeof(addr)) != 0)
+    return 11;
+  if (listen(srv, 1) != 0)
+    return 12;
+  if (connect(cli, (struct sockaddr *)&addr, sizeof(addr)) != 0)
+    return 13;
+  int conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+  char c = 'x';
+  if (conn < 0 || write(cli, &c, 1) != 1 || read(conn, &c, 1) != 1 || c != 'x')
+    return 14;
+  return 0;
+}
+
+START_TEST(ns_clone_with_loopback_serves_its_own_127_0_0_1_not_the_hosts) {
+  struct sockaddr_in addr;
+  int s = listener(&addr);
+  /* Control: on the host the port is taken. */
+  ck_assert_int_eq(run_forked(serve_itself_on_the_hosts_port, &addr), 11);
+  /* Down (the default), the namespace has no 127.0.0.1 to use. */
+  ck_assert_int_ne(run_cloned(serve_itself_on_the_hosts_port, &addr), 0);
+  /* Up, the port is the namespace's own and its client reaches its own
+   * server; the host's listener saw nothing. */
+  ck_assert_int_eq(run_cloned_with(serve_itself_on_the_hosts_port, &addr, true),
+                   0);
+  ck_assert_int_eq(
+      run_cloned_with(only_loopback_and_no_host_listener, &addr, true), 0);
+  ck_assert_int_eq(fcntl(s, F_SETFL, O_NONBLOCK), 0);
+  ck_assert_int_lt(accept(s, NULL, NULL), 0);
+  ck_assert_int_eq(errno, EAGAIN);
   close(s);
 }
 END_TEST
@@ -757,6 +804,8 @@ static Suite *namespaces_suite(void) {
       tc, ns_clone_child_is_pid_1_in_new_user_pid_net_ipc_uts_namespaces);
   tcase_add_test(tc,
                  ns_clone_child_has_only_loopback_and_cannot_reach_the_host);
+  tcase_add_test(tc,
+                 ns_clone_with_loopback_serves_its_own_127_0_0_1_not_the_hosts);
   tcase_add_test(tc, ns_enter_in_process_makes_the_first_child_pid_1);
   tcase_add_test(
       tc, creds_apply_empties_every_capability_set_in_a_new_user_namespace);

@@ -207,17 +207,11 @@ static void unix_listener(listener *l, const char *path, bool run_now) {
 /* A TCP listener on 127.0.0.1; returns its port. */
 static int tcp_listener(listener *l, int backlog, bool run_now) {
   memset(l, 0, sizeof(*l));
-  l->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ck_assert_int_ge(l->fd, 0);
-  struct sockaddr_in sa = {.sin_family = AF_INET,
-                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  ck_assert_int_eq(bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-  socklen_t len = sizeof(sa);
-  ck_assert_int_eq(getsockname(l->fd, (struct sockaddr *)&sa, &len), 0);
-  ck_assert_int_eq(listen(l->fd, backlog), 0);
+  int port;
+  l->fd = tcp_listen_loopback(backlog, &port);
   if (run_now)
     listener_run(l);
-  return ntohs(sa.sin_port);
+  return port;
 }
 
 /* Stops the listener; returns every connection it saw, including the
@@ -713,15 +707,39 @@ START_TEST(tcp_to_a_local_listener_works_with_net_and_not_without) {
   expect(probe_out(cmd), 0, "exchange=ok\nreply=y\n", NULL);
   const char *net[] = {"--net", NULL};
   expect(probe_in(net, cmd), 0, "exchange=ok\nreply=y\n", NULL);
-  /* The default mode's baseline lets the socket be made; its connect is
-   * refused. */
-  if (sbx_run_kernel_decides())
-    expect_connect_refused(probe_in(NULL, cmd),
-                           "sbx: denied connect AF_INET (allow with --net)");
+  /* Without --net 127.0.0.1 is the sandbox's own loopback, where nothing
+   * listens (refused as the network refuses it, and reported with the
+   * hint); without a network namespace no network socket is made. */
+  if (sbx_run_has_own_network()) {
+    g_autofree char *line = g_strdup_printf(
+        "sbx: denied connect 127.0.0.1 port %d (allow with --net)", port);
+    expect_connect_refused_as(probe_in(NULL, cmd), ECONNREFUSED, line);
+  } else {
+    expect_refused(probe_in(NULL, cmd), EACCES,
+                   "sbx: denied socket AF_INET (allow with --net)");
+  }
+  ck_assert_int_eq(listener_stop(&l), 2);
+}
+END_TEST
+
+/* Without --net the sandbox's network is its own: the port a host's
+ * listener holds on 127.0.0.1 is free there, and the program's server on
+ * it answers the program's own client, not the host's listener. */
+START_TEST(the_sandboxs_loopback_is_its_own_and_not_the_hosts) {
+  listener l;
+  int port = tcp_listener(&l, 16, false);
+  g_autofree char *p = g_strdup_printf("%d", port);
+  const char *cmd[] = {"tcp-self", p, NULL};
+  /* Control: outside, and with the host's network, the port is taken. */
+  expect(probe_out(cmd), 1, "bind=Address already in use\n", NULL);
+  const char *net[] = {"--net", NULL};
+  expect(probe_in(net, cmd), 1, "bind=Address already in use\n", NULL);
+  if (sbx_run_has_own_network())
+    expect(probe_in(NULL, cmd), 0, "exchange=ok\nreply=z\n", NULL);
   else
     expect_refused(probe_in(NULL, cmd), EACCES,
                    "sbx: denied socket AF_INET (allow with --net)");
-  ck_assert_int_eq(listener_stop(&l), 2);
+  ck_assert_int_eq(listener_stop(&l), 0);
 }
 END_TEST
 
@@ -1138,6 +1156,7 @@ static Suite *escape_suite(void) {
       socks, a_descriptor_swapped_during_connects_never_connects_a_unix_one);
   tcase_add_test(socks, unix_datagram_sockets_are_refused_with_or_without_net);
   tcase_add_test(socks, tcp_to_a_local_listener_works_with_net_and_not_without);
+  tcase_add_test(socks, the_sandboxs_loopback_is_its_own_and_not_the_hosts);
   tcase_add_test(socks,
                  a_blocking_connect_in_progress_does_not_stall_the_supervisor);
   tcase_add_test(socks, a_socket_file_is_made_only_where_the_grant_can_create);

@@ -61,7 +61,7 @@ static int usage(void) {
       "       sbx_run_probe fremovexattr PATH NAME\n"
       "       sbx_run_probe fchown PATH | setflags PATH\n"
       "       sbx_run_probe stat-cwd | chdir PATH\n"
-      "       sbx_run_probe connect PATH | connect-tcp PORT\n"
+      "       sbx_run_probe connect PATH | connect-tcp PORT | tcp-self PORT\n"
       "       sbx_run_probe connect-race ALLOWED CANARY N\n"
       "       sbx_run_probe fd-race PORT CANARY N\n"
       "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
@@ -469,6 +469,35 @@ static int cmd_connect_tcp(const char *port) {
   if (report_errno("connect", connect(fd, (struct sockaddr *)&sa, len)))
     return 1;
   return exchange(fd);
+}
+
+/* A server on 127.0.0.1:PORT and its own client: binds, listens,
+ * connects to itself and exchanges a byte each way. */
+static int cmd_tcp_self(const char *port) {
+  struct sockaddr_in sa;
+  socklen_t len = tcp_addr(&sa, port);
+  int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (srv < 0)
+    return report_errno("socket", -1);
+  if (report_errno("bind", bind(srv, (struct sockaddr *)&sa, len)) ||
+      report_errno("listen", listen(srv, 1)))
+    return 1;
+  int cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (cli < 0)
+    return report_errno("socket", -1);
+  if (report_errno("connect", connect(cli, (struct sockaddr *)&sa, len)))
+    return 1;
+  int conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+  if (conn < 0)
+    return report_errno("accept", -1);
+  char c = 'q';
+  if (write(cli, &c, 1) != 1 || read(conn, &c, 1) != 1 || c != 'q')
+    return report_errno("exchange", -1);
+  c = 'z';
+  if (write(conn, &c, 1) != 1 || read(cli, &c, 1) != 1)
+    return report_errno("exchange", -1);
+  printf("exchange=ok\nreply=%c\n", c);
+  return 0;
 }
 
 /* Whether the stream socket fd is connected to the socket bound at path. */
@@ -1073,6 +1102,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_connect(argv[2]);
   if (strcmp(cmd, "connect-tcp") == 0 && argc == 3)
     return cmd_connect_tcp(argv[2]);
+  if (strcmp(cmd, "tcp-self") == 0 && argc == 3)
+    return cmd_tcp_self(argv[2]);
   if (strcmp(cmd, "connect-race") == 0 && argc == 5)
     return cmd_connect_race(argv[2], argv[3], argv[4]);
   if (strcmp(cmd, "fd-race") == 0 && argc == 5)

@@ -4,11 +4,13 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -192,6 +194,10 @@ bool sbx_run_has_private_dirs(void) {
   return userns_allowed();
 }
 
+bool sbx_run_has_own_network(void) {
+  return userns_allowed();
+}
+
 void expect_denial_line(const result *r, const char *line) {
   if (sbx_run_kernel_decides()) {
     /* The default mode names no refusal but a connect's, the one call
@@ -299,4 +305,17 @@ void expect(result r, int status, const char *out_has, const char *err_has) {
   if (err_has)
     assert_contains(r.err, err_has);
   result_clear(&r);
+}
+
+int tcp_listen_loopback(int backlog, int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  socklen_t len = sizeof(sa);
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+  ck_assert_int_eq(listen(fd, backlog), 0);
+  *port = ntohs(sa.sin_port);
+  return fd;
 }

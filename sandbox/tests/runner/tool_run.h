@@ -54,6 +54,11 @@ bool sbx_run_kernel_decides(void);
  * modes: where the kernel lets it make a user and a mount namespace). */
 bool sbx_run_has_private_dirs(void);
 
+/* Whether, without --net, the sandbox has a network of its own whose
+ * loopback is up (where the kernel lets it make a user and a network
+ * namespace); without one no network socket is made. */
+bool sbx_run_has_own_network(void);
+
 /* Asserts what a refused run printed on stderr in the mode of this run:
  * under the supervisor the denial line (line; NULL: not checked), in the
  * default mode no denial line (but a connect's, which the supervisor
@@ -85,5 +90,9 @@ void expect(result r, int status, const char *out_has, const char *err_has);
 
 void assert_contains(const char *haystack, const char *needle);
 void assert_lacks(const char *haystack, const char *needle);
+
+/* A listening TCP socket of the host's on 127.0.0.1 at a port the kernel
+ * picks (*port), with the given backlog. */
+int tcp_listen_loopback(int backlog, int *port);
 
 #endif /* SBX_TESTS_RUNNER_TOOL_RUN_H_ */
