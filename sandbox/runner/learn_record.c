@@ -108,6 +108,81 @@ static unsigned path_use(int nr) {
   return need_use(row ? sbx_fs_op_need(row->op) : SBX_FS_NEEDS_LOOK);
 }
 
+/* Whether an address (as text) means this host: a loopback or the
+ * unspecified address, which connect() takes for this host. */
+static bool this_host(const char *address) {
+  return g_str_has_prefix(address, "127.") || strcmp(address, "0.0.0.0") == 0 ||
+         strcmp(address, "::1") == 0 || strcmp(address, "::") == 0 ||
+         g_str_has_prefix(address, "::ffff:127.");
+}
+
+/* The inode of the socket listening on TCP port `port` in the network
+ * namespace of thread `pid` (its /proc/PID/net/tcp or tcp6), or 0. */
+static unsigned long listener_inode(pid_t pid, uint16_t port, bool v6) {
+  g_autofree char *path =
+      g_strdup_printf("/proc/%d/net/%s", (int)pid, v6 ? "tcp6" : "tcp");
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return 0;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    /* sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout
+     * inode */
+    g_auto(GStrv) f = g_strsplit_set(g_strstrip(*l), " ", -1);
+    char *field[10];
+    int n = 0;
+    for (char **x = f; *x && n < 10; x++)
+      if (**x)
+        field[n++] = *x;
+    const char *colon = n == 10 ? strrchr(field[1], ':') : NULL;
+    if (!colon || strcmp(field[3], "0A") != 0) /* TCP_LISTEN */
+      continue;
+    if (g_ascii_strtoull(colon + 1, NULL, 16) == port)
+      return (unsigned long)g_ascii_strtoull(field[9], NULL, 10);
+  }
+  return 0;
+}
+
+/* Whether one of the run's threads holds the socket with that inode. */
+static bool held_by_the_run(const sbx_learn_record *r, unsigned long inode) {
+  g_autofree char *want = g_strdup_printf("socket:[%lu]", inode);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, r->pids);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    g_autofree char *dir = g_strdup_printf("/proc/%d/fd", GPOINTER_TO_INT(key));
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (!d)
+      continue; /* gone */
+    const char *name;
+    bool found = false;
+    while (!found && (name = g_dir_read_name(d))) {
+      g_autofree char *fd = g_build_filename(dir, name, NULL);
+      g_autofree char *link = g_file_read_link(fd, NULL);
+      found = link && strcmp(link, want) == 0;
+    }
+    g_dir_close(d);
+    if (found)
+      return true;
+  }
+  return false;
+}
+
+/* Whether an internet connect or bind is the program's own business: a
+ * connect to a listener of the run's own on this host, a bind to port 0
+ * (a port the kernel picks, which nobody outside can know beforehand). */
+static bool own_inet_use(const sbx_learn_record *r,
+                         const sbx_unotify_observation *o) {
+  if (o->nr == __NR_bind)
+    return o->port == 0;
+  if (!this_host(o->address))
+    return false;
+  unsigned long inode = listener_inode(o->pid, o->port, false);
+  if (!inode)
+    inode = listener_inode(o->pid, o->port, true);
+  return inode && held_by_the_run(r, inode);
+}
+
 static void on_observation(const sbx_unotify_observation *o, void *data) {
   sbx_learn_record *r = data;
   r->total_calls++;
@@ -120,7 +195,9 @@ static void on_observation(const sbx_unotify_observation *o, void *data) {
   s->count++;
   for (int i = 0; i < 6; i++)
     sbx_arg_seen_add(&s->args[i], o->args[i]);
-  if (o->inet_family && o->address) {
+  if (o->inet_family && o->address && own_inet_use(r, o)) {
+    r->own_inet++;
+  } else if (o->inet_family && o->address) {
     bool bind = o->nr == __NR_bind;
     g_hash_table_add(bind ? r->bind_ports : r->connect_ports,
                      GUINT_TO_POINTER((unsigned)o->port + 1));

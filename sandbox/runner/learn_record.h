@@ -55,6 +55,11 @@ typedef struct {
   GHashTable *bind_ports;
   GHashTable *connect_addresses;
   GHashTable *bind_addresses;
+  /* Connects and binds that were the program's own business, which the
+   * sandbox's own network serves without the host's: a connect to a
+   * listener of the run's own on this host, a bind to a port the kernel
+   * picks. They are not among the addresses above. */
+  uint64_t own_inet;
 } sbx_learn_record;
 
 void sbx_learn_record_init(sbx_learn_record *r);

@@ -69,10 +69,17 @@ static gint by_count(gconstpointer a, gconstpointer b, gpointer data) {
   return na - nb;
 }
 
+/* Whether the program needs the host's network: it made sockets that
+ * are not unix sockets, unless every connect and bind of them seen was
+ * its own business (learn_record.h), which the sandbox's own network
+ * serves. */
 static bool uses_network(const sbx_learn_record *r) {
   int nr = sbx_syscall_number("socket");
   const sbx_learn_arg *a = &r->syscalls[nr].args[0];
   if (r->syscalls[nr].count == 0)
+    return false;
+  if (r->own_inet > 0 && g_hash_table_size(r->connect_ports) == 0 &&
+      g_hash_table_size(r->bind_ports) == 0)
     return false;
   if (a->overflow)
     return true;

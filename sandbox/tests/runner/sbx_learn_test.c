@@ -262,6 +262,27 @@ START_TEST(a_program_that_made_a_network_socket_keeps_the_network) {
 }
 END_TEST
 
+/* A program whose connects all reached its own listener (on a port the
+ * kernel picked) talks only to itself: the learned profile keeps the
+ * sandbox's own network, not the host's, and the check's rerun and a
+ * run with it reach the program's own server again. The control: a
+ * program that connected to the host's listener keeps the host's
+ * network (a_learned_network_profile_keeps_only_the_ports_used). */
+START_TEST(a_program_that_talks_to_itself_over_loopback_needs_no_network) {
+  g_autofree char *probe = probe_path();
+  g_autofree char *name = path_in("self");
+  const char *cmd[] = {probe, "tcp-self", "0", NULL};
+  g_autofree char *out = learn(name, cmd);
+  assert_contains(out, "exchange=ok");
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  g_autofree char *text = file_text(profile);
+  assert_contains(text, "enter=user;pid;net;ipc;uts;mount;cgroup;\n");
+  assert_lacks(text, "[network]");
+  if (sbx_run_has_own_network())
+    expect(run_learned(name, cmd), 0, "exchange=ok\nreply=z\n", NULL);
+}
+END_TEST
+
 /* A unix socket file bound and connected to while learning is granted by
  * its path (connect needs the write right on it, bind the create right
  * in its directory), so the program reaches it again. */
@@ -991,6 +1012,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_add_test(
       runs, a_program_that_made_no_socket_is_refused_one_by_its_learned_policy);
   tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
+  tcase_add_test(runs,
+                 a_program_that_talks_to_itself_over_loopback_needs_no_network);
   tcase_add_test(runs,
                  a_unix_socket_used_while_learning_is_granted_by_its_path);
   tcase_add_test(runs,

@@ -471,8 +471,9 @@ static int cmd_connect_tcp(const char *port) {
   return exchange(fd);
 }
 
-/* A server on 127.0.0.1:PORT and its own client: binds, listens,
- * connects to itself and exchanges a byte each way. */
+/* A server on 127.0.0.1:PORT (0: one the kernel picks) and its own
+ * client: binds, listens, connects to itself and exchanges a byte each
+ * way. */
 static int cmd_tcp_self(const char *port) {
   struct sockaddr_in sa;
   socklen_t len = tcp_addr(&sa, port);
@@ -480,7 +481,8 @@ static int cmd_tcp_self(const char *port) {
   if (srv < 0)
     return report_errno("socket", -1);
   if (report_errno("bind", bind(srv, (struct sockaddr *)&sa, len)) ||
-      report_errno("listen", listen(srv, 1)))
+      report_errno("listen", listen(srv, 1)) ||
+      getsockname(srv, (struct sockaddr *)&sa, &len) < 0)
     return 1;
   int cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (cli < 0)
