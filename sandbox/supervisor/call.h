@@ -213,10 +213,13 @@ int sbx_call_grab_object(sbx_call *c, int fd);
 /* Opens, for an operation that needs `need` on an existing object, a
  * descriptor of ours: through the resolver when `path` is a path, or the
  * object behind the target's own fd. The object's current location must
- * carry `need`. Returns the fd, PATH_GONE, or -errno with the denial
+ * carry `need`. With `metadata` (an operation on the object's attributes,
+ * not its contents) a path's object of any type is reached, as an O_PATH
+ * descriptor: a socket file or a FIFO has attributes but does not open
+ * for reading. Returns the fd, PATH_GONE, or -errno with the denial
  * recorded. */
 int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
-                         unsigned need, sbx_unotify_hint hint);
+                         unsigned need, bool metadata, sbx_unotify_hint hint);
 
 /* The open file description behind the target's descriptor fd, as a
  * descriptor of ours (pidfd_getfd(2): the same description, with its
@@ -247,6 +250,10 @@ bool sbx_fs_take_path2(sbx_call *c);
 #define SBX_ON_DESCRIPTOR (-2)
 int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
                       int *own);
+/* The same for an operation on the object's attributes: any file type,
+ * as an O_PATH descriptor (sbx_call_open_object's `metadata`), for
+ * functions that take one (fstatfs) or its /proc/self/fd/N name. */
+int sbx_fs_metadata_object(sbx_call *c, sbx_unotify_hint hint);
 
 /* True when path names an object the program may stat: a refused
  * creation of it answers EEXIST, as the kernel checks that first. */

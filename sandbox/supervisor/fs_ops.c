@@ -58,8 +58,8 @@ bool sbx_fs_take_path2(sbx_call *c) {
   return absolute(c, c->q.dirfd2, c->q.path2, c->q.path2_len, c->path2);
 }
 
-int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
-                      int *own) {
+static int object_for(sbx_call *c, unsigned need, bool metadata,
+                      sbx_unotify_hint hint, int *own) {
   bool follow = !(c->q.at_flags & AT_SYMLINK_NOFOLLOW);
   if (!sbx_fs_take_path(c))
     return -1;
@@ -83,7 +83,7 @@ int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
       c->ev.allowed = true;
     return fd < 0 ? -1 : fd;
   }
-  int fd = sbx_call_open_object(c, c->path, follow, need, hint);
+  int fd = sbx_call_open_object(c, c->path, follow, need, metadata, hint);
   if (fd == PATH_GONE) {
     answer_drop(c);
     return -1;
@@ -94,6 +94,15 @@ int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
     return -1;
   }
   return fd;
+}
+
+int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
+                      int *own) {
+  return object_for(c, need, false, hint, own);
+}
+
+int sbx_fs_metadata_object(sbx_call *c, sbx_unotify_hint hint) {
+  return object_for(c, SBX_PERM_READ_ONLY, true, hint, NULL);
 }
 
 /* ---- names in directories ----------------------------------------------- */

@@ -164,7 +164,7 @@ static int open_own_object(sbx_call *c, int own, sbx_unotify_hint hint,
 }
 
 int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
-                         unsigned need, sbx_unotify_hint hint) {
+                         unsigned need, bool metadata, sbx_unotify_hint hint) {
   const sbx_allowlist *list = sbx_resolver_allowlist(c->cfg->resolver);
   int own = sbx_call_own_fd_path(path);
   int fd;
@@ -175,9 +175,13 @@ int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
       return fd;
   } else {
     sbx_decision d;
-    fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, path), path,
-                           O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0,
-                           &d);
+    pid_t pid = sbx_call_self_pid(c, path);
+    fd = metadata
+             ? sbx_resolver_open_object(c->cfg->resolver, pid, path,
+                                        SBX_PERM_READ, follow, &d)
+             : sbx_resolver_open(
+                   c->cfg->resolver, pid, path,
+                   O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0, &d);
     if (fd < 0) {
       if (!d.granted)
         deny(c, -fd, d.reason, hint, path, false);

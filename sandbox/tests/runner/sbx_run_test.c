@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
 #include <pty.h>
@@ -123,6 +124,47 @@ START_TEST(ls_lists_an_allowed_directory_but_not_a_forbidden_one) {
   expect_denial_line(&r, line);
   if (!sbx_run_kernel_decides())
     assert_contains(r.err, "(allow with --allow-read ");
+  result_clear(&r);
+}
+END_TEST
+
+/* A socket file and a FIFO in a grant have attributes like any file:
+ * `ls -l` reads their extended attributes and file systems as it stats
+ * them, and neither opens for reading (ENXIO, a wait for a writer). A
+ * file outside the grants keeps its attributes to itself. */
+START_TEST(attributes_of_sockets_and_fifos_are_read_like_their_stat) {
+  g_autofree char *dir = make_dir("attrs");
+  g_autofree char *file = make_file("attrs/file", "x");
+  g_autofree char *canary = make_file("attrs-canary", "x");
+  ck_assert_int_eq(setxattr(file, "user.sbx", "1", 1, 0), 0);
+  ck_assert_int_eq(setxattr(canary, "user.sbx", "1", 1, 0), 0);
+  g_autofree char *fifo = path_in("attrs/fifo");
+  ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+  g_autofree char *sock = path_in("attrs/sock");
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
+  ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  close(s);
+  const char *script =
+      "import os, sys\n"
+      "for p in sys.argv[2:]:\n"
+      "    print(os.path.basename(p), os.listxattr(p),\n"
+      "          os.statvfs(p).f_bsize > 0)\n"
+      "print('value', os.getxattr(sys.argv[1], 'user.sbx'))\n";
+  const char *cmd[] = {
+      "/usr/bin/python3", "-c", script, file, file, fifo, sock, NULL};
+  const char *want =
+      "file ['user.sbx'] True\nfifo [] True\n"
+      "sock [] True\nvalue b'1'\n";
+  expect(run(cmd), 0, want, NULL);
+  const char *allow[] = {"-r", "/usr/lib/python3.11", "-r", dir, NULL};
+  expect(sbx_run(allow, cmd), 0, want, NULL);
+  const char *outside[] = {"/usr/bin/python3", "-c", script, canary, NULL};
+  expect(run(outside), 0, "value b'1'\n", NULL);
+  result r = sbx_run(allow, outside);
+  ck_assert_int_eq(r.status, 1);
+  assert_lacks(r.out, "value");
   result_clear(&r);
 }
 END_TEST
@@ -1665,6 +1707,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_checked_fixture(progs, tool_setup, tool_teardown);
   tcase_set_timeout(progs, 120);
   tcase_add_test(progs, ls_lists_an_allowed_directory_but_not_a_forbidden_one);
+  tcase_add_test(progs,
+                 attributes_of_sockets_and_fifos_are_read_like_their_stat);
   tcase_add_test(progs,
                  python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary);
   tcase_add_test(
