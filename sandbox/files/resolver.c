@@ -39,6 +39,9 @@ struct sbx_resolver {
   int *root_fds; /* per entry; -1 when absent or resolved per request */
   int slash_fd;  /* "/" for INTERMEDIATE entries, else -1 */
   int proc_fd;   /* "/proc" for /proc/self entries, else -1 */
+  /* proc_fd is a procfs of the requesters' own pid namespace (a root
+   * given for /proc): every process in it is theirs to look at. */
+  bool own_proc;
 };
 
 typedef struct {
@@ -291,7 +294,9 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
       return fail_new(r, error, errno, "/ for intermediate-directory entries",
                       "");
   }
-  if (want_proc) {
+  r->proc_fd = given_root(roots, n_roots, "/proc");
+  r->own_proc = r->proc_fd >= 0;
+  if (want_proc && r->proc_fd < 0) {
     r->proc_fd = open_dir_exact("/proc");
     if (r->proc_fd < 0)
       return fail_new(r, error, errno, "/proc for /proc/self entries",
@@ -339,6 +344,48 @@ static size_t format_pid(pid_t pid, char *out) {
   return n;
 }
 
+/* Whether rest, what follows "/proc/<pid>" of another of the requesters'
+ * processes under own_proc, names what ps and top read there: the
+ * directory, its task directory, and files the kernel shows for every
+ * process of the namespace without a ptrace check. Never its memory,
+ * environment, maps or descriptors: the resolver's caller (sbx-run's
+ * supervisor) owns the requesters' user namespace, which gives it every
+ * capability there whatever its own set, so the kernel would open those
+ * of a process that made itself undumpable (and of sbx-run's init) for
+ * it, where the requester could not. */
+static bool public_proc_path(const char *rest, size_t len) {
+  static const char *const names[] = {"stat",    "status", "statm",    "comm",
+                                      "cmdline", "cgroup", "oom_score"};
+  if (len == 0)
+    return true;
+  if (rest[0] != '/')
+    return false;
+  rest++;
+  len--;
+  if (len >= 4 && memcmp(rest, "task", 4) == 0 &&
+      (len == 4 || rest[4] == '/')) {
+    if (len == 4)
+      return true;
+    rest += 5;
+    len -= 5;
+    size_t digits = 0;
+    while (digits < len && rest[digits] >= '0' && rest[digits] <= '9')
+      digits++;
+    if (digits == 0)
+      return false;
+    if (digits == len)
+      return true;
+    if (rest[digits] != '/')
+      return false;
+    rest += digits + 1;
+    len -= digits + 1;
+  }
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strlen(names[i]) == len && memcmp(rest, names[i], len) == 0)
+      return true;
+  return false;
+}
+
 /* /proc/self is the requester; other processes' /proc directories, and
  * thread-self (whose thread the broker cannot know), are refused. */
 static int classify_proc(const sbx_resolver *r, cursor *c, pid_t pid,
@@ -375,6 +422,12 @@ static int classify_proc(const sbx_resolver *r, cursor *c, pid_t pid,
     c->proc_prefix = 6 + n;
     return 0;
   }
+  if (r->own_proc && public_proc_path(comp + n, c->len - 6 - n))
+    return 0; /* another of the requesters' processes: what ps reads */
+  if (r->own_proc)
+    return deny(r, d,
+                "of another process's /proc directory only its status "
+                "files are served: stat, status, comm, cmdline");
   return deny(r, d, "another process's /proc directory");
 }
 

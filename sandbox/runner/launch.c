@@ -67,6 +67,8 @@ typedef enum {
   MSG_NAMESPACE,       /* SCM_RIGHTS carries init's user namespace (detail
                         * 0) or mount namespace (1), where its private
                         * directories are, for the supervisor */
+  MSG_PROC,            /* SCM_RIGHTS carries the procfs of init's pid
+                        * namespace, for the supervisor */
 } msg_kind;
 
 typedef struct {
@@ -177,13 +179,14 @@ static _Noreturn void run_init(const child_args *given) {
   int private_fds[SBX_RUN_TREE_N_PRIVATE_DIRS];
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     private_fds[d] = -1;
+  int proc_fd = -1;
   if (p->mode == SBX_RUN_MODE_KERNEL || (p->ns.namespaces & SBX_NS_MOUNT)) {
     sbx_run_tree_failure tf;
     int built = p->mode == SBX_RUN_MODE_KERNEL
                     ? sbx_run_tree_build_raw(&p->tree, p->init.landlock_fd,
                                              private_fds, &tf)
                     : sbx_run_tree_private_raw(&p->tree, p->init.landlock_fd,
-                                               private_fds, &tf);
+                                               private_fds, &proc_fd, &tf);
     if (built < 0) {
       child_msg m = {MSG_TREE_FAILED, (uint32_t)tf.step, tf.op, tf.error};
       (void)send(a->chan, &m, sizeof(m), MSG_NOSIGNAL);
@@ -217,9 +220,9 @@ static _Noreturn void run_init(const child_args *given) {
     ns_fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
     ns_fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
   }
-  /* 0, 1, 2, the channel, the private directories, the namespaces, the
-   * terminal and its master */
-  sbx_fd_keep keep[8 + SBX_RUN_TREE_N_PRIVATE_DIRS];
+  /* 0, 1, 2, the channel, the private directories, /proc, the
+   * namespaces, the terminal and its master */
+  sbx_fd_keep keep[9 + SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
@@ -229,6 +232,8 @@ static _Noreturn void run_init(const child_args *given) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
     if (private_fds[d] >= 0)
       keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
+  if (proc_fd >= 0)
+    keep[n_keep++] = (sbx_fd_keep){proc_fd, SBX_FD_SAME, true};
   for (int i = 0; i < 2; i++)
     if (ns_fds[i] >= 0)
       keep[n_keep++] = (sbx_fd_keep){ns_fds[i], SBX_FD_SAME, true};
@@ -269,6 +274,7 @@ static _Noreturn void run_init(const child_args *given) {
       hand_over(chan, MSG_NAMESPACE, i, ns_fds[i]);
     for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
       hand_over(chan, MSG_PRIVATE_DIR, (int32_t)d, private_fds[d]);
+    hand_over(chan, MSG_PROC, 0, proc_fd);
     if (r.listener_fd < 0)
       child_fail(chan, MSG_HANDOVER_FAILED, EBADF);
     hand_over(chan, MSG_LISTENER, 0, r.listener_fd);
@@ -445,17 +451,27 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
 /* The private directories init mounted are the program's to read and
  * write, and the resolver finds them beneath init's descriptors, not in
  * the host's tree the supervisor sees: every call the supervisor decides
- * there (every file call under --explain, connect in the default mode). */
+ * there (every file call under --explain, connect in the default mode).
+ * So is the procfs of the sandbox's pid namespace (proc_fd, -1 without),
+ * readable as in the default mode, where /proc/self is the program's pid
+ * there. */
 static gboolean use_private_dirs(sbx_run_plan *plan,
                                  const sbx_unotify_private_dir *dirs, size_t n,
-                                 sbx_resolver **resolver, GError **error) {
-  sbx_resolver_root roots[SBX_RUN_TREE_N_PRIVATE_DIRS];
+                                 int proc_fd, sbx_resolver **resolver,
+                                 GError **error) {
+  sbx_resolver_root roots[SBX_RUN_TREE_N_PRIVATE_DIRS + 1];
   for (size_t i = 0; i < n; i++) {
     g_autofree char *entry = g_strconcat(dirs[i].path, "/", NULL);
     if (!sbx_allowlist_add(plan->allowlist, entry, SBX_PERM_READ_WRITE_CREATE,
                            error))
       return FALSE;
     roots[i] = (sbx_resolver_root){dirs[i].path, dirs[i].fd};
+  }
+  if (proc_fd >= 0) {
+    if (!sbx_allowlist_add(plan->allowlist, "/proc/", SBX_PERM_READ_ONLY,
+                           error))
+      return FALSE;
+    roots[n++] = (sbx_resolver_root){"/proc", proc_fd};
   }
   sbx_resolver *r =
       sbx_resolver_new_with_roots(plan->allowlist, roots, n, error);
@@ -554,6 +570,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   size_t n_made = 0;
   sbx_unotify_private_dir private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_private = 0;
+  int proc_fd = -1;
   int ns_fds[2] = {-1, -1}; /* init's user and mount namespaces */
   sigset_t sigs, old;
   sigemptyset(&sigs);
@@ -638,6 +655,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     } else if (m.kind == MSG_NAMESPACE && (m.detail == 0 || m.detail == 1) &&
                ns_fds[m.detail] < 0) {
       ns_fds[m.detail] = listener;
+    } else if (m.kind == MSG_PROC && proc_fd < 0) {
+      proc_fd = listener;
     } else if (m.kind == MSG_PRIVATE_DIR && m.detail >= 0 &&
                m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
                n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {
@@ -660,8 +679,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                   "could start; the program was not started");
     goto out;
   }
-  if (n_private > 0 &&
-      !use_private_dirs(plan, private_dirs, n_private, &resolver, error)) {
+  if ((n_private > 0 || proc_fd >= 0) &&
+      !use_private_dirs(plan, private_dirs, n_private, proc_fd, &resolver,
+                        error)) {
     close(listener);
     goto out;
   }
@@ -710,6 +730,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       .made = made,
       .private_dirs = private_dirs,
       .n_private_dirs = n_private,
+      .sandbox_proc = proc_fd >= 0,
       .private_ns = ns_fds[0] >= 0 && ns_fds[1] >= 0,
       .private_userns = ns_fds[0],
       .private_mntns = ns_fds[1],
@@ -885,6 +906,8 @@ out:
     close(made[i].fd);
   for (size_t i = 0; i < n_private; i++)
     close(private_dirs[i].fd);
+  if (proc_fd >= 0)
+    close(proc_fd);
   for (int i = 0; i < 2; i++)
     if (ns_fds[i] >= 0)
       close(ns_fds[i]);

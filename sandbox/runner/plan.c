@@ -731,8 +731,10 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
     for (size_t i = 0; i < p->n_accounts; i++)
       sbx_run_tree_add_text(&p->tree, p->accounts[i].path, p->accounts[i].text);
   } else if (p->ns.namespaces & SBX_NS_MOUNT) {
-    /* The same private /tmp and /dev/shm, mounted in init's namespace. */
+    /* The same private /tmp and /dev/shm, and the pid namespace's own
+     * /proc, mounted in init's namespace. */
     sbx_run_tree_plan_private(&p->tree, p->allowlist, p->allow_exec);
+    p->tree.proc = (p->ns.namespaces & SBX_NS_PID) != 0;
   }
   sbx_layer_plan_clear(&p->init);
   /* Both baselines notify: the default mode's its connect calls alone. */

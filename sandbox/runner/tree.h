@@ -155,11 +155,13 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
 
 /* Under the supervisor, whose program sees the host's tree: only the
  * private directories t->private_dirs names (sbx_run_tree_plan_private),
- * mounted over the host's in init's own mount namespace, with their
- * Landlock rules and descriptors as above. Returns 0 or -errno with
- * *failure set. Async-signal-safe. */
+ * and with t->proc a procfs of init's pid namespace, mounted over the
+ * host's in init's own mount namespace, with their Landlock rules and
+ * descriptors as above (*proc_fd: the procfs's, -1 without one). Returns
+ * 0 or -errno with *failure set. Async-signal-safe. */
 int sbx_run_tree_private_raw(const sbx_run_tree *t, int landlock_fd,
-                             int *private_fds, sbx_run_tree_failure *failure);
+                             int *private_fds, int *proc_fd,
+                             sbx_run_tree_failure *failure);
 
 /* "mount the scratch tmpfs", "bind mount", ... */
 const char *sbx_run_tree_step_name(int step);

@@ -282,13 +282,17 @@ static int apply_op(const sbx_tree_op *op, int i, int landlock_fd,
   return 0;
 }
 
-/* /proc of init's pid namespace, and the Landlock rule that lets the
- * program read it. A kernel that refuses the mount (a container whose
- * /proc is partly covered) leaves the program without /proc.
+/* /proc of init's pid namespace at /proc below root (the new root, or ""
+ * for the namespace's own tree, over the host's), and the Landlock rule
+ * that lets the program read it; *proc_fd (may be NULL) an O_PATH
+ * descriptor of it, -1 without. A kernel that refuses the mount (a
+ * container whose /proc is partly covered) leaves the program without
+ * /proc in the new root, with the host's in its own tree.
  * Async-signal-safe. */
-static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
+static int mount_proc(const char *root, int landlock_fd, int *proc_fd,
+                      sbx_run_tree_failure *f) {
   char dst[PATH_MAX];
-  join(dst, NEW, "/proc");
+  join(dst, root, "/proc");
   if (mkdir(dst, 0555) != 0 && errno != EEXIST)
     return fail(f, STEP_DIR, -1, errno);
   if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
@@ -298,6 +302,11 @@ static int mount_proc(int landlock_fd, sbx_run_tree_failure *f) {
                                          LANDLOCK_ACCESS_FS_READ_FILE |
                                              LANDLOCK_ACCESS_FS_READ_DIR)))
     return fail(f, STEP_PROC_RULE, -1, -rc);
+  if (proc_fd) {
+    *proc_fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (*proc_fd < 0)
+      return fail(f, STEP_DIR, -1, errno);
+  }
   return 0;
 }
 
@@ -457,7 +466,7 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
   for (size_t i = 0; i < t->n_ops; i++)
     if ((rc = apply_op(&t->ops[i], (int)i, landlock_fd, f)) < 0)
       return rc;
-  if (t->proc && (rc = mount_proc(landlock_fd, f)) < 0)
+  if (t->proc && (rc = mount_proc(NEW, landlock_fd, NULL, f)) < 0)
     return rc;
   if ((rc = mount_privates(t, NEW, landlock_fd, private_fds, f)) < 0)
     return rc;
@@ -482,12 +491,18 @@ int sbx_run_tree_build_raw(const sbx_run_tree *t, int landlock_fd,
 
 /* Async-signal-safe. */
 int sbx_run_tree_private_raw(const sbx_run_tree *t, int landlock_fd,
-                             int *private_fds, sbx_run_tree_failure *f) {
-  if (!t->private_dirs) {
+                             int *private_fds, int *proc_fd,
+                             sbx_run_tree_failure *f) {
+  *proc_fd = -1;
+  if (!t->private_dirs && !t->proc) {
     for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
       private_fds[d] = -1;
     return 0;
   }
   int rc = begin(private_fds, f);
-  return rc < 0 ? rc : mount_privates(t, "", landlock_fd, private_fds, f);
+  if (rc < 0)
+    return rc;
+  if (t->proc && (rc = mount_proc("", landlock_fd, proc_fd, f)) < 0)
+    return rc;
+  return mount_privates(t, "", landlock_fd, private_fds, f);
 }

@@ -13,7 +13,9 @@
  *     is hinted with --allow-exec;
  *   - a path that is a symbolic link names its target; when the link
  *     itself was granted, the target is what was refused, and is the
- *     hint.
+ *     hint;
+ *   - below /proc, where no grant changes what another process shows, the
+ *     reason is printed instead.
  *
  * What it trusts: the host's file system as sbx-run sees it. What it
  * tells: nothing to the program; these looks are for the user's eyes.
@@ -100,12 +102,28 @@ static bool granted_on(const sbx_call *c, sbx_unotify_hint hint,
          m.kind == SBX_MATCH_ENTRY;
 }
 
+/* Whether no grant lifts a refusal of path: below another process's
+ * /proc directory (or thread-self), and anywhere below the sandbox's own
+ * procfs, which is readable already. */
+static bool beyond_grants(const sbx_call *c, const char *path) {
+  if (strncmp(path, "/proc/", 6) != 0)
+    return false;
+  const char *comp = path + 6;
+  return c->cfg->sandbox_proc || (comp[0] >= '0' && comp[0] <= '9') ||
+         strncmp(comp, "thread-self", 11) == 0;
+}
+
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
                        bool parent) {
   c->ev.hint = hint;
   c->ev.hint_path = NULL;
   if (!path)
     return;
+  if ((hint == SBX_UNOTIFY_HINT_READ || hint == SBX_UNOTIFY_HINT_WRITE) &&
+      beyond_grants(c, path)) {
+    c->ev.hint = SBX_UNOTIFY_HINT_NEVER; /* the reason says why */
+    return;
+  }
   if (hint == SBX_UNOTIFY_HINT_READ && exec_lookup(c, path)) {
     c->ev.hint = SBX_UNOTIFY_HINT_EXEC;
     return;

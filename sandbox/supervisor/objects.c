@@ -43,7 +43,9 @@ sbx_fs_reader sbx_target_fs_reader(sbx_unotify_target *t) {
 pid_t sbx_call_self_pid(sbx_call *c, const char *path) {
   if (strncmp(path, "/proc/", 6) != 0)
     return 0;
-  return sbx_target_tgid(&c->t);
+  /* The pid in the procfs the resolver reaches /proc in. */
+  return c->cfg->sandbox_proc ? sbx_target_ns_tgid(&c->t)
+                              : sbx_target_tgid(&c->t);
 }
 
 bool sbx_call_parse_fd_number(const char *s, int *fd) {

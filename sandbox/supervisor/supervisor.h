@@ -206,6 +206,10 @@ typedef struct {
    * named with the grant that shows the host's. Borrowed; may be NULL. */
   const sbx_unotify_private_dir *private_dirs;
   size_t n_private_dirs;
+  /* The resolver's /proc is the procfs of the program's pid namespace:
+   * /proc/self is the program's pid there, and every process in it is
+   * the sandbox's. */
+  bool sandbox_proc;
   /* With private_ns, the sandbox's user and mount namespaces (borrowed
    * descriptors of /proc/PID/ns/user and ns/mnt), where the private
    * directories are what the program sees: a socket the program binds

@@ -148,28 +148,49 @@ int sbx_target_write(sbx_unotify_target *t, uint64_t addr, const void *buf,
   return 0;
 }
 
-pid_t sbx_target_tgid(sbx_unotify_target *t) {
-  if (t->tgid > 0)
-    return t->tgid;
+/* The last number on the line of /proc/TID/status that starts with key
+ * ("\nTgid:"; a list such as NStgid ends with the innermost pid
+ * namespace's), or 0; checked against a target that went away. */
+static long status_number(sbx_unotify_target *t, const char *key) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/status", (int)t->tid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  char buf[512];
+  char buf[4096];
   ssize_t n = read(fd, buf, sizeof(buf) - 1);
   close(fd);
   if (n <= 0)
     return 0;
   buf[n] = '\0';
-  const char *line = strstr(buf, "\nTgid:");
+  const char *line = strstr(buf, key);
   if (!line)
     return 0;
-  long v = strtol(line + 6, NULL, 10);
+  const char *p = line + strlen(key);
+  long v = 0;
+  for (;;) {
+    char *end;
+    long x = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    v = x;
+    p = end;
+    if (*p == '\n' || *p == '\0')
+      break;
+  }
   if (v <= 0 || sbx_target_valid(t) < 0)
     return 0;
-  t->tgid = (pid_t)v;
+  return v;
+}
+
+pid_t sbx_target_tgid(sbx_unotify_target *t) {
+  if (t->tgid <= 0)
+    t->tgid = (pid_t)status_number(t, "\nTgid:");
   return t->tgid;
+}
+
+pid_t sbx_target_ns_tgid(sbx_unotify_target *t) {
+  return (pid_t)status_number(t, "\nNStgid:");
 }
 
 int sbx_target_fd_proc_path(const sbx_unotify_target *t, int fd, char *buf,

@@ -63,6 +63,10 @@ int sbx_target_write(sbx_unotify_target *t, uint64_t addr, const void *buf,
 /* The target's process id (Tgid in /proc/TID/status), for /proc/self. */
 pid_t sbx_target_tgid(sbx_unotify_target *t);
 
+/* The target's process as its own (innermost) pid namespace numbers it,
+ * or 0. */
+pid_t sbx_target_ns_tgid(sbx_unotify_target *t);
+
 /* The path the kernel shows for the target's fd (AT_FDCWD: its working
  * directory). Returns its length, -EBADF (not open), -ENOTDIR (a pipe,
  * socket or anonymous inode), -ENOENT (deleted, or target gone). */

@@ -650,6 +650,71 @@ START_TEST(broker_resolver_resolves_beneath_a_directory_given_for_a_root) {
 }
 END_TEST
 
+/* A root given for /proc is a procfs of the requesters' own pid
+ * namespace: of another process's directory there what ps reads is
+ * served (its status, its threads'), while without one all of it is
+ * refused; its environment and memory never are, and a magic link in it
+ * leads nowhere. The test's own /proc stands in for such a procfs: the
+ * child is in its pid namespace. */
+START_TEST(broker_resolver_reads_other_processes_in_a_procfs_given_as_root) {
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  sbx_allowlist *list = sbx_allowlist_new("t");
+  ck_assert(sbx_allowlist_add_rule(list, "read /proc/", NULL));
+  g_autofree char *status = g_strdup_printf("/proc/%d/status", (int)child);
+  g_autofree char *root =
+      g_strdup_printf("/proc/%d/root/etc/passwd", (int)child);
+  sbx_decision d;
+
+  sbx_resolver *plain = sbx_resolver_new(list, NULL);
+  ck_assert_ptr_nonnull(plain);
+  ck_assert_int_eq(sbx_resolver_open(plain, getpid(), status, O_RDONLY, 0, &d),
+                   -EACCES);
+  ck_assert(!d.granted);
+  sbx_resolver_free(plain);
+
+  int proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(proc_fd, 0);
+  sbx_resolver_root roots[] = {{"/proc", proc_fd}};
+  GError *error = NULL;
+  sbx_resolver *r = sbx_resolver_new_with_roots(list, roots, 1, &error);
+  ck_assert_msg(r != NULL, "%s", error ? error->message : "");
+  close(proc_fd);
+  int fd = sbx_resolver_open(r, getpid(), status, O_RDONLY, 0, &d);
+  ck_assert_int_ge(fd, 0);
+  g_autofree char *text = broker_test_read_fd(fd);
+  g_autofree char *line = g_strdup_printf("\nPid:\t%d\n", (int)child);
+  ck_assert_ptr_nonnull(strstr(text, line));
+  close(fd);
+  g_autofree char *thread =
+      g_strdup_printf("/proc/%d/task/%d/stat", (int)child, (int)child);
+  fd = sbx_resolver_open(r, getpid(), thread, O_RDONLY, 0, &d);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  static const char *const closed[] = {"environ", "mem", "maps", "fd",
+                                       "task/1/environ"};
+  for (size_t i = 0; i < G_N_ELEMENTS(closed); i++) {
+    g_autofree char *p = g_strdup_printf("/proc/%d/%s", (int)child, closed[i]);
+    ck_assert_int_eq(sbx_resolver_open(r, getpid(), p, O_RDONLY, 0, &d),
+                     -EACCES);
+    ck_assert(!d.granted);
+  }
+  /* The requester's own directory is all its own. */
+  fd = sbx_resolver_open(r, getpid(), "/proc/self/environ", O_RDONLY, 0, &d);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_lt(sbx_resolver_open(r, getpid(), root, O_RDONLY, 0, &d), 0);
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+}
+END_TEST
+
 /* S39: a link in a directory the worker may not list leads to an allowed
  * file; following it would tell the worker which names exist there. */
 START_TEST(broker_resolver_decides_on_every_directory_it_walks) {
@@ -1206,6 +1271,8 @@ static Suite *suite(void) {
   tcase_add_test(res, broker_resolver_follows_links_into_other_allowed_trees);
   tcase_add_test(res,
                  broker_resolver_resolves_beneath_a_directory_given_for_a_root);
+  tcase_add_test(
+      res, broker_resolver_reads_other_processes_in_a_procfs_given_as_root);
   tcase_add_test(res, broker_resolver_decides_on_every_directory_it_walks);
   tcase_add_test(res, broker_resolver_refuses_writes_through_hard_links);
   tcase_add_test(res, broker_resolver_means_the_worker_by_proc_self);

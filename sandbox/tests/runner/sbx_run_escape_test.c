@@ -1085,6 +1085,53 @@ static void expect_attach_refused(const char *pid) {
   result_clear(&r);
 }
 
+/* /proc is the sandbox's pid namespace's in both modes: the program's own
+ * processes and not the host's, /proc/self the program, another of its
+ * processes' status there. The memory and environment of one that made
+ * itself undumpable (as ssh-agent and gpg-agent do) stay closed, as the
+ * kernel keeps them from a process without capabilities - also under the
+ * supervisor, which owns the sandbox's user namespace, so the kernel
+ * would open them for it. The control: root outside reads them. */
+START_TEST(proc_shows_the_sandboxs_own_processes_and_no_undumpable_memory) {
+  const char *script =
+      "import ctypes, os, sys, time\n"
+      "r, w = os.pipe()\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+      "    os.write(w, b'x'); time.sleep(20); os._exit(0)\n"
+      "os.read(r, 1)\n"
+      "def show(label, f):\n"
+      "    try:\n"
+      "        print(label, f())\n"
+      "    except OSError as e:\n"
+      "        print(label, 'errno', e.errno)\n"
+      "pids = lambda: [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
+      "show('own', lambda: open('/proc/self/stat').read().split()[0] ==\n"
+      "     str(os.getpid()))\n"
+      "show('few', lambda: (len(pids()) < 20, int(sys.argv[1]) in pids()))\n"
+      "show('comm', lambda: open('/proc/%d/comm' % pid).read().strip())\n"
+      "for name in ('environ', 'mem'):\n"
+      "    show(name, lambda: open('/proc/%d/%s' % (pid, name), 'rb')\n"
+      "         .read(1) and 'read')\n"
+      "os.kill(pid, 9)\n";
+  g_autofree char *host = g_strdup_printf("%d", (int)getpid());
+  const char *cmd[] = {"/usr/bin/python3", "-c", script, host, NULL};
+  if (geteuid() == 0)
+    expect(run(cmd), 0, "environ read\n", NULL);
+  const char *opts[] = {"-r", "/usr/lib/python3.11", NULL};
+  result r = sbx_run(opts, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  if (sbx_run_has_private_dirs())
+    assert_contains(r.out,
+                    "own True\nfew (True, False)\ncomm python3\n"
+                    "environ errno 13\nmem errno 13\n");
+  else
+    assert_contains(r.out, "environ errno 13\nmem errno 13\n");
+  result_clear(&r);
+}
+END_TEST
+
 /* --allow-ptrace lets a program trace its own processes, and nothing
  * else: not a process of the caller outside the sandbox (another pid
  * namespace, and Landlock's scoping), and not sbx-run's own process in the
@@ -1188,6 +1235,8 @@ static Suite *escape_suite(void) {
   tcase_add_checked_fixture(tracing, tool_setup, tool_teardown);
   tcase_set_timeout(tracing, 60);
   tcase_add_test(tracing, a_tracing_program_reaches_only_its_own_processes);
+  tcase_add_test(
+      tracing, proc_shows_the_sandboxs_own_processes_and_no_undumpable_memory);
   suite_add_tcase(s, tracing);
   return s;
 }
