@@ -426,6 +426,10 @@ static int socket_file(sbx_call *c) {
     if (moved)
       deny(c, denied, "descriptor's file moved during the check",
            SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    else if (!d.granted && sbx_fs_missing_for_program(c, c->path))
+      /* Where the grants show the directory, a socket that is not there
+       * is missing, as for the kernel (glibc's nscd probe under -r /). */
+      answer_failed(c, ENOENT);
     else if (!d.granted && lstat(c->path, &lst) != 0)
       /* No grant makes a socket that is not there answer (glibc's nscd
        * probe): refused as any path outside the grants, with no hint. */

@@ -699,6 +699,23 @@ START_TEST(unix_datagram_sockets_are_refused_with_or_without_net) {
 }
 END_TEST
 
+/* A socket file that is not there, in a directory the grants show, is
+ * missing for the program as for the kernel outside (glibc's probe of
+ * nscd's socket under -r /): ENOENT, and no refusal reported. */
+START_TEST(a_missing_socket_in_a_shown_directory_is_missing_not_refused) {
+  g_autofree char *dir = make_dir("no-sockets");
+  g_autofree char *path = g_build_filename(dir, "none.sock", NULL);
+  const char *cmd[] = {"connect", path, NULL};
+  expect(probe_out(cmd), 1, "errno=2\n", NULL);
+  const char *opts[] = {"-r", dir, NULL};
+  result r = probe_in(opts, cmd);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "errno=2\n");
+  assert_lacks(r.err, "sbx: denied connect");
+  result_clear(&r);
+}
+END_TEST
+
 START_TEST(tcp_to_a_local_listener_works_with_net_and_not_without) {
   listener l;
   int port = tcp_listener(&l, 16, true);
@@ -1203,6 +1220,8 @@ static Suite *escape_suite(void) {
       socks, a_descriptor_swapped_during_connects_never_connects_a_unix_one);
   tcase_add_test(socks, unix_datagram_sockets_are_refused_with_or_without_net);
   tcase_add_test(socks, tcp_to_a_local_listener_works_with_net_and_not_without);
+  tcase_add_test(socks,
+                 a_missing_socket_in_a_shown_directory_is_missing_not_refused);
   tcase_add_test(socks, the_sandboxs_loopback_is_its_own_and_not_the_hosts);
   tcase_add_test(socks,
                  a_blocking_connect_in_progress_does_not_stall_the_supervisor);
