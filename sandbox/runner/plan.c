@@ -297,6 +297,14 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue;
     if (p->allow_exec || is_exec_file(e->path, exec_files))
       rights |= LANDLOCK_ACCESS_FS_EXECUTE;
+    /* An exact entry for a directory grants the directory itself (its
+     * listing), as the resolver reads it: a rule on a directory would
+     * reach every file below it. */
+    struct stat st;
+    if (!e->recursive && stat(e->path, &st) == 0 && S_ISDIR(st.st_mode))
+      rights &= LANDLOCK_ACCESS_FS_READ_DIR;
+    if (!rights)
+      continue;
     if (!sbx_landlock_allow_path(b, e->path, rights, SBX_LANDLOCK_PATH_OPTIONAL,
                                  error)) {
       sbx_landlock_builder_free(b);

@@ -892,6 +892,42 @@ START_TEST(a_profile_grants_what_its_broker_rules_name) {
 }
 END_TEST
 
+/* A rule naming a directory without a trailing slash grants the directory
+ * itself - its listing - and not the files below it, in both modes (in
+ * the default mode a Landlock rule on a directory would reach them all);
+ * with the slash, the files too. */
+START_TEST(an_exact_directory_rule_grants_its_listing_not_its_files) {
+  g_autofree char *dir = make_dir("exact");
+  g_autofree char *data = make_file("exact/data", "below");
+  g_autofree char *probe = probe_path();
+  const char *read_data[] = {probe, "read", data, NULL};
+  const char *list[] = {"/bin/ls", dir, NULL};
+  expect(run(read_data), 0, "data=below", NULL);
+  for (int slash = 0; slash <= 1; slash++) {
+    g_autofree char *text = g_strdup_printf(
+        "[profile]\n"
+        "description=test\n"
+        "seccomp=sbx-run.policy\n"
+        "[broker]\n"
+        "rules=read %s%s\n",
+        dir, slash ? "/" : "");
+    g_autofree char *name =
+        g_strdup_printf("exact-%s.profile", slash ? "below" : "dir");
+    g_autofree char *profile = make_file(name, text);
+    const char *opts[] = {"--profile", profile, NULL};
+    expect(sbx_run(opts, list), 0, "data", NULL);
+    if (slash) {
+      expect(sbx_run(opts, read_data), 0, "data=below", NULL);
+    } else {
+      result r = sbx_run(opts, read_data);
+      ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+      assert_lacks(r.out, "data=below");
+      result_clear(&r);
+    }
+  }
+}
+END_TEST
+
 START_TEST(environment_options_shape_the_programs_environment) {
   g_autofree char *probe = probe_path();
   const char *cmd[] = {probe, "env", "SBX_TEST_VAR", NULL};
@@ -1763,6 +1799,8 @@ static Suite *sbx_run_suite(void) {
       opts, a_layer_that_hands_calls_to_a_tracer_is_refused_under_allow_ptrace);
   tcase_add_test(opts, tracing_needs_allow_ptrace_and_the_refusal_names_it);
   tcase_add_test(opts, a_profile_grants_what_its_broker_rules_name);
+  tcase_add_test(opts,
+                 an_exact_directory_rule_grants_its_listing_not_its_files);
   tcase_add_test(opts, environment_options_shape_the_programs_environment);
   tcase_add_test(opts, a_successful_run_prints_only_the_programs_output);
   tcase_add_test(opts, a_failing_run_ends_with_a_summary_of_what_to_allow);
