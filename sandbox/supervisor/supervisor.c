@@ -257,6 +257,15 @@ static bool stacked_refusal(sbx_call *c) {
                             : EPERM);
       return true;
     }
+    /* What the baseline refuses by itself (clone3, io_uring: ENOSYS, for
+     * the caller to fall back) is not the layer's refusal to report. */
+    uint32_t b =
+        sbx_bpf_run_checked(cfg->base, cfg->base_len, &c->n->data, NULL);
+    if ((b & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO) {
+      c->report = false;
+      answer_error(c, (int)(ret & SECCOMP_RET_DATA));
+      return true;
+    }
     c->ev.operation = "syscall";
     deny(c, (int)(ret & SECCOMP_RET_DATA), l->reason, SBX_UNOTIFY_HINT_NEVER,
          NULL, false);
