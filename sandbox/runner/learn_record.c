@@ -218,12 +218,21 @@ static void on_observation(const sbx_unotify_observation *o, void *data) {
 /* ---- running the program --------------------------------------------------
  */
 
+const char *const sbx_learn_enosys_calls[] = {
+    "clone3",         "openat2",           "io_uring_setup",
+    "io_uring_enter", "io_uring_register", NULL};
+
 /* The learning filter: every call notifies, except the one that hands the
- * listener over (on a descriptor the program is unlikely to reuse). */
+ * listener over (on a descriptor the program is unlikely to reuse) and
+ * those sbx-run answers with ENOSYS. */
 static gboolean learning_filter(int chan_fd, sbx_bpf_program *out,
                                 GError **error) {
-  g_autofree char *text =
-      g_strdup_printf("@default user-notify\nsendmsg: arg0 == %d\n", chan_fd);
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(t, "@default user-notify\nsendmsg: arg0 == %d\n",
+                         chan_fd);
+  for (const char *const *c = sbx_learn_enosys_calls; *c; c++)
+    g_string_append_printf(t, "%s: return ENOSYS\n", *c);
+  g_autofree char *text = g_string_free(t, FALSE);
   sbx_policy *pol =
       sbx_policy_parse_string(text, "sbx-learn:observe.policy", NULL, error);
   if (!pol)

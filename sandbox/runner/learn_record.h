@@ -62,6 +62,14 @@ typedef struct {
   uint64_t own_inet;
 } sbx_learn_record;
 
+/* The calls sbx-run answers with ENOSYS in both modes, whose callers
+ * then take an older call the filters can check (glibc: clone3 for clone,
+ * openat2 for openat). The learning run answers them so too, so the
+ * fallback is what is learned, and the learned policy says so again:
+ * otherwise its default would answer them first, and a libc that falls
+ * back on ENOSYS alone would fail. NULL-terminated. */
+extern const char *const sbx_learn_enosys_calls[];
+
 void sbx_learn_record_init(sbx_learn_record *r);
 void sbx_learn_record_clear(sbx_learn_record *r);
 

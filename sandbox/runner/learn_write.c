@@ -173,6 +173,16 @@ char *sbx_learn_policy_text(const sbx_learn_record *r,
     g_string_append_printf(out, "%s: 1\n", startup_calls[i]);
     summary->n_rules++;
   }
+  g_string_append(out,
+                  "\n# sbx-run answers these with ENOSYS, and so does this "
+                  "policy, so that\n# libc falls back to the calls above "
+                  "(clone, openat).\n");
+  for (const char *const *c = sbx_learn_enosys_calls; *c; c++)
+    if (sbx_syscall_number(*c) >= 0 &&
+        !r->syscalls[sbx_syscall_number(*c)].count) {
+      g_string_append_printf(out, "%s: return ENOSYS\n", *c);
+      summary->n_rules++;
+    }
   summary->network = uses_network(r);
   return g_string_free(out, FALSE);
 }
@@ -242,6 +252,24 @@ static bool covered(const sbx_allowlist *list, const char *path,
                     unsigned need) {
   sbx_match m;
   return sbx_allowlist_match(list, path, strlen(path), 0, need, &m);
+}
+
+/* Whether a recursive entry at or above dir grants need on what dir
+ * holds (an exact entry for dir itself grants nothing below it). */
+static bool covered_below(const sbx_allowlist *list, const char *dir,
+                          unsigned need) {
+  size_t n = sbx_allowlist_n_entries(list);
+  for (size_t i = 0; i < n; i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
+    if (!e->recursive || e->proc_self || (e->rights & SBX_PERM_GRANTABLE) ||
+        (e->rights & need) != need)
+      continue;
+    if (strcmp(e->path, "/") == 0 ||
+        (strncmp(dir, e->path, e->len) == 0 &&
+         (dir[e->len] == '\0' || dir[e->len] == '/')))
+      return true;
+  }
+  return false;
 }
 
 static gint by_name(gconstpointer a, gconstpointer b) {
@@ -474,6 +502,17 @@ static void add_write_rules(rule_set *rs) {
   }
 }
 
+/* Whether path is a symbolic link whose file no grant lets the program
+ * read: a folded directory holds the link, and only an exact rule for it
+ * admits where it leads (Debian's jvm.cfg -> /etc/java-17-openjdk/). */
+static bool leads_out_of_grants(const sbx_allowlist *list, const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+    return false;
+  g_autofree char *target = realpath(path, NULL);
+  return target && !covered(list, target, SBX_PERM_READ_ONLY);
+}
+
 /* Reading: directories listed get exact rules, files are folded. */
 static void add_read_rules(rule_set *rs, unsigned fold_min) {
   g_autoptr(GPtrArray) files = g_ptr_array_new();
@@ -498,19 +537,45 @@ static void add_read_rules(rule_set *rs, unsigned fold_min) {
   g_ptr_array_sort(folded, by_name);
   for (guint i = 0; i < folded->len; i++) {
     const char *d = g_ptr_array_index(folded, i);
-    if (!covered(rs->granted, d, SBX_PERM_READ_ONLY))
+    if (!covered_below(rs->granted, d, SBX_PERM_READ_ONLY))
       add_rule(rs->rules, rs->granted, "read,stat-intermediate", d, true);
   }
   for (guint i = 0; i < files->len; i++) {
     const char *f = g_ptr_array_index(files, i);
     if (g_array_index(read, gboolean, i) &&
-        !covered(rs->granted, f, SBX_PERM_READ_ONLY))
+        (!covered(rs->granted, f, SBX_PERM_READ_ONLY) ||
+         leads_out_of_grants(rs->granted, f)))
       add_rule(rs->rules, rs->granted, "read,stat-intermediate", f, false);
   }
 }
 
-/* Looked at only: exact stat rules for what still exists. */
-static void add_stat_rules(rule_set *rs) {
+/* Looked at only: exact stat rules for what still exists. The entries of
+ * a directory the program listed (it read the directory, so it knows the
+ * names) fold into one stat rule below it when fold_min or more of them
+ * were looked at (ls -l, find, make's timestamps): a name added later is
+ * looked at as the others were. Looking is all that rule grants. */
+static void add_stat_rules(rule_set *rs, unsigned fold_min) {
+  g_autoptr(GHashTable) looked =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < rs->paths->len; i++) {
+    const char *p = g_ptr_array_index(rs->paths, i);
+    struct stat st;
+    if (covered(rs->granted, p, SBX_PERM_STAT) || lstat(p, &st) != 0)
+      continue;
+    char *dir = g_path_get_dirname(p);
+    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(looked, dir));
+    g_hash_table_insert(looked, dir, GUINT_TO_POINTER(n + 1));
+  }
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, looked);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    const char *dir = key;
+    if (GPOINTER_TO_UINT(value) >= fold_min && may_cover(dir) &&
+        covered(rs->granted, dir, SBX_PERM_READ_ONLY) &&
+        !covered_below(rs->granted, dir, SBX_PERM_STAT))
+      add_rule(rs->rules, rs->granted, "stat", dir, true);
+  }
   for (guint i = 0; i < rs->paths->len; i++) {
     const char *p = g_ptr_array_index(rs->paths, i);
     struct stat st;
@@ -595,7 +660,7 @@ GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
   add_create_rules(&rs);
   add_write_rules(&rs);
   add_read_rules(&rs, o->fold_min);
-  add_stat_rules(&rs);
+  add_stat_rules(&rs, o->fold_min);
   add_missing_rules(&rs);
   add_link_rules(&rs, r->paths);
 
