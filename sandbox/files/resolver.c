@@ -42,6 +42,10 @@ struct sbx_resolver {
   /* proc_fd is a procfs of the requesters' own pid namespace (a root
    * given for /proc): every process in it is theirs to look at. */
   bool own_proc;
+  /* The requesters' "/" (a root given for it), in whose mount namespace
+   * every absolute path is looked up, roots and symlinks alike; -1: the
+   * caller's own. */
+  int base_fd;
 };
 
 typedef struct {
@@ -183,11 +187,25 @@ static int deny_unlisted(const sbx_resolver *r, sbx_decision *d,
 
 /* ---- setup ------------------------------------------------------------ */
 
-static int open_dir_exact(const char *path) {
+static int open_dir_exact(const sbx_resolver *r, const char *path) {
   /* The canonical path has no symlinks; if one appeared since the list
    * was loaded, the root is absent rather than somewhere else. */
+  if (r->base_fd >= 0 && strcmp(path, "/") == 0)
+    return fcntl(r->base_fd, F_DUPFD_CLOEXEC, 3);
+  if (r->base_fd >= 0)
+    return (int)sys_openat2(
+        r->base_fd, path + 1, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+        RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
   return (int)sys_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
                           RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+/* readlink of an absolute path, in the requesters' tree (base_fd). */
+static ssize_t readlink_absolute(const sbx_resolver *r, const char *path,
+                                 char *buf, size_t size) {
+  if (r->base_fd >= 0)
+    return readlinkat(r->base_fd, path[1] ? path + 1 : ".", buf, size);
+  return readlinkat(AT_FDCWD, path, buf, size);
 }
 
 /* Set-up failure: says which directory could not be opened and why. */
@@ -226,6 +244,7 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
     r->root_fds[i] = -1;
   r->slash_fd = -1;
   r->proc_fd = -1;
+  r->base_fd = given_root(roots, n_roots, "/");
   bool want_proc = false;
   for (size_t i = 0; i < r->n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
@@ -269,7 +288,7 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
       return NULL;
     }
     if (fd < 0)
-      fd = open_dir_exact(dir);
+      fd = open_dir_exact(r, dir);
     if (fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
         errno != EACCES) {
       int err = errno;
@@ -289,7 +308,7 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
     r->root_fds[i] = fd;
   }
   if (sbx_allowlist_needs_root(list)) {
-    r->slash_fd = open_dir_exact("/");
+    r->slash_fd = open_dir_exact(r, "/");
     if (r->slash_fd < 0)
       return fail_new(r, error, errno, "/ for intermediate-directory entries",
                       "");
@@ -297,7 +316,7 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
   r->proc_fd = given_root(roots, n_roots, "/proc");
   r->own_proc = r->proc_fd >= 0;
   if (want_proc && r->proc_fd < 0) {
-    r->proc_fd = open_dir_exact("/proc");
+    r->proc_fd = open_dir_exact(r, "/proc");
     if (r->proc_fd < 0)
       return fail_new(r, error, errno, "/proc for /proc/self entries",
                       " (is procfs mounted?)");
@@ -321,6 +340,8 @@ void sbx_resolver_free(sbx_resolver *r) {
     close(r->slash_fd);
   if (r->proc_fd >= 0)
     close(r->proc_fd);
+  if (r->base_fd >= 0)
+    close(r->base_fd);
   g_free(r->root_fds);
   g_free(r);
 }
@@ -477,8 +498,9 @@ static int substitute_symlink(const sbx_resolver *r, cursor *c, int dirfd,
       return -ELOOP;
     char saved = c->buf[j];
     c->buf[j] = '\0';
-    const char *arg = dirfd == AT_FDCWD ? c->buf : c->buf + start;
-    ssize_t n = readlinkat(dirfd, arg, target, sizeof(target));
+    ssize_t n = dirfd == AT_FDCWD
+                    ? readlink_absolute(r, c->buf, target, sizeof(target))
+                    : readlinkat(dirfd, c->buf + start, target, sizeof(target));
     int err = errno;
     c->buf[j] = saved;
     if (n < 0) {
@@ -529,7 +551,7 @@ static unsigned long long beneath(const cursor *c) {
  * procfs's top-level links (/proc/net, /proc/mounts, ...), to substitute
  * and decide again? Anything deeper (/proc/<pid>/root, exe, cwd, fd/N,
  * ns/...) is a magic link, never followed. */
-static bool proc_top_link(const cursor *c) {
+static bool proc_top_link(const sbx_resolver *r, const cursor *c) {
   if (c->len <= 6)
     return false;
   char top[PATH_MAX];
@@ -539,7 +561,7 @@ static bool proc_top_link(const cursor *c) {
   memcpy(top, c->buf, n);
   top[n] = '\0';
   char target[16];
-  return readlinkat(AT_FDCWD, top, target, sizeof(target)) > 0;
+  return readlink_absolute(r, top, target, sizeof(target)) > 0;
 }
 
 /* The step an openat2 for a directory on the way (a parent, an
@@ -647,7 +669,7 @@ static step open_entry(const sbx_resolver *r, size_t idx, cursor *c,
     if (err == EAGAIN)
       return STEP_RETRY;
     if (err == ELOOP && in_proc(c)) {
-      if (!e->proc_self && proc_top_link(c)) {
+      if (!e->proc_self && proc_top_link(r, c)) {
         *walk_fd = AT_FDCWD;
         *walk_start = 1;
         return STEP_WALK_PATH;

@@ -79,10 +79,14 @@ typedef struct {
 /* As sbx_resolver_new, with the entries whose root is one of roots' dir
  * resolved beneath a copy of that descriptor instead of the host's
  * directory: sbx-run's private /tmp and /dev/shm, which live in the
- * sandbox's mount namespace. A root given for "/proc" is a procfs of the
+ * sandbox's mount namespace. A root given for "/" is the requesters' own
+ * tree, in whose mount namespace every absolute path is looked up (the
+ * other roots, symbolic links), so the descriptors handed out are of
+ * their mounts. A root given for "/proc" is a procfs of the
  * requesters' own pid namespace: /proc/self entries resolve beneath it
- * (with `pid` as that namespace numbers the requester), and another
- * process's /proc directory is decided as any other /proc path. */
+ * (with `pid` as that namespace numbers the requester), and of another
+ * process's /proc directory what ps reads is served (stat, status, comm,
+ * cmdline, ...), never its memory, environment or descriptors. */
 sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
                                           const sbx_resolver_root *roots,
                                           size_t n_roots, GError **error);

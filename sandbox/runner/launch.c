@@ -69,6 +69,8 @@ typedef enum {
                         * directories are, for the supervisor */
   MSG_PROC,            /* SCM_RIGHTS carries the procfs of init's pid
                         * namespace, for the supervisor */
+  MSG_ROOT,            /* SCM_RIGHTS carries init's "/", in its mount
+                        * namespace, for the supervisor */
 } msg_kind;
 
 typedef struct {
@@ -220,9 +222,16 @@ static _Noreturn void run_init(const child_args *given) {
     ns_fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
     ns_fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
   }
-  /* 0, 1, 2, the channel, the private directories, /proc, the
+  /* Under the supervisor, init's "/" in its own mount namespace, in which
+   * the supervisor looks every path up: a directory it opens for the
+   * program is then one of the program's mounts (fchdir to it leaves a
+   * working directory getcwd can name). */
+  int root_fd = -1;
+  if (p->mode == SBX_RUN_MODE_SUPERVISOR && (p->ns.namespaces & SBX_NS_MOUNT))
+    root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* 0, 1, 2, the channel, the private directories, /proc, "/", the
    * namespaces, the terminal and its master */
-  sbx_fd_keep keep[9 + SBX_RUN_TREE_N_PRIVATE_DIRS];
+  sbx_fd_keep keep[10 + SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_keep = 0;
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) >= 0)
@@ -234,6 +243,8 @@ static _Noreturn void run_init(const child_args *given) {
       keep[n_keep++] = (sbx_fd_keep){private_fds[d], SBX_FD_SAME, true};
   if (proc_fd >= 0)
     keep[n_keep++] = (sbx_fd_keep){proc_fd, SBX_FD_SAME, true};
+  if (root_fd >= 0)
+    keep[n_keep++] = (sbx_fd_keep){root_fd, SBX_FD_SAME, true};
   for (int i = 0; i < 2; i++)
     if (ns_fds[i] >= 0)
       keep[n_keep++] = (sbx_fd_keep){ns_fds[i], SBX_FD_SAME, true};
@@ -275,6 +286,7 @@ static _Noreturn void run_init(const child_args *given) {
     for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
       hand_over(chan, MSG_PRIVATE_DIR, (int32_t)d, private_fds[d]);
     hand_over(chan, MSG_PROC, 0, proc_fd);
+    hand_over(chan, MSG_ROOT, 0, root_fd);
     if (r.listener_fd < 0)
       child_fail(chan, MSG_HANDOVER_FAILED, EBADF);
     hand_over(chan, MSG_LISTENER, 0, r.listener_fd);
@@ -457,9 +469,9 @@ static gboolean take_program_identity(const sbx_run_plan *p, GError **error) {
  * there. */
 static gboolean use_private_dirs(sbx_run_plan *plan,
                                  const sbx_unotify_private_dir *dirs, size_t n,
-                                 int proc_fd, sbx_resolver **resolver,
-                                 GError **error) {
-  sbx_resolver_root roots[SBX_RUN_TREE_N_PRIVATE_DIRS + 1];
+                                 int proc_fd, int root_fd,
+                                 sbx_resolver **resolver, GError **error) {
+  sbx_resolver_root roots[SBX_RUN_TREE_N_PRIVATE_DIRS + 2];
   for (size_t i = 0; i < n; i++) {
     g_autofree char *entry = g_strconcat(dirs[i].path, "/", NULL);
     if (!sbx_allowlist_add(plan->allowlist, entry, SBX_PERM_READ_WRITE_CREATE,
@@ -473,6 +485,8 @@ static gboolean use_private_dirs(sbx_run_plan *plan,
       return FALSE;
     roots[n++] = (sbx_resolver_root){"/proc", proc_fd};
   }
+  if (root_fd >= 0)
+    roots[n++] = (sbx_resolver_root){"/", root_fd};
   sbx_resolver *r =
       sbx_resolver_new_with_roots(plan->allowlist, roots, n, error);
   if (!r)
@@ -570,7 +584,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   size_t n_made = 0;
   sbx_unotify_private_dir private_dirs[SBX_RUN_TREE_N_PRIVATE_DIRS];
   size_t n_private = 0;
-  int proc_fd = -1;
+  int proc_fd = -1, root_fd = -1;
   int ns_fds[2] = {-1, -1}; /* init's user and mount namespaces */
   sigset_t sigs, old;
   sigemptyset(&sigs);
@@ -657,6 +671,8 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
       ns_fds[m.detail] = listener;
     } else if (m.kind == MSG_PROC && proc_fd < 0) {
       proc_fd = listener;
+    } else if (m.kind == MSG_ROOT && root_fd < 0) {
+      root_fd = listener;
     } else if (m.kind == MSG_PRIVATE_DIR && m.detail >= 0 &&
                m.detail < SBX_RUN_TREE_N_PRIVATE_DIRS &&
                n_private < SBX_RUN_TREE_N_PRIVATE_DIRS) {
@@ -679,9 +695,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
                   "could start; the program was not started");
     goto out;
   }
-  if ((n_private > 0 || proc_fd >= 0) &&
-      !use_private_dirs(plan, private_dirs, n_private, proc_fd, &resolver,
-                        error)) {
+  if ((n_private > 0 || proc_fd >= 0 || root_fd >= 0) &&
+      !use_private_dirs(plan, private_dirs, n_private, proc_fd, root_fd,
+                        &resolver, error)) {
     close(listener);
     goto out;
   }
@@ -908,6 +924,8 @@ out:
     close(private_dirs[i].fd);
   if (proc_fd >= 0)
     close(proc_fd);
+  if (root_fd >= 0)
+    close(root_fd);
   for (int i = 0; i < 2; i++)
     if (ns_fds[i] >= 0)
       close(ns_fds[i]);

@@ -715,6 +715,53 @@ START_TEST(broker_resolver_reads_other_processes_in_a_procfs_given_as_root) {
 }
 END_TEST
 
+/* A root given for "/" is the requesters' tree: every absolute path, and
+ * every symbolic link on the way, is looked up beneath it, not in the
+ * caller's own tree. */
+START_TEST(broker_resolver_looks_every_path_up_beneath_a_root_given_for_slash) {
+  g_autofree char *made = g_dir_make_tmp("sbx-base-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(made);
+  g_autofree char *top = realpath(made, NULL);
+  g_autofree char *top_etc = g_build_filename(top, "etc", NULL);
+  ck_assert_int_eq(g_mkdir_with_parents(top_etc, 0700), 0);
+  g_autofree char *own = g_build_filename(top_etc, "hostname", NULL);
+  ck_assert(g_file_set_contents(own, "theirs", -1, NULL));
+  g_autofree char *link = g_build_filename(top_etc, "via-link", NULL);
+  ck_assert_int_eq(symlink("/etc/hostname", link), 0);
+  sbx_allowlist *list = sbx_allowlist_new("t");
+  ck_assert(sbx_allowlist_add_rule(list, "read /etc/", NULL));
+  int base = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(base, 0);
+  sbx_resolver_root roots[] = {{"/", base}};
+  GError *error = NULL;
+  sbx_resolver *r = sbx_resolver_new_with_roots(list, roots, 1, &error);
+  ck_assert_msg(r != NULL, "%s", error ? error->message : "");
+  close(base);
+  static const char *const paths[] = {"/etc/hostname", "/etc/via-link"};
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    int fd = sbx_resolver_open(r, getpid(), paths[i], O_RDONLY, 0, NULL);
+    ck_assert_int_ge(fd, 0);
+    g_autofree char *got = broker_test_read_fd(fd);
+    ck_assert_str_eq(got, "theirs");
+    close(fd);
+  }
+  /* Control: without the root, the caller's own /etc/hostname. */
+  sbx_resolver *plain = sbx_resolver_new(list, NULL);
+  ck_assert_ptr_nonnull(plain);
+  int fd =
+      sbx_resolver_open(plain, getpid(), "/etc/hostname", O_RDONLY, 0, NULL);
+  ck_assert_int_ge(fd, 0);
+  g_autofree char *host = broker_test_read_fd(fd);
+  ck_assert_str_ne(host, "theirs");
+  close(fd);
+  sbx_resolver_free(plain);
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", top);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* S39: a link in a directory the worker may not list leads to an allowed
  * file; following it would tell the worker which names exist there. */
 START_TEST(broker_resolver_decides_on_every_directory_it_walks) {
@@ -1273,6 +1320,8 @@ static Suite *suite(void) {
                  broker_resolver_resolves_beneath_a_directory_given_for_a_root);
   tcase_add_test(
       res, broker_resolver_reads_other_processes_in_a_procfs_given_as_root);
+  tcase_add_test(
+      res, broker_resolver_looks_every_path_up_beneath_a_root_given_for_slash);
   tcase_add_test(res, broker_resolver_decides_on_every_directory_it_walks);
   tcase_add_test(res, broker_resolver_refuses_writes_through_hard_links);
   tcase_add_test(res, broker_resolver_means_the_worker_by_proc_self);

@@ -169,6 +169,25 @@ START_TEST(attributes_of_sockets_and_fifos_are_read_like_their_stat) {
 }
 END_TEST
 
+/* A directory the program opens is one of its own mounts in both modes:
+ * after fchdir to it (as the JVM restores its working directory, and
+ * programs that save theirs), getcwd names it. */
+START_TEST(fchdir_to_an_opened_directory_leaves_a_working_directory_named) {
+  g_autofree char *dir = make_dir("workdir");
+  const char *script =
+      "import os, sys\n"
+      "fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n"
+      "os.chdir('/usr')\n"
+      "os.fchdir(fd)\n"
+      "print('cwd', os.getcwd())\n";
+  const char *cmd[] = {"/usr/bin/python3", "-c", script, dir, NULL};
+  g_autofree char *want = g_strdup_printf("cwd %s\n", dir);
+  expect(run(cmd), 0, want, NULL);
+  const char *opts[] = {"-r", "/usr/lib/python3.11", "-r", dir, NULL};
+  expect(sbx_run(opts, cmd), 0, want, NULL);
+}
+END_TEST
+
 START_TEST(python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary) {
   g_autofree char *data = make_file("data.txt", "sandboxed hello");
   g_autofree char *canary = make_file("canary.txt", "canary");
@@ -1743,6 +1762,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_checked_fixture(progs, tool_setup, tool_teardown);
   tcase_set_timeout(progs, 120);
   tcase_add_test(progs, ls_lists_an_allowed_directory_but_not_a_forbidden_one);
+  tcase_add_test(
+      progs, fchdir_to_an_opened_directory_leaves_a_working_directory_named);
   tcase_add_test(progs,
                  attributes_of_sockets_and_fifos_are_read_like_their_stat);
   tcase_add_test(progs,
