@@ -283,6 +283,54 @@ START_TEST(a_program_that_talks_to_itself_over_loopback_needs_no_network) {
 }
 END_TEST
 
+/* sbx-run answers clone3 with ENOSYS for libc to fall back to clone: a
+ * threaded program learned so (the learning run answers it the same way)
+ * starts its threads again under its profile. */
+START_TEST(a_threaded_program_learned_starts_its_threads_again) {
+  const char *cmd[] = {"/usr/bin/python3", "-c",
+                       "import threading\n"
+                       "t = threading.Thread(target=print)\n"
+                       "t.start(); t.join(); print('joined')\n",
+                       NULL};
+  g_autofree char *name = path_in("threads");
+  g_autofree char *out = learn(name, cmd);
+  assert_contains(out, "joined");
+  g_autofree char *policy = g_strconcat(name, ".policy", NULL);
+  g_autofree char *text = file_text(policy);
+  assert_contains(text, "\nclone: ");
+  assert_contains(text, "\nclone3: return ENOSYS\n");
+  expect(run_learned(name, cmd), 0, "joined", NULL);
+}
+END_TEST
+
+/* The entries of a listed directory that were only looked at fold into
+ * one stat rule below it: a name added later is looked at too, and no
+ * file there is read. */
+START_TEST(entries_only_looked_at_fold_into_a_stat_rule) {
+  g_autofree char *dir = make_dir("looked");
+  for (int i = 0; i < 4; i++) {
+    g_autofree char *f = g_strdup_printf("looked/f%d", i);
+    g_free(make_file(f, "x"));
+  }
+  const char *du[] = {"/usr/bin/du", "-a", dir, NULL};
+  g_autofree char *name = path_in("du");
+  learn(name, du);
+  g_autofree char *profile = g_strconcat(name, ".profile", NULL);
+  g_autofree char *text = file_text(profile);
+  g_autofree char *rule = g_strdup_printf("stat %s/", dir);
+  assert_contains(text, rule);
+  g_autofree char *added = make_file("looked/added-later", "y");
+  expect(run_learned(name, du), 0, "looked/added-later", NULL);
+  const char *cat[] = {"/bin/cat", added, NULL};
+  expect(run(cat), 0, "y", NULL);
+  result r = run_learned(name, cat);
+  ck_assert_int_ne(r.status, 0);
+  assert_lacks(r.out, "y");
+  assert_contains(r.err, "Permission denied"); /* the file, not a call */
+  result_clear(&r);
+}
+END_TEST
+
 /* A unix socket file bound and connected to while learning is granted by
  * its path (connect needs the write right on it, bind the create right
  * in its directory), so the program reaches it again. */
@@ -1012,6 +1060,8 @@ static Suite *sbx_learn_suite(void) {
   tcase_add_test(
       runs, a_program_that_made_no_socket_is_refused_one_by_its_learned_policy);
   tcase_add_test(runs, a_program_that_made_a_network_socket_keeps_the_network);
+  tcase_add_test(runs, a_threaded_program_learned_starts_its_threads_again);
+  tcase_add_test(runs, entries_only_looked_at_fold_into_a_stat_rule);
   tcase_add_test(runs,
                  a_program_that_talks_to_itself_over_loopback_needs_no_network);
   tcase_add_test(runs,
