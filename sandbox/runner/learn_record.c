@@ -108,14 +108,6 @@ static unsigned path_use(int nr) {
   return need_use(row ? sbx_fs_op_need(row->op) : SBX_FS_NEEDS_LOOK);
 }
 
-/* Whether an address (as text) means this host: a loopback or the
- * unspecified address, which connect() takes for this host. */
-static bool this_host(const char *address) {
-  return g_str_has_prefix(address, "127.") || strcmp(address, "0.0.0.0") == 0 ||
-         strcmp(address, "::1") == 0 || strcmp(address, "::") == 0 ||
-         g_str_has_prefix(address, "::ffff:127.");
-}
-
 /* The inode of the socket listening on TCP port `port` in the network
  * namespace of thread `pid` (its /proc/PID/net/tcp or tcp6), or 0. */
 static unsigned long listener_inode(pid_t pid, uint16_t port, bool v6) {
@@ -175,7 +167,7 @@ static bool own_inet_use(const sbx_learn_record *r,
                          const sbx_unotify_observation *o) {
   if (o->nr == __NR_bind)
     return o->port == 0;
-  if (!this_host(o->address))
+  if (!o->this_host)
     return false;
   unsigned long inode = listener_inode(o->pid, o->port, false);
   if (!inode)

@@ -24,8 +24,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +346,17 @@ bool sbx_call_beyond_fsize(sbx_call *c, int64_t new_size, int64_t old_size);
 void sbx_handle_identity(sbx_call *c);
 
 /* sockets.c: new sockets, and the addresses they connect and bind to. */
+/* An AF_INET or AF_INET6 address's host (as text) and port; false for
+ * other families and short addresses. */
+bool sbx_call_inet_address(const struct sockaddr_storage *ss, int len,
+                           char host[INET6_ADDRSTRLEN], uint16_t *port);
+
+/* Whether an inet address means this host, whose only interface in a
+ * network namespace of the sandbox's own is its loopback: 127.0.0.0/8,
+ * ::1, their IPv4-mapped form, and the unspecified address (connect()
+ * takes 0.0.0.0 and :: for this host). */
+bool sbx_call_this_host(const struct sockaddr_storage *ss, int len);
+
 void sbx_handle_socket(sbx_call *c);
 void sbx_handle_socketpair(sbx_call *c);
 void sbx_handle_connect(sbx_call *c);

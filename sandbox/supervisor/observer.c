@@ -7,7 +7,6 @@
  */
 #include "sandbox/supervisor/observer.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -113,20 +112,10 @@ static bool observe_socket_address(sbx_unotify_target *t,
     *gone = true;
   if (rc < 0)
     return false;
-  if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-    ob->inet_family = AF_INET;
-    ob->port = ntohs(in->sin_port);
-    inet_ntop(AF_INET, &in->sin_addr, address, INET6_ADDRSTRLEN);
+  if (sbx_call_inet_address(&ss, (int)len, address, &ob->port)) {
+    ob->inet_family = ss.ss_family;
     ob->address = address;
-    return false;
-  }
-  if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
-    ob->inet_family = AF_INET6;
-    ob->port = ntohs(in6->sin6_port);
-    inet_ntop(AF_INET6, &in6->sin6_addr, address, INET6_ADDRSTRLEN);
-    ob->address = address;
+    ob->this_host = sbx_call_this_host(&ss, (int)len);
     return false;
   }
   const struct sockaddr_un *sa = (const struct sockaddr_un *)&ss;

@@ -50,6 +50,7 @@ typedef struct {
   int inet_family;
   uint16_t port;
   const char *address;
+  bool this_host; /* the address means this host (sbx_call_this_host) */
 } sbx_unotify_observation;
 
 /* Every pointer is valid during the call only. */

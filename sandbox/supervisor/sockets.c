@@ -473,10 +473,8 @@ static void connect_path(sbx_call *c, int sock, const char *raw) {
   close(file);
 }
 
-/* An AF_INET or AF_INET6 address's host (as text) and port; false for
- * other families and short addresses. */
-static bool inet_address(const struct sockaddr_storage *ss, int len,
-                         char host[INET6_ADDRSTRLEN], uint16_t *port) {
+bool sbx_call_inet_address(const struct sockaddr_storage *ss, int len,
+                           char host[INET6_ADDRSTRLEN], uint16_t *port) {
   if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
     const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
     *port = ntohs(in->sin_port);
@@ -498,17 +496,13 @@ static void name_address(sbx_call *c, const struct sockaddr_storage *ss,
                          int len) {
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port;
-  if (!inet_address(ss, len, host, &port))
+  if (!sbx_call_inet_address(ss, len, host, &port))
     return;
   snprintf(c->detail, sizeof(c->detail), "%s port %u", host, (unsigned)port);
   c->ev.detail = c->detail;
 }
 
-/* Whether an inet address means this host, whose only interface in a
- * network namespace of the sandbox's own is its loopback: 127.0.0.0/8,
- * ::1, their IPv4-mapped form, and the unspecified address (connect()
- * takes 0.0.0.0 and :: for this host). */
-static bool this_host(const struct sockaddr_storage *ss, int len) {
+bool sbx_call_this_host(const struct sockaddr_storage *ss, int len) {
   if (ss->ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
     uint32_t a = ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
     return (a >> 24) == 127 || a == INADDR_ANY;
@@ -530,7 +524,7 @@ static bool port_allowed(sbx_call *c, const sbx_unotify_ports *ports,
     return true;
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port;
-  if (!inet_address(ss, len, host, &port))
+  if (!sbx_call_inet_address(ss, len, host, &port))
     return true;
   for (size_t i = 0; i < ports->n; i++)
     if (ports->ports[i] == port)
@@ -548,7 +542,8 @@ static bool port_allowed(sbx_call *c, const sbx_unotify_ports *ports,
 static void connect_without_net(sbx_call *c, int sock, int domain,
                                 const struct sockaddr_storage *ss, int len) {
   bool inet = domain == AF_INET || domain == AF_INET6;
-  bool elsewhere = inet && ss->ss_family != AF_UNSPEC && !this_host(ss, len);
+  bool elsewhere =
+      inet && ss->ss_family != AF_UNSPEC && !sbx_call_this_host(ss, len);
   if (!c->cfg->own_network || elsewhere) {
     close(sock);
     name_address(c, ss, len);

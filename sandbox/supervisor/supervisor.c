@@ -242,9 +242,10 @@ static bool stacked_refusal(sbx_call *c) {
       c->report = false;
       return true;
     }
+    /* The baseline's own verdict on the call. */
+    uint32_t b =
+        sbx_bpf_run_checked(cfg->base, cfg->base_len, &c->n->data, NULL);
     if (count >= 0 && (unsigned)count < cfg->min_filters) {
-      uint32_t b =
-          sbx_bpf_run_checked(cfg->base, cfg->base_len, &c->n->data, NULL);
       uint32_t action = b & SECCOMP_RET_ACTION_FULL;
       if (action == SECCOMP_RET_USER_NOTIF)
         return false;
@@ -259,8 +260,6 @@ static bool stacked_refusal(sbx_call *c) {
     }
     /* What the baseline refuses by itself (clone3, io_uring: ENOSYS, for
      * the caller to fall back) is not the layer's refusal to report. */
-    uint32_t b =
-        sbx_bpf_run_checked(cfg->base, cfg->base_len, &c->n->data, NULL);
     if ((b & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO) {
       c->report = false;
       answer_error(c, (int)(ret & SECCOMP_RET_DATA));
