@@ -205,8 +205,17 @@ static inline bool same_object(const struct stat *a, const struct stat *b) {
 }
 
 /* The access mode (O_RDONLY/O_WRONLY/O_RDWR) of the target's fd, from
- * /proc/TID/fdinfo/N; -errno if it cannot be read. */
+ * /proc/TID/fdinfo/N, SBX_FD_NO_ACCESS for an O_PATH descriptor; -errno
+ * if it cannot be read. */
+#define SBX_FD_NO_ACCESS O_ACCMODE
 int sbx_call_target_fd_access(sbx_call *c, int fd);
+
+/* Whether a descriptor with access `have` (sbx_call_target_fd_access)
+ * already gives access `want` (O_RDONLY, O_WRONLY or O_RDWR). */
+static inline bool sbx_call_fd_gives(int have, int want) {
+  return have >= 0 && have != SBX_FD_NO_ACCESS &&
+         (want == have || have == O_RDWR);
+}
 
 /* An O_PATH descriptor of ours for the object behind the target's fd
  * (through /proc/TID/fd/N). Returns it, PATH_GONE, or -errno. */

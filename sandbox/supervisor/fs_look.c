@@ -161,8 +161,9 @@ static void access_own(sbx_call *c, int own, int mode) {
   c->ev.allowed = true;
   if (have < 0)
     answer_error(c, ENOENT);
-  else if (((mode & R_OK) && have == O_WRONLY) ||
-           ((mode & W_OK) && have == O_RDONLY) || (mode & X_OK))
+  else if (((mode & R_OK) && !sbx_call_fd_gives(have, O_RDONLY)) ||
+           ((mode & W_OK) && !sbx_call_fd_gives(have, O_WRONLY)) ||
+           (mode & X_OK))
     answer_error(c, EACCES);
   else
     answer_value(c, 0);

@@ -5,7 +5,9 @@
  * opened itself, through the resolver, and installed in the program in
  * one step (ADDFD with SEND), so the program never opens by a name the
  * supervisor checked (S30). A name of one of the program's own
- * descriptors (/proc/self/fd/N, /dev/stdin) reopens the object behind it.
+ * descriptors (/proc/self/fd/N, /dev/stdin) reopens the object behind it:
+ * with the access the descriptor has, whatever the object's name; with
+ * more, only where the resolver grants it on the object's current name.
  * A pseudo-terminal the program made through a granted /dev/ptmx has its
  * slave, /dev/pts/N, opened for it too; the host's other terminals need
  * their own grant. /dev/tty is the program's terminal, never the
@@ -15,8 +17,8 @@
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
  * RESOLVE_ flags other than RESOLVE_NO_MAGICLINKS (ENOSYS: callers fall
- * back to openat), and a reopen with more access than the descriptor
- * has.
+ * back to openat), and a reopen of an object without a name (a pipe, a
+ * socket, a deleted file) with more access than the descriptor has.
  */
 #include "sandbox/supervisor/call.h"
 
@@ -65,10 +67,29 @@ static void reopen_named(sbx_call *c, int obj, const struct stat *st,
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-/* Pipes, devices, sockets, deleted files: the program already holds the
- * object; it may reopen it with no more access than it has. */
-static void reopen_unnamed(sbx_call *c, int own, int obj, int flags) {
-  int have = sbx_call_target_fd_access(c, own);
+/* What a reopen asks beyond what the descriptor already gives: nothing
+ * when it reads and writes only as the descriptor does, truncates only a
+ * descriptor open for writing, and makes no file (O_TMPFILE makes one in
+ * a directory). O_PATH asks nothing. */
+static bool reopen_within(int flags, int have) {
+  if (have < 0 || have == SBX_FD_NO_ACCESS)
+    return false;
+  if (flags & SBX_FS_O_PATH)
+    return true;
+  if (flags & SBX_FS_O_TMPFILE_BIT)
+    return false;
+  if ((flags & O_TRUNC) && !sbx_call_fd_gives(have, O_WRONLY))
+    return false;
+  return sbx_call_fd_gives(have, flags & O_ACCMODE);
+}
+
+/* The program already holds the object (a pipe, a terminal, a socket, a
+ * deleted file, or a file or directory opened with the access it asks
+ * for: `sh -c 'echo x > /dev/stderr'` with the output in a file outside
+ * the grants): it may reopen it with no more access than it has, as it
+ * may outside. The object exists, so O_CREAT creates nothing (and fails
+ * with O_EXCL, as outside). */
+static void reopen_held(sbx_call *c, int obj, int have, int flags) {
   if (have < 0) {
     close(obj);
     if (drop_if_gone(c))
@@ -77,19 +98,21 @@ static void reopen_unnamed(sbx_call *c, int own, int obj, int flags) {
          NULL, false);
     return;
   }
-  int want = flags & O_ACCMODE;
-  bool within = want == have || have == O_RDWR;
-  if (!(flags & SBX_FS_O_PATH) &&
-      (!within || (flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT)))) {
+  if (!reopen_within(flags, have)) {
     close(obj);
     deny(c, EACCES, "more access than the descriptor has",
          SBX_UNOTIFY_HINT_NONE, NULL, false);
     return;
   }
+  if ((flags & O_CREAT) && (flags & O_EXCL) && !(flags & SBX_FS_O_PATH)) {
+    close(obj);
+    answer_failed(c, EEXIST);
+    return;
+  }
   char self[64];
   snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-  int oflags = (flags & (O_ACCMODE | O_APPEND | O_DIRECTORY)) | O_NONBLOCK |
-               O_NOCTTY | O_CLOEXEC;
+  int oflags = (flags & (O_ACCMODE | O_APPEND | O_DIRECTORY | O_TRUNC)) |
+               O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   /* No O_PATH descriptor can be installed (see sbx_op_open): the object
    * is reopened with the access the program already has to it. */
   if (flags & SBX_FS_O_PATH)
@@ -108,7 +131,9 @@ static void reopen_unnamed(sbx_call *c, int own, int obj, int flags) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-/* Reopening one of the target's own descriptors by name. */
+/* Reopening one of the target's own descriptors by name: with the access
+ * it has, the object it holds; with more, a named file or directory is
+ * decided by the resolver on its name, like any open. */
 static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
   int obj = sbx_call_grab_object(c, own);
   if (obj == PATH_GONE) {
@@ -126,12 +151,14 @@ static void reopen_own_fd(sbx_call *c, int own, int flags, mode_t mode) {
     answer_failed(c, err);
     return;
   }
+  int have = sbx_call_target_fd_access(c, own);
   char where[PATH_MAX];
-  if ((S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+  if (!reopen_within(flags, have) &&
+      (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
       sbx_call_object_location(obj, where, sizeof(where)))
     reopen_named(c, obj, &st, where, flags, mode);
   else
-    reopen_unnamed(c, own, obj, flags);
+    reopen_held(c, obj, have, flags);
 }
 
 /* /dev/tty: the program's own terminal, as the kernel would open it for

@@ -19,12 +19,13 @@
  * What it trusts: the decoder's copies, the resolver and the kernel. What
  * it refuses: what the decoder refuses (with the kernel's errno), what the
  * resolver refuses, and the operations that are refused everywhere
- * (links, special files, ownership, extended attributes, inode flags, file
- * watches, the old utime calls).
+ * (links, special files, ownership, extended attributes, inode flags, the
+ * old utime calls).
  */
 #include "sandbox/supervisor/call.h"
 
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -307,6 +308,51 @@ static void op_fallocate(sbx_call *c, const sbx_fs_request *q) {
                   (int64_t)sbx_fs_request_arg(q, SBX_FS_ARG_LENGTH));
 }
 
+/* ---- file watches -------------------------------------------------------- */
+
+/* inotify_add_watch: the watch is added to the program's own inotify
+ * instance (its open file description, taken with pidfd_getfd) on the
+ * object the resolver reached, named through our descriptor of it, so
+ * the kernel watches the object decided on and never a name the program
+ * could swap. A watch reports changes to the object and, on a directory,
+ * the names that come and go in it: it needs read, as the kernel's own
+ * check does. IN_DONT_FOLLOW is applied when the object is reached; the
+ * kernel then follows our magic link to it. */
+static void op_watch(sbx_call *c, const sbx_fs_request *q) {
+  int instance_fd = (int)(uint32_t)q->args[0];
+  uint32_t mask = (uint32_t)q->args[2];
+  int instance = sbx_call_grab_fd(c, instance_fd);
+  if (instance == PATH_GONE) {
+    answer_drop(c);
+    return;
+  }
+  if (instance < 0) {
+    answer_failed(c, -instance);
+    return;
+  }
+  if (mask & IN_DONT_FOLLOW)
+    c->q.at_flags |= AT_SYMLINK_NOFOLLOW;
+  int obj = sbx_fs_metadata_object(c, SBX_UNOTIFY_HINT_READ);
+  if (obj < 0) {
+    close(instance);
+    return;
+  }
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+  int wd = inotify_add_watch(instance, self, mask & ~(uint32_t)IN_DONT_FOLLOW);
+  int err = errno;
+  close(obj);
+  close(instance);
+  if (drop_if_gone(c))
+    return;
+  if (wd < 0) {
+    answer_failed(c, err);
+    return;
+  }
+  c->ev.allowed = true;
+  answer_value(c, wd);
+}
+
 /* ---- operations refused everywhere -------------------------------------- */
 
 static const struct {
@@ -321,7 +367,6 @@ static const struct {
     {SBX_FS_OP_LINK, ENOENT, "linkat(AT_EMPTY_PATH) is not served"},
     {SBX_FS_OP_MKNOD, EPERM, "special files are not created"},
     {SBX_FS_OP_UTIME, EPERM, "use utimensat"},
-    {SBX_FS_OP_WATCH, EACCES, "file watches are not served"},
 };
 
 /* Names the object for the message, then refuses: a descriptor form by
@@ -509,7 +554,7 @@ static const fs_handler fs_handlers[SBX_FS_OP_COUNT] = {
     [SBX_FS_OP_LINK] = op_link,
     [SBX_FS_OP_SYMLINK] = sbx_op_symlink,
     [SBX_FS_OP_MKNOD] = op_refuse,
-    [SBX_FS_OP_WATCH] = op_refuse,
+    [SBX_FS_OP_WATCH] = op_watch,
     [SBX_FS_OP_CHDIR] = op_chdir,
     [SBX_FS_OP_EXEC] = op_exec,
 };

@@ -98,6 +98,8 @@ int sbx_call_target_fd_access(sbx_call *c, int fd) {
   if (!line || gone(c))
     return -EIO;
   unsigned long flags = strtoul(line + 6, NULL, 8);
+  if (flags & SBX_FS_O_PATH)
+    return SBX_FD_NO_ACCESS;
   return (int)(flags & O_ACCMODE);
 }
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -67,6 +68,7 @@ static int usage(void) {
       "       sbx_run_probe connect-tcp-slow PORT MARKER STATFILE\n"
       "       sbx_run_probe socket-unix-dgram | bind PATH [CHDIR]\n"
       "       sbx_run_probe opath PATH [NAME] | spawn-then-acct\n"
+      "       sbx_run_probe watch DIR [LINK]\n"
       "       sbx_run_probe setids [change]\n"
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
       "       sbx_run_probe link-connect TARGET LINK (symlink, then connect)\n"
@@ -737,6 +739,38 @@ static int cmd_opath(const char *path, const char *name) {
   return report_errno("openat", f < 0 ? -1 : 0);
 }
 
+/* An inotify watch of dir for new names, a file made there and the
+ * event read back; with link, a watch of the link itself
+ * (IN_DONT_FOLLOW) and one of what it leads to. */
+static int cmd_watch(const char *dir, const char *link) {
+  int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (report_errno("init", in))
+    return 1;
+  int wd = inotify_add_watch(in, dir, IN_CREATE);
+  if (report_errno("watch", wd < 0 ? -1 : 0))
+    return 1;
+  char name[PATH_MAX];
+  snprintf(name, sizeof(name), "%s/new", dir);
+  int f = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (f >= 0) {
+    close(f);
+    char buf[sizeof(struct inotify_event) + NAME_MAX + 1]
+        __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n = read(in, buf, sizeof(buf));
+    const struct inotify_event *ev = (const struct inotify_event *)buf;
+    printf("event=%s\n",
+           n > 0 && ev->wd == wd && (ev->mask & IN_CREATE) ? ev->name : "none");
+  }
+  if (!link)
+    return 0;
+  int rc = report_errno(
+      "watch-link",
+      inotify_add_watch(in, link, IN_ATTRIB | IN_DONT_FOLLOW) < 0 ? -1 : 0);
+  rc |= report_errno("watch-target",
+                     inotify_add_watch(in, link, IN_ATTRIB) < 0 ? -1 : 0);
+  return rc;
+}
+
 /* A child that waits forever on the same stdout, then acct(2): the call
  * the supervisor fault (supervisor_fault_preload.c) fails on. */
 static int cmd_spawn_then_acct(void) {
@@ -1063,6 +1097,8 @@ static int program_commands(int argc, char **argv) {
     return cmd_pty();
   if (strcmp(cmd, "setids") == 0 && (argc == 2 || argc == 3))
     return cmd_setids(argc == 3 && strcmp(argv[2], "change") == 0);
+  if (strcmp(cmd, "watch") == 0 && (argc == 3 || argc == 4))
+    return cmd_watch(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "opath") == 0 && (argc == 3 || argc == 4))
     return cmd_opath(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "spawn-then-acct") == 0)

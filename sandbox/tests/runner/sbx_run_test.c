@@ -1021,6 +1021,101 @@ START_TEST(an_o_path_open_is_decided_as_a_read) {
 }
 END_TEST
 
+/* A shell's `echo x > /dev/stdout` reopens its output by name: with the
+ * access the descriptor has, that works wherever the output goes (here a
+ * file outside every grant); reading the output back asks for more, and
+ * only a grant gives it. */
+START_TEST(a_descriptor_reopened_by_name_keeps_the_access_it_has) {
+  g_autofree char *out = path_in("out.txt");
+  const char *sh[] = {"/bin/sh", "-c",
+                      "echo x > /dev/stdout && echo y >> /dev/fd/1 && "
+                      "echo wrote >&2",
+                      NULL};
+  for (int sandboxed = 0; sandboxed <= 1; sandboxed++) {
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    result r = sandboxed ? sbx_run_at(NULL, -1, fd, NULL, sh)
+                         : run_at(sh, NULL, -1, fd);
+    close(fd);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    assert_contains(r.err, "wrote");
+    result_clear(&r);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    ck_assert_str_eq(text, "x\ny\n");
+  }
+  /* Reading back what the descriptor only writes: the supervisor decides
+   * on the file's name (the default mode hands such an output to the
+   * program as a relayed pipe, which has nothing to read back). */
+  const char *back[] = {"/bin/sh", "-c",
+                        "read l < /dev/stdout && echo \"read=$l\" >&2", NULL};
+  const char *explain[] = {"--explain", NULL};
+  const char *granted[] = {"--explain", "--allow-read", out, NULL};
+  for (int grant = 0; grant <= 1; grant++) {
+    int fd = open(out, O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    result r = sbx_run_at(NULL, -1, fd, grant ? granted : explain, back);
+    close(fd);
+    if (grant) {
+      ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+      assert_contains(r.err, "read=x");
+    } else {
+      ck_assert_msg(r.status != 0, "read back without a grant: %s", r.err);
+      assert_lacks(r.err, "read=");
+      g_autofree char *line =
+          g_strdup_printf("(allow with --allow-read %s)", out);
+      assert_contains(r.err, line);
+    }
+    result_clear(&r);
+  }
+}
+END_TEST
+
+/* An inotify watch needs read on what it watches, in both modes, and
+ * reports what happens there; a link's watch is on the link or on what
+ * it leads to, as the program asked. */
+START_TEST(an_inotify_watch_needs_read_on_what_it_watches) {
+  g_autofree char *dir = make_dir("watched");
+  g_autofree char *outside = make_dir("unwatched");
+  g_autofree char *link = path_in("watched/link");
+  ck_assert_int_eq(symlink(outside, link), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "watch", dir, link, NULL};
+  const char *out_cmd[] = {probe, "watch", outside, NULL};
+  /* Control: outside the sandbox every watch is made. */
+  expect(run(cmd), 0, "watch=ok\nevent=new\nwatch-link=ok\nwatch-target=ok",
+         NULL);
+  g_autofree char *made = path_in("watched/new");
+  ck_assert_int_eq(unlink(made), 0);
+  /* A write grant: the watch, its event and the link itself; the link's
+   * target is outside the grants. */
+  const char *rw[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(rw, cmd);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "watch=ok\nevent=new\nwatch-link=ok\n");
+  assert_lacks(r.out, "watch-target=ok");
+  result_clear(&r);
+  ck_assert_int_eq(unlink(made), 0);
+  /* Outside the grants no watch is made. */
+  r = sbx_run(rw, out_cmd);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_lacks(r.out, "watch=ok");
+  if (sbx_run_explaining()) {
+    g_autofree char *line = g_strdup_printf(
+        "sbx: denied watch %s (allow with --allow-read %s)", outside, outside);
+    assert_contains(r.err, line);
+  }
+  result_clear(&r);
+  /* With read on both, every watch is made. */
+  const char *both[] = {"--allow-write", dir, "--allow-read", outside, NULL};
+  r = sbx_run(both, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "watch=ok\nevent=new\n");
+  assert_contains(r.out, "watch-target=ok");
+  result_clear(&r);
+}
+END_TEST
+
 /* ---- pseudo-terminals ---------------------------------------------------
  * The program makes pseudo-terminals of its own with no grant (script,
  * expect, tmux, Python's pty): in the default mode from a devpts instance
@@ -1831,6 +1926,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
   tcase_add_test(opts, a_refused_link_names_its_target_and_the_hint_allows_it);
   tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
+  tcase_add_test(opts, a_descriptor_reopened_by_name_keeps_the_access_it_has);
+  tcase_add_test(opts, an_inotify_watch_needs_read_on_what_it_watches);
   suite_add_tcase(s, opts);
   return s;
 }
