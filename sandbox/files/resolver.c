@@ -46,6 +46,9 @@ struct sbx_resolver {
    * every absolute path is looked up, roots and symlinks alike; -1: the
    * caller's own. */
   int base_fd;
+  /* The errno of a name no entry covers; 0: the allowlist's denied
+   * errno. */
+  int unlisted_errno;
 };
 
 typedef struct {
@@ -160,12 +163,19 @@ static const char *kind_for(unsigned need) {
 static int deny_unlisted(const sbx_resolver *r, sbx_decision *d,
                          const char *why, const char *path, const cursor *c,
                          const lookup *lk) {
-  int rc = deny(r, d, why);
+  unsigned need = lk->alts[0].need;
+  /* A name looked up (stat, read) that no entry lets the requester even
+   * see is missing, where the resolver says so (unlisted_errno). */
+  sbx_match seen;
+  bool missing = r->unlisted_errno &&
+                 !(need & ~(unsigned)(SBX_PERM_STAT | SBX_PERM_READ)) &&
+                 !sbx_allowlist_match(r->list, c->buf, c->len, c->proc_prefix,
+                                      SBX_PERM_STAT, &seen);
+  int rc = missing ? deny_with(d, why, -r->unlisted_errno) : deny(r, d, why);
   if (!d)
     return rc;
   if (strcmp(path, c->buf) != 0)
     put_text(d->object, c->buf, NULL);
-  unsigned need = lk->alts[0].need;
   if (!(need & ~(unsigned)SBX_PERM_STAT)) {
     size_t n = sbx_allowlist_n_entries(r->list);
     for (size_t i = 0; i < n; i++) {
@@ -348,6 +358,18 @@ void sbx_resolver_free(sbx_resolver *r) {
 
 const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *r) {
   return r->list;
+}
+
+bool sbx_resolver_set_unlisted_errno(sbx_resolver *r, int err) {
+  if (!r || (err != 0 && err != ENOENT && err != EACCES && err != EPERM))
+    return false;
+  r->unlisted_errno = err;
+  return true;
+}
+
+int sbx_resolver_unlisted_errno(const sbx_resolver *r) {
+  return r->unlisted_errno ? r->unlisted_errno
+                           : sbx_allowlist_denied_errno(r->list);
 }
 
 /* ---- per request ------------------------------------------------------ */

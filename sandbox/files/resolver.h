@@ -69,6 +69,16 @@ void sbx_resolver_free(sbx_resolver *resolver);
 
 const sbx_allowlist *sbx_resolver_allowlist(const sbx_resolver *resolver);
 
+/* The errno of a refused look (stat, read) at a name no entry lets the
+ * requester even stat (0: the allowlist's denied errno, as every other
+ * refusal): ENOENT makes such a name as missing as it is in a tree that
+ * holds only the grants, whether it exists or not. A name the requester
+ * may stat, and every refused change, keep the denied errno. False for
+ * another errno or a NULL resolver. */
+bool sbx_resolver_set_unlisted_errno(sbx_resolver *resolver, int err);
+/* That errno, resolved (never 0). */
+int sbx_resolver_unlisted_errno(const sbx_resolver *resolver);
+
 /* A directory that stands in for the host's at dir (canonical, no
  * trailing slash): an O_PATH or open directory descriptor, borrowed. */
 typedef struct {

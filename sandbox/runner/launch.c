@@ -701,6 +701,10 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     close(listener);
     goto out;
   }
+  /* A name outside every grant is missing, as in the default mode's
+   * tree, which holds only the grants: a search along a path (perl's
+   * @INC, gcc's include directories) goes on past it in both modes. */
+  sbx_resolver_set_unlisted_errno(resolver, ENOENT);
 
   /* The stacked layers' refusals, which the baseline sends here. */
   layers = g_new0(sbx_unotify_layer, plan->reported->len + 1);

@@ -385,6 +385,15 @@ void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
     g_autofree char *line = g_strconcat(json, "\n", NULL);
     write_all(r->audit_fd, line, strlen(line));
   }
+  if (ev->allowed && ev->served && ev->operation &&
+      strcmp(ev->operation, "exec") == 0) {
+    /* A program found and run (with --allow-exec): the refusals of its
+     * lookup in PATH's other directories answered nothing that
+     * mattered. */
+    char *name = looked_up_name(ev);
+    if (name)
+      g_hash_table_add(r->executed, name);
+  }
   if (ev->allowed || !ev->served)
     return;
   char *line = sbx_run_report_format_denial(ev);

@@ -155,6 +155,19 @@ static inline void deny(sbx_call *c, int err, const char *reason,
   answer_error(c, err);
 }
 
+/* The errno of a refusal the resolver decided (rc) on the name where an
+ * object the program already holds lives (its descriptor's file): the
+ * program knows the object exists, so a name outside every grant
+ * answers the allowlist's denied errno there, not the errno of a missing
+ * name that a path the program gave gets
+ * (sbx_resolver_set_unlisted_errno). */
+static inline int held_object_errno(const sbx_call *c, int rc) {
+  const sbx_resolver *r = c->cfg->resolver;
+  if (rc == -sbx_resolver_unlisted_errno(r))
+    return sbx_allowlist_denied_errno(sbx_resolver_allowlist(r));
+  return -rc;
+}
+
 bool sbx_call_hidden_by_private_dir(const sbx_call *c, const char *path);
 
 /* Records a resolver decision and answers with its result. A name the

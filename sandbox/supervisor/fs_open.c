@@ -60,7 +60,8 @@ static void reopen_named(sbx_call *c, int obj, const struct stat *st,
   }
   close(obj);
   if (fd < 0) {
-    decided(c, fd, &d, hint, where, false);
+    decided(c, d.granted ? fd : -held_object_errno(c, fd), &d, hint, where,
+            false);
     return;
   }
   c->ev.allowed = true;

@@ -152,8 +152,10 @@ static int open_own_object(sbx_call *c, int own, sbx_unotify_hint hint,
                              where, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0, &d);
   if (fd < 0) {
     close(obj);
-    if (!d.granted)
+    if (!d.granted) {
+      fd = -held_object_errno(c, fd);
       deny(c, -fd, d.reason, hint, where, false);
+    }
     return fd;
   }
   if (fstat(obj, &a) < 0 || fstat(fd, &b) < 0 || !same_object(&a, &b)) {

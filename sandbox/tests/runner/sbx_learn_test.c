@@ -223,7 +223,7 @@ START_TEST(python_learned_reading_a_file_reads_it_again_and_nothing_else) {
 
   learn_and_rerun(name, py, "sandboxed hello\n");
   g_autofree char *err = denied_read(name, py_canary, canary, 1);
-  assert_contains(err, "PermissionError");
+  assert_contains(err, "FileNotFoundError");
 
   /* The library directory is folded; nothing is folded up to / or a
    * top-level directory. */
@@ -541,13 +541,13 @@ START_TEST(paths_probed_missing_are_missing_again_not_refused) {
   g_autofree char *profile = g_strconcat(name, ".profile", NULL);
   const char *explain[] = {"--explain", "--profile", profile, NULL};
   r = sbx_run(explain, py_other);
-  ck_assert_str_eq(r.out, "13\n");
+  ck_assert_str_eq(r.out, "2\n");
   g_autofree char *line = g_strdup_printf("sbx: denied stat %s", beside);
   assert_contains(r.err, line);
   result_clear(&r);
   const char *read_py[] = {"--explain", "--allow-read", "/usr", NULL};
   r = sbx_run(read_py, py);
-  ck_assert_str_eq(r.out, "13 False 13\n");
+  ck_assert_str_eq(r.out, "2 False 2\n");
   assert_contains(r.err, "sbx: denied");
   result_clear(&r);
 }
