@@ -204,7 +204,10 @@ static gboolean add_fixed(sbx_allowlist *list, const char *path,
     return TRUE;
   if (g_str_has_suffix(path, "/") && !g_file_test(path, G_FILE_TEST_IS_DIR))
     return TRUE;
-  return sbx_allowlist_add(list, path, rights, error);
+  /* The directories above stay stat-able, as the default mode's tree
+   * holds them (python stats /usr, its prefix, before it reads its
+   * library). */
+  return sbx_allowlist_add(list, path, rights | SBX_PERM_INTERMEDIATE, error);
 }
 
 gboolean sbx_run_add_fixed_entries(sbx_allowlist *list, GError **error) {

@@ -18,7 +18,8 @@
  * /dev/ptmx (read-write: pseudo-terminals the program makes, tree.h),
  * /dev/random and /dev/urandom, and the
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
- * /etc/selinux/config). Plus the program file itself, and the
+ * /etc/selinux/config); the directories above each of them can be
+ * examined (stat). Plus the program file itself, and the
  * /etc/passwd and /etc/group sbx-run makes for it (accounts.h).
  */
 #ifndef SBX_RUNNER_PLAN_H_

@@ -333,8 +333,13 @@ static void note_lookup(sbx_run_report *r, const char *option,
   g_hash_table_insert(r->looked_up, (gpointer)option, name);
 }
 
-/* The option of the event's hint, once, for the summary's last line. */
+/* The option of the event's hint, once, for the summary's last line: not
+ * for a look at a name that does not exist, answered as missing, which
+ * the option would answer the same way (a program probing for optional
+ * files: python's pyvenv.cfg, a configuration in several places). */
 static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
+  if (ev->missing && ev->error == ENOENT)
+    return;
   GString *o = g_string_new(NULL);
   switch (ev->hint) {
     case SBX_UNOTIFY_HINT_READ:
@@ -417,6 +422,40 @@ void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
   }
 }
 
+/* The path of a --allow-read or --allow-write option (with *write), or
+ * NULL for another option. */
+static const char *grant_path(const char *option, bool *write) {
+  static const char read_opt[] = "--allow-read ",
+                    write_opt[] = "--allow-write ";
+  *write = g_str_has_prefix(option, write_opt);
+  if (*write)
+    return option + sizeof(write_opt) - 1;
+  return g_str_has_prefix(option, read_opt) ? option + sizeof(read_opt) - 1
+                                            : NULL;
+}
+
+/* Whether another option offered grants everything option does: the
+ * same kind of grant (or a write grant, for a read) of a directory
+ * above its path, or a write grant of its own path where it reads. */
+static bool covered_by_another(const GPtrArray *offered, const char *option) {
+  bool write;
+  const char *path = grant_path(option, &write);
+  if (!path)
+    return false;
+  for (guint i = 0; i < offered->len; i++) {
+    const char *other = g_ptr_array_index(offered, i);
+    bool other_write;
+    const char *dir = grant_path(other, &other_write);
+    if (other == option || !dir || (write && !other_write))
+      continue;
+    size_t n = strlen(dir);
+    if (strncmp(path, dir, n) == 0 &&
+        (path[n] == '/' || (path[n] == '\0' && other_write && !write)))
+      return true;
+  }
+  return false;
+}
+
 void sbx_run_report_summary(sbx_run_report *r, int status) {
   guint n = r->lines->len;
   if (status == 0 || (n == 0 && r->dropped == 0))
@@ -438,10 +477,16 @@ void sbx_run_report_summary(sbx_run_report *r, int status) {
     for (guint i = first; i < n; i++)
       g_string_append_printf(s, "%s\n", (char *)g_ptr_array_index(r->lines, i));
   }
-  guint shown = 0, left = 0;
+  g_autoptr(GPtrArray) offered = g_ptr_array_new();
   for (guint i = 0; i < r->hints->len; i++) {
     const char *option = g_ptr_array_index(r->hints, i);
-    if (only_looked_up(r, option))
+    if (!only_looked_up(r, option))
+      g_ptr_array_add(offered, (gpointer)option);
+  }
+  guint shown = 0, left = 0;
+  for (guint i = 0; i < offered->len; i++) {
+    const char *option = g_ptr_array_index(offered, i);
+    if (covered_by_another(offered, option))
       continue;
     if (shown == 0)
       g_string_append(s, "sbx: to allow them:");

@@ -119,6 +119,10 @@ void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
   c->ev.hint_path = NULL;
   if (!path)
     return;
+  struct stat st;
+  c->ev.missing =
+      (hint == SBX_UNOTIFY_HINT_READ && !parent && lstat(path, &st) < 0 &&
+       (errno == ENOENT || errno == ENOTDIR));
   if ((hint == SBX_UNOTIFY_HINT_READ || hint == SBX_UNOTIFY_HINT_WRITE) &&
       beyond_grants(c, path)) {
     c->ev.hint = SBX_UNOTIFY_HINT_NEVER; /* the reason says why */
@@ -140,7 +144,6 @@ void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
   /* A creation is hinted with its directory, but never "/": there the
    * name itself is the grant. A name that is there already (a shell's
    * `> FILE`) needs only itself. */
-  struct stat st;
   if (parent && strchr(c->hint_path + 1, '/') &&
       (lstat(c->hint_path, &st) != 0 || S_ISLNK(st.st_mode)))
     cut_last(c->hint_path);

@@ -144,7 +144,10 @@ gboolean sbx_landlock_allow_path(sbx_landlock_builder *b, const char *path,
   int fd = open(path, O_PATH | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    if (err == ENOENT && (flags & SBX_LANDLOCK_PATH_OPTIONAL)) {
+    /* ENXIO: a terminal this process has none of, where O_PATH is
+     * emulated by a real open (under sbx-run's supervisor). */
+    if ((err == ENOENT || err == ENXIO) &&
+        (flags & SBX_LANDLOCK_PATH_OPTIONAL)) {
       b->skipped++;
       return TRUE;
     }

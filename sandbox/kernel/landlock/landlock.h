@@ -155,7 +155,8 @@ typedef struct {
 typedef struct sbx_landlock_builder sbx_landlock_builder;
 
 enum {
-  SBX_LANDLOCK_PATH_OPTIONAL = 1u << 0, /* a missing path is skipped */
+  SBX_LANDLOCK_PATH_OPTIONAL =
+      1u << 0, /* a missing (or unreachable) path is skipped */
 };
 
 /* A builder that handles every fs right, both TCP rights and both scopes

@@ -1895,6 +1895,50 @@ START_TEST(a_failing_run_ends_with_a_summary_of_what_to_allow) {
 }
 END_TEST
 
+/* The summary's last line is the fewest grants that change the outcome:
+ * not the directory of a name probed that does not exist (the program
+ * finds it missing with the grant too), not a grant inside another one
+ * offered. The directories above the loader's files stay stat-able, as
+ * the default mode's tree holds them. */
+START_TEST(the_summary_offers_only_grants_that_change_the_outcome) {
+  g_autofree char *dir = make_dir("wanted");
+  g_autofree char *file = make_file("wanted/f", "x");
+  g_autofree char *probed = make_dir("probed");
+  g_autofree char *missing = path_in("probed/optional.cfg");
+  g_autofree char *script = g_strdup_printf(
+      "test -d /usr/lib && test -d /etc && echo dirs-seen; "
+      "{ ls '%s'; read x < '%s'; read y < '%s'; } 2>/dev/null; exit 3",
+      dir, file, missing);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  /* From "/", without the suite's $PWD, which a shell would stat. */
+  const char *opts[] = {"--explain", "--allow-exec", "--unsetenv", "PWD", NULL};
+  result r = sbx_run_at("/", -1, -1, opts, sh);
+  ck_assert_int_eq(r.status, 3);
+  assert_contains(r.out, "dirs-seen");
+  /* Every refusal is printed... */
+  g_autofree char *l1 = g_strdup_printf("sbx: denied open %s (", file);
+  g_autofree char *l2 = g_strdup_printf("sbx: denied open %s (", missing);
+  assert_contains(r.err, l1);
+  assert_contains(r.err, l2);
+  /* ...and the summary offers the directory alone. */
+  const char *last = strstr(r.err, "sbx: to allow them: ");
+  ck_assert_ptr_nonnull(last);
+  g_autofree char *want =
+      g_strdup_printf("sbx: to allow them: --allow-read %s\n", dir);
+  ck_assert_msg(strcmp(last, want) == 0, "summary not %s in:\n%s", want, r.err);
+  result_clear(&r);
+  /* Taking it is enough. */
+  const char *granted[] = {"--explain", "--allow-exec", "--unsetenv",
+                           "PWD",       "--allow-read", dir,
+                           NULL};
+  r = sbx_run_at("/", -1, -1, granted, sh);
+  ck_assert_int_eq(r.status, 3);
+  assert_contains(r.out, "f\n");
+  assert_lacks(r.err, "to allow them");
+  result_clear(&r);
+}
+END_TEST
+
 static Suite *sbx_run_suite(void) {
   Suite *s = suite_create("sbx-run");
   TCase *basic = tcase_create("status");
@@ -1986,6 +2030,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   tcase_add_test(opts, a_descriptor_reopened_by_name_keeps_the_access_it_has);
   tcase_add_test(opts, a_search_path_goes_on_past_names_outside_the_grants);
+  tcase_add_test(opts, the_summary_offers_only_grants_that_change_the_outcome);
   tcase_add_test(opts, an_inotify_watch_needs_read_on_what_it_watches);
   suite_add_tcase(s, opts);
   return s;
