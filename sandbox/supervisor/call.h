@@ -170,6 +170,19 @@ static inline int held_object_errno(const sbx_call *c, int rc) {
 
 bool sbx_call_hidden_by_private_dir(const sbx_call *c, const char *path);
 
+/* A mode with the setuid or setgid bit (chmod, or open with O_CREAT or
+ * O_TMPFILE) is refused with EPERM, as the default mode's baseline
+ * refuses it: a file the program made must not run with its owner's
+ * identity outside the sandbox, and the program learns the bit was not
+ * set. True when it answered. */
+static inline bool refuse_set_id_mode(sbx_call *c, mode_t mode) {
+  if (!(mode & (S_ISUID | S_ISGID)))
+    return false;
+  deny(c, EPERM, "setuid and setgid bits are never set", SBX_UNOTIFY_HINT_NEVER,
+       NULL, false);
+  return true;
+}
+
 /* Records a resolver decision and answers with its result. A name the
  * sandbox's private directory lacks where the host has one is missing
  * for the program, and named with the grant that shows the host's. */

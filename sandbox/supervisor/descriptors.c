@@ -189,9 +189,10 @@ void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode, bool by_path) {
   int obj = writable_object(c, fd, false);
   if (obj < 0)
     return;
-  /* setuid and setgid bits never survive: a file the program made must
-   * not run with its owner's identity outside the sandbox. */
-  mode &= 01777;
+  if (refuse_set_id_mode(c, mode)) {
+    close(obj);
+    return;
+  }
   int rc;
   if (by_path) {
     char self[64];

@@ -235,6 +235,8 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   if (!sbx_fs_take_path(c))
     return;
   c->ev.path = c->path;
+  if ((flags & (O_CREAT | SBX_FS_O_TMPFILE_BIT)) && refuse_set_id_mode(c, mode))
+    return;
   int own = sbx_call_own_fd_path(c->path);
   if (own >= 0) {
     reopen_own_fd(c, own, flags, mode);

@@ -207,9 +207,11 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
   }
   if (fd < 0)
     return;
-  /* setuid and setgid bits never survive: a file the program made must
-   * not run with its owner's identity outside the sandbox. */
-  int rc = fchmod(fd, mode & 01777) < 0 ? -errno : 0;
+  if (refuse_set_id_mode(c, mode)) {
+    close(fd);
+    return;
+  }
+  int rc = fchmod(fd, mode) < 0 ? -errno : 0;
   close(fd);
   c->ev.allowed = true;
   answer_result(c, rc);
