@@ -1,4 +1,4 @@
-/* The program's /etc/passwd and /etc/group; see accounts.h.
+/* The program's /etc/passwd, /etc/group and /etc/hosts; see accounts.h.
  *
  * Trusts the host's databases for the entries it copies; copies nothing
  * but the numbers the program can see.
@@ -59,22 +59,44 @@ static char *database(add_entry_fn add, unsigned own, const char *overflow) {
   return g_string_free(s, FALSE);
 }
 
-size_t sbx_run_account_files(uid_t uid, gid_t gid, const sbx_allowlist *list,
+static bool plain_hostname(const char *name) {
+  if (!name || !*name || strlen(name) > 253)
+    return false;
+  for (const char *c = name; *c; c++)
+    if (!g_ascii_isalnum(*c) && *c != '-' && *c != '.')
+      return false;
+  return true;
+}
+
+/* The loopback's names, and the hostname on a loopback address of its
+ * own, as Debian's installer writes it. */
+static char *hosts_database(const char *hostname) {
+  GString *s = g_string_new("127.0.0.1\tlocalhost\n");
+  if (plain_hostname(hostname) && strcmp(hostname, "localhost") != 0)
+    g_string_append_printf(s, "127.0.1.1\t%s\n", hostname);
+  g_string_append(s, "::1\tlocalhost ip6-localhost ip6-loopback\n");
+  return g_string_free(s, FALSE);
+}
+
+size_t sbx_run_account_files(uid_t uid, gid_t gid, const char *hostname,
+                             const sbx_allowlist *list,
                              sbx_run_account_file out[SBX_RUN_ACCOUNT_FILES]) {
   const struct {
     const char *path;
     add_entry_fn add;
     unsigned own;
     const char *overflow;
-  } dbs[SBX_RUN_ACCOUNT_FILES] = {
+  } dbs[] = {
       {"/etc/passwd", add_user, (unsigned)uid, "/proc/sys/kernel/overflowuid"},
       {"/etc/group", add_group, (unsigned)gid, "/proc/sys/kernel/overflowgid"},
   };
   size_t n = 0;
-  for (size_t i = 0; i < SBX_RUN_ACCOUNT_FILES; i++)
+  for (size_t i = 0; i < G_N_ELEMENTS(dbs); i++)
     if (!host_file_granted(list, dbs[i].path))
       out[n++] = (sbx_run_account_file){
           dbs[i].path, database(dbs[i].add, dbs[i].own, dbs[i].overflow)};
+  if (!host_file_granted(list, "/etc/hosts"))
+    out[n++] = (sbx_run_account_file){"/etc/hosts", hosts_database(hostname)};
   return n;
 }
 

@@ -1,7 +1,8 @@
-/* The user and group databases the program sees: /etc/passwd and
- * /etc/group made by sbx-run, naming only the program's own user and
- * group and the overflow ones (nobody, nogroup) that every other owner
- * appears as inside its user namespace.
+/* The name databases the program sees: /etc/passwd and /etc/group made
+ * by sbx-run, naming only the program's own user and group and the
+ * overflow ones (nobody, nogroup) that every other owner appears as
+ * inside its user namespace; and /etc/hosts, naming localhost and the
+ * sandbox's own hostname.
  *
  * Why it exists: programs look owners up by number (ls -l, tar, id,
  * whoami, git, ssh), and without the databases each lookup fails, so
@@ -10,6 +11,12 @@
  * every account of the machine, its home directory and shell, which the
  * program has no need to learn. These are made from the host's entries
  * for the few numbers the program can see, without group member lists.
+ * Likewise programs resolve "localhost" (a test server's client, node's
+ * default listen address) and their own hostname (Java's
+ * InetAddress.getLocalHost()) through /etc/hosts, and without it each
+ * lookup falls through to DNS, which a sandbox without a network of the
+ * host's cannot reach: name resolution fails. The host's file may name
+ * machines of its network; the made one names only the loopback.
  *
  * A grant that lets the program read the host's file (--allow-read
  * /etc/passwd, or /etc) wins: then nothing is made for that path. Both
@@ -27,16 +34,20 @@
 
 #include "sandbox/files/permissions.h"
 
-#define SBX_RUN_ACCOUNT_FILES 2
+#define SBX_RUN_ACCOUNT_FILES 3
 
 typedef struct {
-  const char *path; /* "/etc/passwd" or "/etc/group" (static) */
+  const char *path; /* "/etc/passwd", "/etc/group", "/etc/hosts" (static) */
   char *text;       /* g_free */
 } sbx_run_account_file;
 
 /* Fills out[] with the files to make for a program running as uid and
- * gid, leaving out a path list lets it read; returns how many. */
-size_t sbx_run_account_files(uid_t uid, gid_t gid, const sbx_allowlist *list,
+ * gid on a machine named hostname (the sandbox's own, in a UTS namespace
+ * of its own), leaving out a path list lets it read; returns how many. A
+ * hostname that is not a plain name (letters, digits, '-', '.') is left
+ * out of /etc/hosts. */
+size_t sbx_run_account_files(uid_t uid, gid_t gid, const char *hostname,
+                             const sbx_allowlist *list,
                              sbx_run_account_file out[SBX_RUN_ACCOUNT_FILES]);
 
 void sbx_run_account_files_clear(sbx_run_account_file *files, size_t n);

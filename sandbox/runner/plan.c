@@ -179,6 +179,8 @@ static const fixed_entry fixed_entries[] = {
     {"/usr/share/locale/", SBX_PERM_READ_ONLY},
     {"/etc/locale.alias", SBX_PERM_READ_ONLY},
     {"/etc/localtime", SBX_PERM_READ_ONLY},
+    /* libc's time zones: TZ=Europe/Paris, and /etc/localtime's link. */
+    {"/usr/share/zoneinfo/", SBX_PERM_READ_ONLY},
     {"/dev/null", SBX_PERM_READ_WRITE},
     {"/dev/zero", SBX_PERM_READ_WRITE},
     {"/dev/full", SBX_PERM_READ_WRITE},
@@ -730,6 +732,13 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
                            const char *reason, GError **error) {
   p->mode = mode;
   p->mode_reason = reason;
+  /* Made again for each mode: without namespaces the hostname is the
+   * host's. */
+  sbx_run_account_files_clear(p->accounts, p->n_accounts);
+  p->n_accounts = sbx_run_account_files(
+      p->ns.uid, p->ns.gid,
+      (p->ns.namespaces & SBX_NS_UTS) ? p->ns.hostname : g_get_host_name(),
+      p->allowlist, p->accounts);
   sbx_run_tree_clear(&p->tree);
   if (mode == SBX_RUN_MODE_KERNEL) {
     const char *why = NULL, *why_path = NULL;
@@ -906,8 +915,6 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
     }
   }
   p->landlock_min_abi = min_abi;
-  p->n_accounts =
-      sbx_run_account_files(p->ns.uid, p->ns.gid, p->allowlist, p->accounts);
 
   /* The default mode, unless the run needs what only the supervisor
    * does (docs/sbx-run.md, "Which mode"). */

@@ -13,14 +13,15 @@
  * script's interpreter, /etc/ld.so.cache and /etc/ld.so.preload, the
  * library directories /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu
  * and /lib64/ld-linux-x86-64.so.2, the locale files (/usr/lib/locale,
- * /usr/share/locale, /etc/locale.alias), /etc/localtime, /dev/null,
+ * /usr/share/locale, /etc/locale.alias), /etc/localtime and the time
+ * zones (/usr/share/zoneinfo), /dev/null,
  * /dev/zero, /dev/full, /dev/tty (read-write; the program's own terminal),
  * /dev/ptmx (read-write: pseudo-terminals the program makes, tree.h),
  * /dev/random and /dev/urandom, and the
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
  * /etc/selinux/config); the directories above each of them can be
  * examined (stat). Plus the program file itself, and the
- * /etc/passwd and /etc/group sbx-run makes for it (accounts.h).
+ * /etc/passwd, /etc/group and /etc/hosts sbx-run makes for it (accounts.h).
  */
 #ifndef SBX_RUNNER_PLAN_H_
 #define SBX_RUNNER_PLAN_H_
@@ -100,8 +101,8 @@ typedef struct {
   char *mode_reason_detail;
   /* The default mode's file tree (empty in the supervisor mode). */
   sbx_run_tree tree;
-  /* The program's /etc/passwd and /etc/group (accounts.h), in the tree
-   * of the default mode, answered by the supervisor in the other. */
+  /* The program's /etc/passwd, /etc/group and /etc/hosts (accounts.h), in the
+   * tree of the default mode, answered by the supervisor in the other. */
   sbx_run_account_file accounts[SBX_RUN_ACCOUNT_FILES];
   size_t n_accounts;
   /* init's layers: the profile's rlimits, the mode's baseline

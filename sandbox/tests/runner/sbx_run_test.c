@@ -772,6 +772,51 @@ START_TEST(the_program_sees_its_own_accounts_and_no_others) {
 }
 END_TEST
 
+/* A time zone named in TZ is libc's to read, as the locale files are:
+ * without it libc falls back to UTC without a word. */
+START_TEST(a_time_zone_named_in_tz_is_read_without_a_grant) {
+  const char *outside[] = {"/usr/bin/env", "TZ=Europe/Paris", "/bin/date", "-d",
+                           "@0",           "+%Z %H",          NULL};
+  result r = run(outside);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "CET 01\n");
+  result_clear(&r);
+  const char *cmd[] = {"/bin/date", "-d", "@0", "+%Z %H", NULL};
+  const char *tz[] = {"--setenv", "TZ=Europe/Paris", NULL};
+  expect(sbx_run(tz, cmd), 0, "CET 01\n", NULL);
+}
+END_TEST
+
+/* localhost and the sandbox's own hostname resolve with no grant (a test
+ * server's client, Java's InetAddress.getLocalHost()), from an
+ * /etc/hosts that names only the loopback; a grant of the host's file
+ * shows it instead. */
+START_TEST(localhost_and_the_sandboxs_hostname_resolve) {
+  const char *sh[] = {"/bin/sh", "-c",
+                      "getent hosts localhost >/dev/null && echo localhost-ok; "
+                      "getent hosts \"$(hostname)\" >/dev/null && "
+                      "echo own-name-ok; cat /etc/hosts",
+                      NULL};
+  /* Control: outside, the host's file answers. */
+  expect(run(sh), 0, "localhost-ok\n", NULL);
+  const char *x[] = {"--allow-exec", NULL};
+  result r = sbx_run(x, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out,
+                  "localhost-ok\nown-name-ok\n127.0.0.1\tlocalhost\n"
+                  "127.0.1.1\t");
+  assert_contains(r.out, "\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+  if (sbx_run_kernel_decides())
+    assert_lacks(r.err, "sbx: denied");
+  result_clear(&r);
+  g_autofree char *host_text = NULL;
+  ck_assert(g_file_get_contents("/etc/hosts", &host_text, NULL, NULL));
+  const char *cat[] = {"/bin/cat", "/etc/hosts", NULL};
+  const char *granted[] = {"--allow-read", "/etc/hosts", NULL};
+  expect(sbx_run(granted, cat), 0, host_text, NULL);
+}
+END_TEST
+
 /* ---- options --------------------------------------------------------------
  */
 
@@ -2001,6 +2046,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(sec, the_program_keeps_the_callers_identity_without_overrides);
   tcase_add_test(sec, user_chooses_another_identity_and_only_root_may);
   tcase_add_test(sec, the_program_sees_its_own_accounts_and_no_others);
+  tcase_add_test(sec, localhost_and_the_sandboxs_hostname_resolve);
+  tcase_add_test(sec, a_time_zone_named_in_tz_is_read_without_a_grant);
   tcase_add_test(sec, sbx_run_inside_sbx_run_exits_125_and_says_why);
   tcase_add_test(sec, pseudo_terminals_are_the_programs_own_and_no_others);
   tcase_add_test(sec, a_failing_supervisor_stops_the_sandbox_and_sbx_run_exits);
