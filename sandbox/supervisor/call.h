@@ -289,8 +289,9 @@ int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
                       int *own);
 /* The same for an operation on the object's attributes: any file type,
  * as an O_PATH descriptor (sbx_call_open_object's `metadata`), for
- * functions that take one (fstatfs) or its /proc/self/fd/N name. */
-int sbx_fs_metadata_object(sbx_call *c, sbx_unotify_hint hint);
+ * functions that take one (fstatfs) or its /proc/self/fd/N name. `need`
+ * is SBX_PERM_READ_ONLY, or SBX_PERM_STAT for what stat may show. */
+int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint);
 
 /* True when path names an object the program may stat: a refused
  * creation of it answers EEXIST, as the kernel checks that first. */

@@ -329,7 +329,7 @@ void sbx_op_readlink(sbx_call *c, const sbx_fs_request *q) {
 /* ---- statfs and reading extended attributes ----------------------------- */
 
 void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q) {
-  int fd = sbx_fs_metadata_object(c, SBX_UNOTIFY_HINT_READ);
+  int fd = sbx_fs_metadata_object(c, SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ);
   if (fd < 0)
     return;
   struct statfs st;
@@ -390,8 +390,15 @@ void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q) {
   if (!list && !read_xattr_name(c, q, name, sizeof(name)))
     return;
   /* Attributes, like stat, belong to objects of every type: a socket
-   * file or a FIFO is read through an O_PATH descriptor's name. */
-  int fd = sbx_fs_metadata_object(c, SBX_UNOTIFY_HINT_READ);
+   * file or a FIFO is read through an O_PATH descriptor's name. As in
+   * the kernel, only a user.* attribute needs read permission; the
+   * names, security.* labels and system.* ACLs need only what stat
+   * needs (ls -l asks for them where a grant may only show entries). */
+  static const char user[] = "user.";
+  unsigned need = !list && strncmp(name, user, sizeof(user) - 1) == 0
+                      ? SBX_PERM_READ_ONLY
+                      : SBX_PERM_STAT;
+  int fd = sbx_fs_metadata_object(c, need, SBX_UNOTIFY_HINT_READ);
   if (fd < 0)
     return;
   struct stat st;

@@ -102,8 +102,8 @@ int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
   return object_for(c, need, false, hint, own);
 }
 
-int sbx_fs_metadata_object(sbx_call *c, sbx_unotify_hint hint) {
-  return object_for(c, SBX_PERM_READ_ONLY, true, hint, NULL);
+int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint) {
+  return object_for(c, need, true, hint, NULL);
 }
 
 /* ---- names in directories ----------------------------------------------- */
@@ -334,7 +334,8 @@ static void op_watch(sbx_call *c, const sbx_fs_request *q) {
   }
   if (mask & IN_DONT_FOLLOW)
     c->q.at_flags |= AT_SYMLINK_NOFOLLOW;
-  int obj = sbx_fs_metadata_object(c, SBX_UNOTIFY_HINT_READ);
+  int obj =
+      sbx_fs_metadata_object(c, SBX_PERM_READ_ONLY, SBX_UNOTIFY_HINT_READ);
   if (obj < 0) {
     close(instance);
     return;

@@ -183,8 +183,10 @@ int sbx_call_open_object(sbx_call *c, const char *path, bool follow,
     sbx_decision d;
     pid_t pid = sbx_call_self_pid(c, path);
     fd = metadata
-             ? sbx_resolver_open_object(c->cfg->resolver, pid, path,
-                                        SBX_PERM_READ, follow, &d)
+             ? sbx_resolver_open_object(
+                   c->cfg->resolver, pid, path,
+                   (need & SBX_PERM_READ) ? SBX_PERM_READ : SBX_PERM_STAT,
+                   follow, &d)
              : sbx_resolver_open(
                    c->cfg->resolver, pid, path,
                    O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW), 0, &d);

@@ -172,6 +172,51 @@ END_TEST
 /* A directory the program opens is one of its own mounts in both modes:
  * after fchdir to it (as the JVM restores its working directory, and
  * programs that save theirs), getcwd names it. */
+/* A directory a grant only shows (the one above a granted file) has its
+ * attribute names, security labels and ACLs looked at as its stat is,
+ * as the kernel needs no read permission for them (ls -l asks); a
+ * user.* attribute's value needs read. */
+START_TEST(attributes_a_stat_shows_need_no_read_grant) {
+  g_autofree char *dir = make_dir("shown");
+  g_autofree char *file = make_file("shown/file", "x");
+  g_autofree char *script = g_strdup_printf(
+      "import os\n"
+      "d = '%s'\n"
+      "print('list', len(os.listxattr(d)) >= 0)\n"
+      "for n in ('system.posix_acl_access', 'security.selinux', "
+      "'user.sbx'):\n"
+      "  try:\n"
+      "    os.getxattr(d, n); print(n, 'value')\n"
+      "  except OSError as e:\n"
+      "    print(n, e.errno)\n",
+      dir);
+  const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  const char *opts[] = {"--explain",    "--allow-read",        file,
+                        "--allow-read", "/usr/lib/python3.11", NULL};
+  result r = sbx_run(opts, py);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "list True\n");
+  assert_contains(r.out, "system.posix_acl_access 61\n");
+  assert_contains(r.out, "security.selinux 61\n");
+  assert_contains(r.out, "user.sbx 13\n");
+  g_autofree char *refused = g_strdup_printf("sbx: denied getxattr %s", dir);
+  assert_contains(r.err, refused);
+  g_autofree char *listed = g_strdup_printf("sbx: denied listxattr %s", dir);
+  assert_lacks(r.err, listed);
+  result_clear(&r);
+  /* With read, the user.* one is the file system's answer (ENODATA, or
+   * EOPNOTSUPP where it keeps no user attributes). */
+  const char *ro[] = {"--explain",    "--allow-read",        dir,
+                      "--allow-read", "/usr/lib/python3.11", NULL};
+  r = sbx_run(ro, py);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  assert_contains(r.out, "user.sbx ");
+  assert_lacks(r.out, "user.sbx 13\n");
+  assert_lacks(r.err, "sbx: denied getxattr");
+  result_clear(&r);
+}
+END_TEST
+
 START_TEST(fchdir_to_an_opened_directory_leaves_a_working_directory_named) {
   g_autofree char *dir = make_dir("workdir");
   const char *script =
@@ -2008,6 +2053,7 @@ static Suite *sbx_run_suite(void) {
       progs, fchdir_to_an_opened_directory_leaves_a_working_directory_named);
   tcase_add_test(progs,
                  attributes_of_sockets_and_fifos_are_read_like_their_stat);
+  tcase_add_test(progs, attributes_a_stat_shows_need_no_read_grant);
   tcase_add_test(progs,
                  python_reads_an_allowed_file_but_not_etc_shadow_or_a_canary);
   tcase_add_test(
