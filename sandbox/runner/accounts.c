@@ -1,4 +1,5 @@
-/* The program's /etc/passwd, /etc/group and /etc/hosts; see accounts.h.
+/* The program's /etc/passwd, /etc/group, /etc/hosts and
+ * /etc/nsswitch.conf; see accounts.h.
  *
  * Trusts the host's databases for the entries it copies; copies nothing
  * but the numbers the program can see.
@@ -97,6 +98,15 @@ size_t sbx_run_account_files(uid_t uid, gid_t gid, const char *hostname,
           dbs[i].path, database(dbs[i].add, dbs[i].own, dbs[i].overflow)};
   if (!host_file_granted(list, "/etc/hosts"))
     out[n++] = (sbx_run_account_file){"/etc/hosts", hosts_database(hostname)};
+  /* The files above, and DNS after them for host names (it answers only
+   * with --net and a grant of /etc/resolv.conf). */
+  if (!host_file_granted(list, "/etc/nsswitch.conf"))
+    out[n++] = (sbx_run_account_file){
+        "/etc/nsswitch.conf",
+        g_strdup("passwd: files\ngroup: files\nshadow: files\n"
+                 "hosts: files dns\nnetworks: files\nprotocols: files\n"
+                 "services: files\nethers: files\nrpc: files\n"
+                 "netgroup: files\n")};
   return n;
 }
 

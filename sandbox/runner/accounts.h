@@ -1,8 +1,9 @@
 /* The name databases the program sees: /etc/passwd and /etc/group made
  * by sbx-run, naming only the program's own user and group and the
  * overflow ones (nobody, nogroup) that every other owner appears as
- * inside its user namespace; and /etc/hosts, naming localhost and the
- * sandbox's own hostname.
+ * inside its user namespace; /etc/hosts, naming localhost and the
+ * sandbox's own hostname; and /etc/nsswitch.conf, which sends every
+ * lookup to those files (and host names on to DNS, for --net).
  *
  * Why it exists: programs look owners up by number (ls -l, tar, id,
  * whoami, git, ssh), and without the databases each lookup fails, so
@@ -16,7 +17,10 @@
  * InetAddress.getLocalHost()) through /etc/hosts, and without it each
  * lookup falls through to DNS, which a sandbox without a network of the
  * host's cannot reach: name resolution fails. The host's file may name
- * machines of its network; the made one names only the loopback.
+ * machines of its network; the made one names only the loopback. And
+ * every lookup reads /etc/nsswitch.conf first: the host's may send it to
+ * services (sss, systemd, ldap) the sandbox cannot reach, and without
+ * one each failed run's summary offered it as a grant.
  *
  * A grant that lets the program read the host's file (--allow-read
  * /etc/passwd, or /etc) wins: then nothing is made for that path. Both
@@ -34,10 +38,10 @@
 
 #include "sandbox/files/permissions.h"
 
-#define SBX_RUN_ACCOUNT_FILES 3
+#define SBX_RUN_ACCOUNT_FILES 4
 
 typedef struct {
-  const char *path; /* "/etc/passwd", "/etc/group", "/etc/hosts" (static) */
+  const char *path; /* "/etc/passwd", "/etc/group", ... (static) */
   char *text;       /* g_free */
 } sbx_run_account_file;
 

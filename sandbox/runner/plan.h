@@ -21,7 +21,8 @@
  * paths libselinux probes (/proc/filesystems, /sys/fs/selinux, /selinux,
  * /etc/selinux/config); the directories above each of them can be
  * examined (stat). Plus the program file itself, and the
- * /etc/passwd, /etc/group and /etc/hosts sbx-run makes for it (accounts.h).
+ * /etc/passwd, /etc/group, /etc/hosts and /etc/nsswitch.conf sbx-run
+ * makes for it (accounts.h).
  */
 #ifndef SBX_RUNNER_PLAN_H_
 #define SBX_RUNNER_PLAN_H_
@@ -101,8 +102,8 @@ typedef struct {
   char *mode_reason_detail;
   /* The default mode's file tree (empty in the supervisor mode). */
   sbx_run_tree tree;
-  /* The program's /etc/passwd, /etc/group and /etc/hosts (accounts.h), in the
-   * tree of the default mode, answered by the supervisor in the other. */
+  /* The program's name databases (accounts.h), in the tree of the
+   * default mode, answered by the supervisor in the other. */
   sbx_run_account_file accounts[SBX_RUN_ACCOUNT_FILES];
   size_t n_accounts;
   /* init's layers: the profile's rlimits, the mode's baseline

@@ -333,13 +333,20 @@ static void note_lookup(sbx_run_report *r, const char *option,
   g_hash_table_insert(r->looked_up, (gpointer)option, name);
 }
 
-/* The option of the event's hint, once, for the summary's last line: not
- * for a look at a name that does not exist, answered as missing, which
- * the option would answer the same way (a program probing for optional
- * files: python's pyvenv.cfg, a configuration in several places). */
+/* Whether a refusal changed nothing an option could: a look at a name
+ * that does not exist, answered as missing, which the option would
+ * answer the same way (a program probing for optional files: python's
+ * pyvenv.cfg, a configuration in several places), or a connect to a
+ * socket file that is not there (glibc's probe of nscd's). Such
+ * refusals are printed under --explain and recorded, but are no news in
+ * the summary of a failed run. */
+static bool changes_nothing(const sbx_unotify_event *ev) {
+  return ev->missing &&
+         (ev->error == ENOENT || ev->hint == SBX_UNOTIFY_HINT_NONE);
+}
+
+/* The option of the event's hint, once, for the summary's last line. */
 static void keep_hint(sbx_run_report *r, const sbx_unotify_event *ev) {
-  if (ev->missing && ev->error == ENOENT)
-    return;
   GString *o = g_string_new(NULL);
   switch (ev->hint) {
     case SBX_UNOTIFY_HINT_READ:
@@ -409,6 +416,14 @@ void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
   if (r->explain) {
     g_autofree char *out = g_strconcat(line, "\n", NULL);
     write_all(r->stderr_fd, out, strlen(out));
+  }
+  if (changes_nothing(ev)) {
+    /* Seen (printed once), but left out of the summary. */
+    if (g_hash_table_size(r->printed) < MAX_KEPT)
+      g_hash_table_add(r->printed, line);
+    else
+      g_free(line);
+    return;
   }
   keep_hint(r, ev);
   /* Bounded: a program probing endless distinct names still shows each

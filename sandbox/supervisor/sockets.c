@@ -433,11 +433,12 @@ static int socket_file(sbx_call *c) {
       /* Where the grants show the directory, a socket that is not there
        * is missing, as for the kernel (glibc's nscd probe under -r /). */
       answer_failed(c, ENOENT);
-    else if (!d.granted && lstat(c->path, &lst) != 0)
+    else if (!d.granted && lstat(c->path, &lst) != 0) {
       /* No grant makes a socket that is not there answer (glibc's nscd
        * probe): refused as any path outside the grants, with no hint. */
       decided(c, fd, &d, SBX_UNOTIFY_HINT_NONE, NULL, false);
-    else
+      c->ev.missing = true;
+    } else
       decided(c, fd, &d, SBX_UNOTIFY_HINT_WRITE, c->path, false);
     if (fd >= 0)
       close(fd);

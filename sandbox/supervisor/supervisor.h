@@ -123,8 +123,9 @@ typedef struct {
   const char *reason;    /* why it was denied (static), NULL if allowed */
   sbx_unotify_hint hint;
   const char *hint_path; /* for HINT_READ / HINT_WRITE */
-  /* A look at a name that does not exist: with the hint taken, the
-   * program would find it missing just the same. */
+  /* A look at a name that does not exist (with the hint taken, the
+   * program would find it missing just the same), or a connect to a
+   * socket file that does not exist, which no option makes answer. */
   bool missing;
 } sbx_unotify_event;
 

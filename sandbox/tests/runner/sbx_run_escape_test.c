@@ -578,7 +578,10 @@ START_TEST(chdir_outside_the_grants_answers_alike_for_present_and_absent) {
   g_autofree char *l1 = g_strdup_printf("sbx: denied chdir %s", present);
   g_autofree char *l2 = g_strdup_printf("sbx: denied chdir %s", absent);
   expect_refused_as(probe_in(NULL, to_present), ENOENT, l1, ENOENT);
-  expect_refused_as(probe_in(NULL, to_absent), ENOENT, l2, ENOENT);
+  /* The absent one is printed as it happens (--explain); a failed run's
+   * summary leaves it out, as no grant would change its answer. */
+  expect_refused_as(probe_in(NULL, to_absent), ENOENT,
+                    sbx_run_explaining() ? l2 : NULL, ENOENT);
 
   const char *ro[] = {"--allow-read", present, NULL};
   expect(probe_in(ro, to_present), 0, "chdir=ok", NULL);

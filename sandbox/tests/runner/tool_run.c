@@ -235,8 +235,8 @@ void expect_sbx_run_mode(void) {
     assert_contains(r.err, "sbx: denied statfs /\n");
   }
   result_clear(&r);
-  g_autofree char *absent = path_in("absent");
-  const char *read_[] = {probe, "read", absent, NULL};
+  g_autofree char *outside = make_file("outside-every-grant", "x");
+  const char *read_[] = {probe, "read", outside, NULL};
   r = sbx_run(NULL, read_);
   ck_assert_int_eq(r.status, 1);
   expect_denial_line(&r, "sbx: denied open");
