@@ -46,7 +46,8 @@ struct sbx_resolver {
    * every absolute path is looked up, roots and symlinks alike; -1: the
    * caller's own. */
   int base_fd;
-  /* The errno of a name no entry covers; 0: the allowlist's denied
+  /* The errno of a refused look at a name no entry lets the requester
+   * stat (sbx_resolver_set_unlisted_errno); 0: the allowlist's denied
    * errno. */
   int unlisted_errno;
 };

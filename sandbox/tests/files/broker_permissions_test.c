@@ -1179,6 +1179,53 @@ START_TEST(broker_resolver_stats_intermediate_directories_only) {
 }
 END_TEST
 
+/* sbx-run's answer for names outside every grant: a look (stat, read)
+ * at a name no entry lets the requester even stat is missing, existing
+ * or not; a name it may stat, and every change, keep the denied errno. */
+START_TEST(broker_resolver_answers_unseen_names_with_their_own_errno) {
+  fixture f;
+  fixture_make(&f);
+  sbx_allowlist *list = sbx_allowlist_new("t");
+  GError *error = NULL;
+  char *sub = broker_test_path(&f.t, "good/sub/");
+  ck_assert(sbx_allowlist_add(list, sub, SBX_PERM_STAT_INTERMEDIATE, &error));
+  sbx_resolver *r = sbx_resolver_new(list, &error);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(!sbx_resolver_set_unlisted_errno(r, EIO));
+  ck_assert(!sbx_resolver_set_unlisted_errno(NULL, ENOENT));
+  ck_assert_int_eq(sbx_resolver_unlisted_errno(r), EACCES);
+  ck_assert(sbx_resolver_set_unlisted_errno(r, ENOENT));
+  ck_assert_int_eq(sbx_resolver_unlisted_errno(r), ENOENT);
+  pid_t me = getpid();
+  sbx_decision d;
+  char *missing = broker_test_path(&f.t, "missing");
+  struct stat st;
+  /* Unseen, existing or not: missing, and still a denial. */
+  ck_assert_int_eq(sbx_resolver_open(r, me, f.t.canary, O_RDONLY, 0, &d),
+                   -ENOENT);
+  ck_assert(!d.granted);
+  ck_assert_int_eq(sbx_resolver_open(r, me, missing, O_RDONLY, 0, &d), -ENOENT);
+  ck_assert(!d.granted);
+  ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.canary, true, &st, &d),
+                   -ENOENT);
+  /* Seen (stat-able) but not readable: refused. */
+  ck_assert_int_eq(sbx_resolver_stat(r, me, f.t.good, true, &st, &d), 0);
+  ck_assert_int_eq(
+      sbx_resolver_open(r, me, f.t.good, O_RDONLY | O_DIRECTORY, 0, &d),
+      -EACCES);
+  /* A change is refused, seen or not. */
+  ck_assert_int_eq(sbx_resolver_open(r, me, f.t.canary, O_WRONLY, 0, &d),
+                   -EACCES);
+  ck_assert_int_eq(sbx_resolver_mkdir(r, me, missing, 0700, &d), -EACCES);
+  ck_assert_int_eq(access(missing, F_OK), -1);
+  sbx_resolver_free(r);
+  sbx_allowlist_free(list);
+  g_free(sub);
+  g_free(missing);
+  fixture_free(&f);
+}
+END_TEST
+
 START_TEST(broker_resolver_checks_access_modes) {
   fixture f;
   fixture_make(&f);
@@ -1332,6 +1379,8 @@ static Suite *suite(void) {
   tcase_add_test(res, broker_resolver_creates_and_removes_only_in_create_trees);
   tcase_add_test(res, broker_resolver_temporary_files_leave_no_name);
   tcase_add_test(res, broker_resolver_states_what_a_worker_learns);
+  tcase_add_test(res,
+                 broker_resolver_answers_unseen_names_with_their_own_errno);
   tcase_add_test(res, broker_resolver_stats_intermediate_directories_only);
   tcase_add_test(res, broker_resolver_checks_access_modes);
   tcase_add_test(res, broker_resolver_reads_links_and_statx);
