@@ -1138,15 +1138,25 @@ START_TEST(broker_resolver_states_what_a_worker_learns) {
 }
 END_TEST
 
+/* A resolver over one entry, good/sub/, that lets the directories above
+ * it be examined (stat-intermediate) and nothing else. */
+static sbx_resolver *intermediate_resolver(fixture *f, sbx_allowlist **list,
+                                           char **sub) {
+  GError *error = NULL;
+  *list = sbx_allowlist_new("t");
+  *sub = broker_test_path(&f->t, "good/sub/");
+  ck_assert(sbx_allowlist_add(*list, *sub, SBX_PERM_STAT_INTERMEDIATE, &error));
+  sbx_resolver *r = sbx_resolver_new(*list, &error);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
 START_TEST(broker_resolver_stats_intermediate_directories_only) {
   fixture f;
   fixture_make(&f);
-  sbx_allowlist *list = sbx_allowlist_new("t");
-  GError *error = NULL;
-  char *sub = broker_test_path(&f.t, "good/sub/");
-  ck_assert(sbx_allowlist_add(list, sub, SBX_PERM_STAT_INTERMEDIATE, &error));
-  sbx_resolver *r = sbx_resolver_new(list, &error);
-  ck_assert_ptr_nonnull(r);
+  sbx_allowlist *list;
+  char *sub;
+  sbx_resolver *r = intermediate_resolver(&f, &list, &sub);
   pid_t me = getpid();
   struct stat st, want;
   ck_assert_int_eq(stat(f.t.good, &want), 0);
@@ -1185,12 +1195,9 @@ END_TEST
 START_TEST(broker_resolver_answers_unseen_names_with_their_own_errno) {
   fixture f;
   fixture_make(&f);
-  sbx_allowlist *list = sbx_allowlist_new("t");
-  GError *error = NULL;
-  char *sub = broker_test_path(&f.t, "good/sub/");
-  ck_assert(sbx_allowlist_add(list, sub, SBX_PERM_STAT_INTERMEDIATE, &error));
-  sbx_resolver *r = sbx_resolver_new(list, &error);
-  ck_assert_ptr_nonnull(r);
+  sbx_allowlist *list;
+  char *sub;
+  sbx_resolver *r = intermediate_resolver(&f, &list, &sub);
   ck_assert(!sbx_resolver_set_unlisted_errno(r, EIO));
   ck_assert(!sbx_resolver_set_unlisted_errno(NULL, ENOENT));
   ck_assert_int_eq(sbx_resolver_unlisted_errno(r), EACCES);
