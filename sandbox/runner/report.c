@@ -417,22 +417,20 @@ void sbx_run_report_event(const sbx_unotify_event *ev, void *data) {
     g_autofree char *out = g_strconcat(line, "\n", NULL);
     write_all(r->stderr_fd, out, strlen(out));
   }
-  if (changes_nothing(ev)) {
-    /* Seen (printed once), but left out of the summary. */
-    if (g_hash_table_size(r->printed) < MAX_KEPT)
-      g_hash_table_add(r->printed, line);
-    else
-      g_free(line);
-    return;
-  }
-  keep_hint(r, ev);
+  /* A refusal that changes nothing is printed once, but left out of the
+   * summary. */
+  bool summarised = !changes_nothing(ev);
+  if (summarised)
+    keep_hint(r, ev);
   /* Bounded: a program probing endless distinct names still shows each
    * once, but the table stops growing. */
   if (g_hash_table_size(r->printed) < MAX_KEPT) {
     g_hash_table_add(r->printed, line);
-    g_ptr_array_add(r->lines, line);
+    if (summarised)
+      g_ptr_array_add(r->lines, line);
   } else {
-    r->dropped++;
+    if (summarised)
+      r->dropped++;
     g_free(line);
   }
 }

@@ -156,11 +156,12 @@ static inline void deny(sbx_call *c, int err, const char *reason,
 }
 
 /* The errno of a refusal the resolver decided (rc) on the name where an
- * object the program already holds lives (its descriptor's file): the
- * program knows the object exists, so a name outside every grant
- * answers the allowlist's denied errno there, not the errno of a missing
- * name that a path the program gave gets
- * (sbx_resolver_set_unlisted_errno). */
+ * object the program already holds lives (its descriptor's file), looked
+ * at or read: the program knows the object exists, so a name outside
+ * every grant answers the allowlist's denied errno there, not the errno
+ * of a missing name that a path the program gave gets
+ * (sbx_resolver_set_unlisted_errno; changes keep the denied errno
+ * anyway). */
 static inline int held_object_errno(const sbx_call *c, int rc) {
   const sbx_resolver *r = c->cfg->resolver;
   if (rc == -sbx_resolver_unlisted_errno(r))

@@ -169,8 +169,8 @@ static int writable_object(sbx_call *c, int fd, bool allow_unnamed) {
     why = "a file with several hard links";
   if (why) {
     close(obj);
-    deny(c, rfd < 0 && !d.granted ? held_object_errno(c, rfd) : denied, why,
-         SBX_UNOTIFY_HINT_WRITE, c->path, false);
+    deny(c, rfd < 0 && !d.granted ? -rfd : denied, why, SBX_UNOTIFY_HINT_WRITE,
+         c->path, false);
     return -1;
   }
   if (drop_if_gone(c)) {

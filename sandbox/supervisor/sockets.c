@@ -426,9 +426,6 @@ static int socket_file(sbx_call *c) {
     if (moved)
       deny(c, denied, "descriptor's file moved during the check",
            SBX_UNOTIFY_HINT_WRITE, c->path, false);
-    else if (!d.granted && own >= 0)
-      deny(c, held_object_errno(c, fd), d.reason, SBX_UNOTIFY_HINT_WRITE,
-           c->path, false);
     else if (!d.granted && sbx_fs_missing_for_program(c, c->path))
       /* Where the grants show the directory, a socket that is not there
        * is missing, as for the kernel (glibc's nscd probe under -r /). */

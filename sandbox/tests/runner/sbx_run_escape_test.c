@@ -294,6 +294,10 @@ START_TEST(fchmod_on_a_write_grant_never_sets_setuid_or_setgid) {
       "  print('errno=%%d' %% e.errno)\n",
       created);
   const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  /* Control: outside, the file is made with the bit. */
+  expect(run(py), 0, NULL, NULL);
+  ck_assert_uint_eq(mode_of(created) & 07000, 04000);
+  ck_assert_int_eq(unlink(created), 0);
   const char *rw_py[] = {"--allow-write", dir, "--allow-read",
                          "/usr/lib/python3.11", NULL};
   expect(sbx_run(rw_py, py), 0, "errno=1\n", NULL);
