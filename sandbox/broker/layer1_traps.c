@@ -25,7 +25,10 @@
  * `/`) are normalised lexically in place: `..` never climbs above `/`, and
  * the broker still decides on the object it opens, so normalising can
  * never reach more than the allowlist grants. It can differ from the
- * kernel's reading when a component before `..` is a symbolic link.
+ * kernel's reading when a component before `..` is a symbolic link. A
+ * name written as a directory (`name/`, `name/.`) is read first as the
+ * kernel reads it (sbx_fs_directory_form: a final link followed, a
+ * directory required), which the normalised name no longer says.
  *
  * Everything here runs inside the SIGSYS handler, or in the zygote and a
  * fresh worker between fork and the worker's entry: async-signal-safe
@@ -230,6 +233,34 @@ static intptr_t send_to_broker(const sbx_broker_client *client,
   }
 }
 
+/* Async-signal-safe. The kernel's answer for a path written as a
+ * directory (sbx_fs_directory_form), path normalised already: 0 to go
+ * on with the call, else -errno. The look is the broker's stat; when the
+ * broker refuses it, the call itself gets the broker's answer. */
+static intptr_t directory_form(const sbx_broker_client *client, char *path,
+                               const sbx_fs_dir_form *form) {
+  if (form->error)
+    return -form->error;
+  if (!form->look)
+    return 0;
+  /* The directory above is looked at in place: the path is cut at its
+   * last '/' (kept for "/") and put back. */
+  char *last = form->parent ? strrchr(path, '/') : NULL;
+  char *cut = last ? (last == path ? last + 1 : last) : NULL;
+  char saved = cut ? *cut : '\0';
+  if (cut)
+    *cut = '\0';
+  struct stat st;
+  int rc = form->follow ? sbx_broker_stat(client, path, &st)
+                        : sbx_broker_lstat(client, path, &st);
+  if (cut)
+    *cut = saved;
+  if (rc < 0)
+    return 0;
+  int err = S_ISDIR(st.st_mode) ? form->if_dir : form->if_not_dir;
+  return err ? -err : 0;
+}
+
 /* Async-signal-safe. Decodes into the buffers given, applies layer 1's
  * rules and asks the broker. */
 static intptr_t serve(const sbx_fs_call *row, const sbx_trap_call *call,
@@ -242,9 +273,13 @@ static intptr_t serve(const sbx_fs_call *row, const sbx_trap_call *call,
     return rc;
   if (q.form != SBX_FS_FORM_PATH)
     return answer_descriptor(&q);
+  sbx_fs_dir_form form;
+  bool dir_form = sbx_fs_directory_form(&q, &form);
   rc = broker_path(q.path, &q.path_len);
   if (rc == 0 && q.path2)
     rc = broker_path(q.path2, &q.path2_len);
+  if (rc == 0 && dir_form)
+    rc = (int)directory_form(client, q.path, &form);
   if (rc < 0)
     return rc;
   int fd = open_directly(&q);

@@ -236,3 +236,63 @@ size_t sbx_fs_normalize_absolute(char *path, size_t len) {
   path[w] = '\0';
   return w;
 }
+
+/* Async-signal-safe. */
+bool sbx_fs_directory_form(sbx_fs_request *q, sbx_fs_dir_form *form) {
+  if (q->form != SBX_FS_FORM_PATH || q->path == NULL || q->path_len == 0)
+    return false;
+  const char *p = q->path;
+  size_t len = q->path_len;
+  size_t i = len;
+  while (i > 0 && p[i - 1] != '/')
+    i--;
+  bool slash = p[len - 1] == '/';
+  bool dot = len - i == 1 && p[i] == '.';
+  bool dotdot = len - i == 2 && p[i] == '.' && p[i + 1] == '.';
+  if (!slash && !dot && !dotdot)
+    return false;
+  if (q->op == SBX_FS_OP_MKDIR || q->op == SBX_FS_OP_SYMLINK ||
+      q->op == SBX_FS_OP_LINK || q->op == SBX_FS_OP_MKNOD)
+    return false;
+  memset(form, 0, sizeof(*form));
+  q->at_flags &= ~(uint32_t)AT_SYMLINK_NOFOLLOW;
+  switch (q->op) {
+    case SBX_FS_OP_RMDIR:
+      form->error = dot ? EINVAL : dotdot ? ENOTEMPTY : 0;
+      form->if_not_dir = ENOTDIR;
+      break;
+    case SBX_FS_OP_RENAME:
+      form->error = slash ? 0 : EBUSY;
+      form->if_not_dir = ENOTDIR;
+      break;
+    case SBX_FS_OP_UNLINK:
+      form->error = slash ? 0 : EISDIR;
+      form->if_dir = EISDIR;
+      form->if_not_dir = ENOTDIR;
+      break;
+    case SBX_FS_OP_OPEN:
+      q->flags &= ~(uint32_t)O_NOFOLLOW;
+      if (q->flags & O_CREAT) {
+        /* Refused once the directory above is found. */
+        form->parent = true;
+        form->follow = true;
+        form->if_dir = EISDIR;
+      } else {
+        q->flags |= O_DIRECTORY;
+        return true; /* the open itself answers ENOTDIR */
+      }
+      break;
+    case SBX_FS_OP_READLINK:
+      /* Followed, the name leaves no link to read. */
+      form->follow = true;
+      form->if_dir = EINVAL;
+      form->if_not_dir = ENOTDIR;
+      break;
+    default:
+      form->follow = true;
+      form->if_not_dir = ENOTDIR;
+      break;
+  }
+  form->look = form->error == 0;
+  return true;
+}

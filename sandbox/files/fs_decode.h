@@ -111,4 +111,26 @@ uint32_t sbx_fs_request_flags(const sbx_fs_request *q);
  * Returns the new length. Async-signal-safe. */
 size_t sbx_fs_normalize_absolute(char *path, size_t len);
 
+/* A path written as a directory: "name/", "name/." or "name/..". The
+ * kernel then follows a final symbolic link and requires a directory
+ * (path_resolution(7)); a normalised path has lost both, so the
+ * executors check what the kernel would answer before they decide on
+ * the plain name. */
+typedef struct {
+  int error; /* > 0: the kernel's answer, whatever the name reaches */
+  bool look; /* else, when set: stat the name (followed or not), or
+                with parent the directory above it, and answer: */
+  bool follow;
+  bool parent;
+  int if_dir;     /* when what was looked at is a directory (0: go on) */
+  int if_not_dir; /* when it is not (0: go on) */
+} sbx_fs_dir_form;
+
+/* Whether q's path is written as a directory; then fills form and reads
+ * q as the kernel reads such a name: the no-follow flags are cleared and
+ * an open that creates nothing gets O_DIRECTORY. Calls that make the
+ * name (mkdir, symlink, link, mknod) are left to their executor. Call
+ * before the path is normalised. Async-signal-safe. */
+bool sbx_fs_directory_form(sbx_fs_request *q, sbx_fs_dir_form *form);
+
 #endif /* SBX_FILES_FS_DECODE_H_ */

@@ -70,6 +70,7 @@ typedef struct sbx_call {
   char target[PATH_MAX]; /* ev.target: where a refused link leads */
   char detail[64];
   char name[32];
+  char link_text[64]; /* sbx_call_own_links(): the link c->path was */
 } sbx_call;
 
 #define PATH_GONE SBX_TARGET_GONE
@@ -214,11 +215,23 @@ sbx_fs_reader sbx_target_fs_reader(sbx_unotify_target *t);
 /* The pid /proc/self means, looked up only for paths below /proc. */
 pid_t sbx_call_self_pid(sbx_call *c, const char *path);
 
+/* The links into the program's own /proc entries that the resolver, which
+ * decides on names, cannot follow for it: /proc/thread-self (the calling
+ * thread, which only the supervisor knows) and /dev/fd (the tree's link
+ * to /proc/self/fd, whose own name no grant holds). path (PATH_MAX bytes)
+ * becomes what the link leads to, /proc/self/task/TID[/...] (TID as the
+ * procfs the resolver reaches numbers the thread) or /proc/self/fd[/...],
+ * which the resolver serves as the process's own. When c->path was the
+ * link itself, c->link_text keeps the link's text for readlink.
+ * 0, or -ENAMETOOLONG. */
+int sbx_call_own_links(sbx_call *c, char *path);
+
 /* A descriptor number written in decimal, as in /proc/self/fd/N. */
 bool sbx_call_parse_fd_number(const char *s, int *fd);
 
 /* The target's own descriptor a path names, or -1: /proc/self/fd/N,
- * /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr.
+ * /proc/thread-self/fd/N (or /proc/self/task/TID/fd/N), /dev/fd/N,
+ * /dev/stdin, /dev/stdout, /dev/stderr.
  * (The kernel reaches the same object through a magic link, which the
  * resolver never follows.) */
 int sbx_call_own_fd_path(const char *path);

@@ -31,8 +31,9 @@ typedef union {
   struct statx stx;
 } stat_result;
 
-/* stat/statx of the object a /proc/.../fd/N path names, written to the
- * target's buf. */
+/* stat/statx of the object a /proc/.../fd/N path names (of the link
+ * itself with AT_SYMLINK_NOFOLLOW, as the kernel answers lstat of a
+ * magic link), written to the target's buf. */
 static void stat_proc_fd(sbx_call *c, const char *proc, bool statx_form,
                          int at_flags, unsigned mask, uint64_t buf) {
   int rc;
@@ -40,10 +41,11 @@ static void stat_proc_fd(sbx_call *c, const char *proc, bool statx_form,
   size_t len;
   memset(&out, 0, sizeof(out));
   if (statx_form) {
-    rc = statx(AT_FDCWD, proc, at_flags & ~AT_SYMLINK_NOFOLLOW, mask, &out.stx);
+    rc = statx(AT_FDCWD, proc, at_flags, mask, &out.stx);
     len = sizeof(out.stx);
   } else {
-    rc = stat(proc, &out.st);
+    rc = (at_flags & AT_SYMLINK_NOFOLLOW) ? lstat(proc, &out.st)
+                                          : stat(proc, &out.st);
     len = sizeof(out.st);
   }
   int err = errno;
@@ -85,7 +87,8 @@ void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
   if (q->form == SBX_FS_FORM_EMPTY_PATH && q->fd != AT_FDCWD) {
     /* fstat(): the program holds the descriptor; not a decision. */
     c->report = false;
-    stat_own(c, q->fd, statx_form, at_flags, q->mask, buf);
+    stat_own(c, q->fd, statx_form, at_flags & ~AT_SYMLINK_NOFOLLOW, q->mask,
+             buf);
     return;
   }
   if (q->form == SBX_FS_FORM_EMPTY_PATH) {
@@ -273,16 +276,53 @@ void sbx_op_access(sbx_call *c, const sbx_fs_request *q) {
 
 /* ---- readlink ----------------------------------------------------------- */
 
-/* readlink of /proc/self/{exe,cwd,fd/N}: the program asks about itself. */
+/* The text of the program's own links: /proc/self, the tree's
+ * /dev/stdin, /dev/stdout and /dev/stderr, and those sbx_call_own_links()
+ * followed (/proc/thread-self, /dev/fd); false for other paths. */
+static bool readlink_self_link(sbx_call *c, char *out, size_t size,
+                               ssize_t *len) {
+  static const char *const std[][2] = {{"/dev/stdin", "/proc/self/fd/0"},
+                                       {"/dev/stdout", "/proc/self/fd/1"},
+                                       {"/dev/stderr", "/proc/self/fd/2"}};
+  char text[64];
+  int n = -1;
+  if (c->link_text[0] != '\0')
+    n = snprintf(text, sizeof(text), "%s", c->link_text);
+  else if (strcmp(c->path, "/proc/self") == 0)
+    n = snprintf(text, sizeof(text), "%d", (int)sbx_call_self_pid(c, c->path));
+  for (size_t i = 0; n < 0 && i < G_N_ELEMENTS(std); i++)
+    if (strcmp(c->path, std[i][0]) == 0)
+      n = snprintf(text, sizeof(text), "%s", std[i][1]);
+  if (n < 0)
+    return false;
+  if ((size_t)n >= sizeof(text) || text[0] == '0') {
+    *len = -ENOENT; /* the target went away */
+    return true;
+  }
+  *len = (ssize_t)MIN((size_t)n, size);
+  memcpy(out, text, (size_t)*len);
+  return true;
+}
+
+/* readlink of /proc/self/{exe,cwd,fd/N} (and the same below task/TID, as
+ * /proc/thread-self reaches them): the program asks about itself. */
 static bool readlink_self(sbx_call *c, char *out, size_t size, ssize_t *len) {
   char proc[64];
   const char *p = c->path;
-  if (strncmp(p, "/proc/self/", 11) == 0)
+  if (readlink_self_link(c, out, size, len))
+    return true;
+  if (strncmp(p, "/proc/self/task/", 16) == 0) {
+    p += 16;
+    while (*p >= '0' && *p <= '9')
+      p++;
+    if (*p != '/')
+      return false;
+    p++;
+  } else if (strncmp(p, "/proc/self/", 11) == 0) {
     p += 11;
-  else if (strncmp(p, "/proc/thread-self/", 18) == 0)
-    p += 18;
-  else
+  } else {
     return false;
+  }
   int fd;
   if (strcmp(p, "exe") == 0)
     snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)c->t.tid);

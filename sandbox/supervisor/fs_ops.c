@@ -40,6 +40,8 @@
 static bool absolute(sbx_call *c, int dirfd, const char *raw, size_t len,
                      char *out) {
   int rc = sbx_target_absolute_path(&c->t, dirfd, raw, len, out);
+  if (rc == 0)
+    rc = sbx_call_own_links(c, out);
   if (rc == SBX_TARGET_GONE) {
     answer_drop(c);
     return false;
@@ -59,6 +61,32 @@ bool sbx_fs_take_path2(sbx_call *c) {
   return absolute(c, c->q.dirfd2, c->q.path2, c->q.path2_len, c->path2);
 }
 
+/* For an operation on attributes, the object a path naming the target's
+ * own descriptor reaches: the link itself, not followed (a symbolic link,
+ * as the kernel answers for a magic link), or the object behind it when
+ * the descriptor already gives what the operation needs (any descriptor
+ * shows what stat shows). Returns our fd, PATH_GONE, -errno, or
+ * SBX_ON_DESCRIPTOR when the object's location must decide. */
+static int own_metadata_object(sbx_call *c, int own, bool follow,
+                               unsigned need) {
+  if (follow) {
+    if ((need & SBX_PERM_READ) &&
+        !sbx_call_fd_gives(sbx_call_target_fd_access(c, own), O_RDONLY))
+      return SBX_ON_DESCRIPTOR;
+    return sbx_call_grab_object(c, own);
+  }
+  char proc[64];
+  sbx_target_fd_proc_path(&c->t, own, proc, sizeof(proc));
+  int fd = open(proc, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  int err = errno;
+  if (sbx_target_valid(&c->t) < 0) {
+    if (fd >= 0)
+      close(fd);
+    return PATH_GONE;
+  }
+  return fd >= 0 ? fd : -(err == ENOENT ? EBADF : err);
+}
+
 static int object_for(sbx_call *c, unsigned need, bool metadata,
                       sbx_unotify_hint hint, int *own) {
   bool follow = !(c->q.at_flags & AT_SYMLINK_NOFOLLOW);
@@ -72,6 +100,18 @@ static int object_for(sbx_call *c, unsigned need, bool metadata,
   c->ev.path = c->path;
   if (drop_if_gone(c))
     return -1;
+  int mine = metadata ? sbx_call_own_fd_path(c->path) : -1;
+  int held = mine >= 0 ? own_metadata_object(c, mine, follow, need)
+                       : SBX_ON_DESCRIPTOR;
+  if (held != SBX_ON_DESCRIPTOR) {
+    if (held == PATH_GONE)
+      answer_drop(c);
+    else if (held < 0)
+      answer_failed(c, -held);
+    else
+      c->ev.allowed = true;
+    return held < 0 ? -1 : held;
+  }
   char made[64];
   if (sbx_call_made_file(c, c->path, made, sizeof(made)) >= 0) {
     /* A file made for the program: read-only, as on the default mode's
@@ -528,6 +568,45 @@ static void op_exec(sbx_call *c, const sbx_fs_request *q) {
     c->ev.path = c->path;
 }
 
+/* ---- a name written as a directory -------------------------------------- */
+
+/* The kernel's answer for a path written as a directory ("name/",
+ * "name/.") where the rules would otherwise see the plain name
+ * (sbx_fs_directory_form). The look is decided as a stat: a name the
+ * program may not see goes on to the handler, which refuses it as usual.
+ * True when it answered. */
+static bool answer_directory_form(sbx_call *c, sbx_fs_request *q) {
+  sbx_fs_dir_form form;
+  if (!sbx_fs_directory_form(q, &form))
+    return false;
+  if (form.error == 0 && !form.look)
+    return false;
+  if (sbx_target_absolute_path(&c->t, q->dirfd, q->path, q->path_len,
+                               c->path) != 0 ||
+      sbx_call_own_links(c, c->path) != 0)
+    return false; /* the handler answers the same failure */
+  c->ev.path = c->path;
+  int err = form.error;
+  if (err == 0) {
+    char look[PATH_MAX];
+    memcpy(look, c->path, strlen(c->path) + 1);
+    char *last = strrchr(look, '/');
+    if (form.parent && last)
+      last[last == look ? 1 : 0] = '\0';
+    struct stat st;
+    sbx_decision d;
+    if (sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, look), look,
+                          form.follow, &st, &d) < 0)
+      return false;
+    err = S_ISDIR(st.st_mode) ? form.if_dir : form.if_not_dir;
+  }
+  if (err == 0)
+    return false;
+  if (!drop_if_gone(c))
+    answer_failed(c, err);
+  return true;
+}
+
 /* ---- the table of handlers ---------------------------------------------- */
 
 typedef void (*fs_handler)(sbx_call *c, const sbx_fs_request *q);
@@ -588,6 +667,8 @@ void sbx_handle_fs_call(sbx_call *c, const sbx_fs_call *row) {
     answer_failed(c, -rc);
     return;
   }
+  if (answer_directory_form(c, q))
+    return;
   fs_handler fn = (unsigned)q->op < SBX_FS_OP_COUNT ? fs_handlers[q->op] : NULL;
   if (fn)
     fn(c, q);

@@ -48,6 +48,46 @@ pid_t sbx_call_self_pid(sbx_call *c, const char *path) {
                               : sbx_target_tgid(&c->t);
 }
 
+/* path with the first n bytes replaced by `to`, in place. */
+static int replace_prefix(char *path, size_t n, const char *to) {
+  char out[PATH_MAX];
+  int len = snprintf(out, sizeof(out), "%s%s", to, path + n);
+  if (len < 0 || (size_t)len >= sizeof(out))
+    return -ENAMETOOLONG;
+  memcpy(path, out, (size_t)len + 1);
+  return 0;
+}
+
+int sbx_call_own_links(sbx_call *c, char *path) {
+  static const char thread_self[] = "/proc/thread-self";
+  static const char dev_fd[] = "/dev/fd";
+  size_t tn = sizeof(thread_self) - 1, dn = sizeof(dev_fd) - 1;
+  char to[64];
+  size_t n;
+  const char *text;
+  if (strncmp(path, thread_self, tn) == 0 &&
+      (path[tn] == '/' || path[tn] == '\0')) {
+    pid_t tid = c->cfg->sandbox_proc ? sbx_target_ns_tid(&c->t) : c->t.tid;
+    pid_t pid = sbx_call_self_pid(c, path);
+    if (tid <= 0 || pid <= 0)
+      return 0; /* gone: the resolver refuses the name as it stands */
+    snprintf(to, sizeof(to), "/proc/self/task/%d", (int)tid);
+    n = tn;
+    text = to + 11; /* "task/TID", after the pid below */
+    if (path[tn] == '\0' && path == c->path)
+      snprintf(c->link_text, sizeof(c->link_text), "%d/%s", (int)pid, text);
+  } else if (strncmp(path, dev_fd, dn) == 0 &&
+             (path[dn] == '/' || path[dn] == '\0')) {
+    snprintf(to, sizeof(to), "/proc/self/fd");
+    n = dn;
+    if (path[dn] == '\0' && path == c->path)
+      snprintf(c->link_text, sizeof(c->link_text), "%s", to);
+  } else {
+    return 0;
+  }
+  return replace_prefix(path, n, to);
+}
+
 bool sbx_call_parse_fd_number(const char *s, int *fd) {
   if (!*s)
     return false;
@@ -71,6 +111,17 @@ int sbx_call_own_fd_path(const char *path) {
     size_t pl = strlen(prefixes[i]);
     if (strncmp(path, prefixes[i], pl) == 0 &&
         sbx_call_parse_fd_number(path + pl, &fd))
+      return fd;
+  }
+  /* /proc/thread-self/fd/N as sbx_call_own_links() spells it. */
+  static const char task[] = "/proc/self/task/";
+  if (strncmp(path, task, sizeof(task) - 1) == 0) {
+    const char *p = path + sizeof(task) - 1;
+    const char *digits = p;
+    while (*p >= '0' && *p <= '9')
+      p++;
+    if (p > digits && strncmp(p, "/fd/", 4) == 0 &&
+        sbx_call_parse_fd_number(p + 4, &fd))
       return fd;
   }
   if (strcmp(path, "/dev/stdin") == 0)

@@ -193,6 +193,10 @@ pid_t sbx_target_ns_tgid(sbx_unotify_target *t) {
   return (pid_t)status_number(t, "\nNStgid:");
 }
 
+pid_t sbx_target_ns_tid(sbx_unotify_target *t) {
+  return (pid_t)status_number(t, "\nNSpid:");
+}
+
 int sbx_target_fd_proc_path(const sbx_unotify_target *t, int fd, char *buf,
                             size_t size) {
   if (fd == AT_FDCWD)

@@ -67,6 +67,10 @@ pid_t sbx_target_tgid(sbx_unotify_target *t);
  * or 0. */
 pid_t sbx_target_ns_tgid(sbx_unotify_target *t);
 
+/* The target's thread as its own (innermost) pid namespace numbers it,
+ * or 0. */
+pid_t sbx_target_ns_tid(sbx_unotify_target *t);
+
 /* The path the kernel shows for the target's fd (AT_FDCWD: its working
  * directory). Returns its length, -EBADF (not open), -ENOTDIR (a pipe,
  * socket or anonymous inode), -ENOENT (deleted, or target gone). */

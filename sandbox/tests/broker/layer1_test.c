@@ -472,6 +472,88 @@ START_TEST(path_calls_inside_the_tree_are_served_and_writes_stay_in_it) {
 }
 END_TEST
 
+/* In rw/: dsub/ (a directory), dlink -> dsub, dfile, dflink -> dfile.
+ * A name written as a directory ("dlink/", "dfile/", "dsub/.") follows
+ * a final link and must name a directory: each call answers as the
+ * kernel does, which the same body shows unsandboxed, and nothing the
+ * kernel refuses changes anything. */
+static int body_directory_forms(fixture *f) {
+  char *p[7];
+  static const char *const rel[] = {"rw/dsub",  "rw/dlink",  "rw/dflink",
+                                    "rw/dfile", "rw/dsub/.", "rw/dsub/..",
+                                    "rw/dnew"};
+  for (size_t i = 0; i < G_N_ELEMENTS(rel); i++)
+    p[i] = broker_test_path(&f->t, rel[i]);
+  char *dsub = g_strconcat(p[0], "/", NULL);
+  char *dlink = g_strconcat(p[1], "/", NULL);
+  char *dflink = g_strconcat(p[2], "/", NULL);
+  char *dfile = g_strconcat(p[3], "/", NULL);
+  char *dnew = g_strconcat(p[6], "/", NULL);
+  struct stat st;
+  char buf[64];
+  EXPECT(lstat(dlink, &st) == 0 && S_ISDIR(st.st_mode));
+  EXPECT(lstat(p[4], &st) == 0 && S_ISDIR(st.st_mode));
+  EXPECT_ERRNO(lstat(dflink, &st), ENOTDIR);
+  EXPECT_ERRNO(stat(dfile, &st), ENOTDIR);
+  EXPECT_ERRNO(readlink(dlink, buf, sizeof buf), EINVAL);
+  EXPECT_ERRNO(readlink(dflink, buf, sizeof buf), ENOTDIR);
+  EXPECT_ERRNO(access(dflink, F_OK), ENOTDIR);
+  int fd = open(dlink, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  EXPECT(fd >= 0);
+  close(fd);
+  EXPECT_ERRNO(open(dflink, O_RDONLY | O_CLOEXEC), ENOTDIR);
+  EXPECT_ERRNO(open(dnew, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EISDIR);
+  EXPECT_ERRNO(open(dfile, O_WRONLY | O_CREAT | O_CLOEXEC, 0600), EISDIR);
+  EXPECT_ERRNO(unlink(dfile), ENOTDIR);
+  EXPECT_ERRNO(unlink(dlink), ENOTDIR);
+  EXPECT_ERRNO(unlink(dsub), EISDIR);
+  EXPECT_ERRNO(unlink(p[4]), EISDIR);
+  EXPECT_ERRNO(rmdir(dlink), ENOTDIR);
+  EXPECT_ERRNO(rmdir(p[4]), EINVAL);
+  EXPECT_ERRNO(rmdir(p[5]), ENOTEMPTY);
+  EXPECT_ERRNO(rename(dfile, p[6]), ENOTDIR);
+  EXPECT_ERRNO(rename(p[4], p[6]), EBUSY);
+  /* Nothing changed. */
+  EXPECT(lstat(p[3], &st) == 0 && S_ISREG(st.st_mode));
+  EXPECT(lstat(p[1], &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT(lstat(p[0], &st) == 0 && S_ISDIR(st.st_mode));
+  EXPECT_ERRNO(lstat(p[6], &st), ENOENT);
+  for (size_t i = 0; i < G_N_ELEMENTS(rel); i++)
+    g_free(p[i]);
+  g_free(dlink);
+  g_free(dflink);
+  g_free(dfile);
+  g_free(dnew);
+  g_free(dsub);
+  return 0;
+}
+
+static int run_directory_forms(void *arg) {
+  return body_directory_forms(arg);
+}
+
+START_TEST(a_name_written_as_a_directory_is_answered_as_the_kernel_does) {
+  fixture f;
+  start(&f);
+  char *sub = broker_test_path(&f.t, "rw/dsub");
+  char *link = broker_test_path(&f.t, "rw/dlink");
+  char *file = broker_test_path(&f.t, "rw/dfile");
+  char *flink = broker_test_path(&f.t, "rw/dflink");
+  ck_assert_int_eq(mkdir(sub, 0755), 0);
+  ck_assert_int_eq(symlink("dsub", link), 0);
+  broker_test_write(file, "f");
+  ck_assert_int_eq(symlink("dfile", flink), 0);
+  /* Control: the kernel's answers, outside the sandbox. */
+  run_child(run_directory_forms, &f, NULL, true);
+  run_sandboxed(&f, body_directory_forms, true, true);
+  g_free(sub);
+  g_free(link);
+  g_free(file);
+  g_free(flink);
+  stop(&f);
+}
+END_TEST
+
 static int body_descriptor_calls(fixture *f) {
   int fd = open(f->t.good_file, O_RDONLY | O_CLOEXEC);
   EXPECT(fd >= 0);
@@ -1147,6 +1229,8 @@ int main(void) {
   tcase_add_test(tc, a_filter_that_refuses_polling_still_gets_every_reply);
   tcase_add_test(tc,
                  path_calls_inside_the_tree_are_served_and_writes_stay_in_it);
+  tcase_add_test(tc,
+                 a_name_written_as_a_directory_is_answered_as_the_kernel_does);
   tcase_add_test(tc, fstat_is_served_locally_and_relative_paths_get_eacces);
   tcase_add_test(
       tc, malformed_arguments_get_the_kernels_errno_from_every_trapped_call);

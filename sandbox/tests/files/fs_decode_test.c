@@ -601,6 +601,78 @@ START_TEST(normalising_in_place_agrees_with_the_lexical_join) {
 }
 END_TEST
 
+/* A name written as a directory ("/a/b/", "/a/b/.", "/a/b/..") is read
+ * as the kernel reads it in every row that takes a path: a final link
+ * followed (no no-follow flag left), a directory required, and the fixed
+ * answers of rmdir, unlink and rename to "." and "..". The calls that
+ * make the name are left to their executor; a plain name is untouched.
+ * (The layer 1 and sbx-run suites compare the executors' answers with
+ * the kernel's on a real tree.) */
+START_TEST(a_name_written_as_a_directory_is_read_as_the_kernel_reads_it) {
+  static const char *const forms[] = {"/a/b/", "/a/b/.", "/a/b/..", "/a/b//",
+                                      "/a/b"};
+  int checked = 0;
+  for (size_t i = 0; i < sbx_fs_call_count(); i++) {
+    const sbx_fs_call *c = sbx_fs_call_at(i);
+    if (!has(c, SBX_FS_ARG_PATH))
+      continue;
+    for (size_t f = 0; f < G_N_ELEMENTS(forms); f++) {
+      uint64_t a[6];
+      build_args(c, forms[f], -1, a);
+      if (has(c, SBX_FS_ARG_AT_FLAGS) &&
+          (c->at_flags_mask & AT_SYMLINK_NOFOLLOW))
+        set_role(c, SBX_FS_ARG_AT_FLAGS, AT_SYMLINK_NOFOLLOW, a);
+      sbx_fs_request q;
+      if (decode(c, a, &q) != 0)
+        continue;
+      bool dot = g_str_has_suffix(forms[f], "/.");
+      bool dotdot = g_str_has_suffix(forms[f], "/..");
+      bool plain = strcmp(forms[f], "/a/b") == 0;
+      bool makes = q.op == SBX_FS_OP_MKDIR || q.op == SBX_FS_OP_SYMLINK ||
+                   q.op == SBX_FS_OP_LINK || q.op == SBX_FS_OP_MKNOD;
+      sbx_fs_dir_form form;
+      bool is = sbx_fs_directory_form(&q, &form);
+      ck_assert_msg(is == (!plain && !makes), "%s %s", c->name, forms[f]);
+      if (!is)
+        continue;
+      checked++;
+      ck_assert_msg(!(q.at_flags & AT_SYMLINK_NOFOLLOW), "%s", c->name);
+      int want = 0;
+      if (q.op == SBX_FS_OP_RMDIR)
+        want = dot ? EINVAL : dotdot ? ENOTEMPTY : 0;
+      else if (q.op == SBX_FS_OP_UNLINK)
+        want = dot || dotdot ? EISDIR : 0;
+      else if (q.op == SBX_FS_OP_RENAME)
+        want = dot || dotdot ? EBUSY : 0;
+      ck_assert_msg(form.error == want, "%s %s: %d", c->name, forms[f],
+                    form.error);
+      if (q.op == SBX_FS_OP_OPEN && !(q.flags & O_CREAT)) {
+        /* The open itself then answers ENOTDIR. */
+        ck_assert_msg(
+            (q.flags & O_DIRECTORY) && !(q.flags & O_NOFOLLOW) && !form.look,
+            "%s", c->name);
+        continue;
+      }
+      ck_assert_msg(form.look == (want == 0), "%s %s", c->name, forms[f]);
+      if (!form.look)
+        continue;
+      bool on_name = q.op == SBX_FS_OP_UNLINK || q.op == SBX_FS_OP_RMDIR ||
+                     q.op == SBX_FS_OP_RENAME;
+      ck_assert_msg(form.follow == !on_name, "%s", c->name);
+      ck_assert_msg(form.if_not_dir == (q.op == SBX_FS_OP_OPEN ? 0 : ENOTDIR),
+                    "%s", c->name);
+      int if_dir = q.op == SBX_FS_OP_UNLINK     ? EISDIR
+                   : q.op == SBX_FS_OP_READLINK ? EINVAL
+                   : q.op == SBX_FS_OP_OPEN     ? EISDIR
+                                                : 0;
+      ck_assert_msg(form.if_dir == if_dir, "%s", c->name);
+      ck_assert_msg(form.parent == (q.op == SBX_FS_OP_OPEN), "%s", c->name);
+    }
+  }
+  ck_assert_int_gt(checked, 20);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("fs-decode");
   TCase *table = tcase_create("table");
@@ -619,6 +691,8 @@ static Suite *suite(void) {
   tcase_add_test(dec, accepted_forms_are_accepted_by_the_kernel_too);
   tcase_add_test(dec, a_caller_gone_while_it_was_read_is_said_so);
   tcase_add_test(dec, normalising_in_place_agrees_with_the_lexical_join);
+  tcase_add_test(dec,
+                 a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
   suite_add_tcase(s, dec);
   return s;
 }

@@ -73,7 +73,7 @@ static int usage(void) {
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
       "       sbx_run_probe link-connect TARGET LINK (symlink, then connect)\n"
       "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n"
-      "       sbx_run_probe devtty | traceme | attach PID\n");
+      "       sbx_run_probe devtty | traceme | attach PID | dirforms DIR\n");
   return 2;
 }
 
@@ -1110,6 +1110,83 @@ static int program_commands(int argc, char **argv) {
   return link_commands(argc, argv);
 }
 
+/* ---- names written as directories -------------------------------------
+ * In DIR: sub/ (a directory), link -> sub, f (a file), flink -> f. Each
+ * call on a name written as a directory ("name/", "name/.", "name/..")
+ * prints what the kernel answered; the sandbox must answer the same. */
+
+static void dirform_result(const char *what, const char *name, long rc,
+                           const char *value) {
+  if (rc < 0)
+    printf("%s %s=%s\n", what, name, strerrorname_np(errno));
+  else
+    printf("%s %s=%s\n", what, name, value ? value : "ok");
+}
+
+static const char *type_name(mode_t m) {
+  return S_ISDIR(m)   ? "dir"
+         : S_ISLNK(m) ? "link"
+         : S_ISREG(m) ? "file"
+                      : "other";
+}
+
+static int cmd_dirforms(const char *dir) {
+  static const char *const looked[] = {"link", "link/", "link/.", "flink/",
+                                       "f/",   "sub/",  "sub/..", "missing/"};
+  char path[4096], path2[4096], buf[256];
+  for (size_t i = 0; i < sizeof looked / sizeof looked[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, looked[i]);
+    struct stat st;
+    long rc = lstat(path, &st);
+    dirform_result("lstat", looked[i], rc,
+                   rc == 0 ? type_name(st.st_mode) : NULL);
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n >= 0)
+      buf[n] = '\0';
+    dirform_result("readlink", looked[i], n, n >= 0 ? buf : NULL);
+    rc = access(path, F_OK);
+    dirform_result("access", looked[i], rc, NULL);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    dirform_result("open-nofollow", looked[i], fd, NULL);
+    if (fd >= 0)
+      close(fd);
+  }
+  static const char *const created[] = {"new/", "sub/", "f/"};
+  for (size_t i = 0; i < sizeof created / sizeof created[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, created[i]);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    dirform_result("create", created[i], fd, NULL);
+    if (fd >= 0)
+      close(fd);
+  }
+  static const char *const unlinked[] = {"f/", "link/", "sub/", "sub/."};
+  for (size_t i = 0; i < sizeof unlinked / sizeof unlinked[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, unlinked[i]);
+    dirform_result("unlink", unlinked[i], unlink(path), NULL);
+  }
+  static const char *const removed[] = {"link/", "f/", "sub/.", "sub/.."};
+  for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, removed[i]);
+    dirform_result("rmdir", removed[i], rmdir(path), NULL);
+  }
+  static const char *const renamed[] = {"f/", "link/", "sub/."};
+  snprintf(path2, sizeof path2, "%s/renamed", dir);
+  for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, renamed[i]);
+    dirform_result("rename", renamed[i], rename(path, path2), NULL);
+  }
+  /* What is left: nothing above may have changed the directory. */
+  static const char *const left[] = {"sub",   "link", "f",
+                                     "flink", "new",  "renamed"};
+  for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, left[i]);
+    struct stat st;
+    long rc = lstat(path, &st);
+    dirform_result("left", left[i], rc, rc == 0 ? type_name(st.st_mode) : NULL);
+  }
+  return 0;
+}
+
 static int more_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "fchmod") == 0 && argc == 4)
@@ -1152,6 +1229,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_socket_unix_dgram();
   if (strcmp(cmd, "bind") == 0 && (argc == 3 || argc == 4))
     return cmd_bind(argv[2], argc == 4 ? argv[3] : NULL);
+  if (strcmp(cmd, "dirforms") == 0 && argc == 3)
+    return cmd_dirforms(argv[2]);
   return program_commands(argc, argv);
 }
 

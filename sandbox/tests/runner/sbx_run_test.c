@@ -1184,6 +1184,21 @@ START_TEST(a_descriptor_reopened_by_name_keeps_the_access_it_has) {
                         "read l < /dev/stdout && echo \"read=$l\" >&2", NULL};
   const char *explain[] = {"--explain", NULL};
   const char *granted[] = {"--explain", "--allow-read", out, NULL};
+  /* Every name of the descriptor is decided alike. */
+  static const char *const names[] = {"/proc/self/fd/1", "/dev/fd/1",
+                                      "/proc/thread-self/fd/1"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autofree char *script =
+        g_strdup_printf("read l < %s && echo \"read=$l\" >&2", names[i]);
+    const char *via[] = {"/bin/sh", "-c", script, NULL};
+    int fd = open(out, O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    result r = sbx_run_at(NULL, -1, fd, explain, via);
+    close(fd);
+    ck_assert_msg(r.status != 0, "read back through %s: %s", names[i], r.err);
+    assert_lacks(r.err, "read=");
+    result_clear(&r);
+  }
   for (int grant = 0; grant <= 1; grant++) {
     int fd = open(out, O_WRONLY | O_CLOEXEC);
     ck_assert_int_ge(fd, 0);
@@ -1245,6 +1260,87 @@ START_TEST(an_inotify_watch_needs_read_on_what_it_watches) {
   ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
   assert_contains(r.out, "watch=ok\nevent=new\n");
   assert_contains(r.out, "watch-target=ok");
+  result_clear(&r);
+}
+END_TEST
+
+/* A name written as a directory ("link/", "f/", "sub/.") follows a final
+ * link and must name a directory, as the kernel reads it: in both modes
+ * every call on such a name answers as it does outside, and nothing the
+ * kernel refuses (unlink of "f/", rmdir of "sub/.") changes anything. */
+START_TEST(a_name_written_as_a_directory_is_read_as_the_kernel_reads_it) {
+  g_autofree char *dir = make_dir("forms");
+  g_autofree char *sub = make_dir("forms/sub");
+  g_autofree char *f = make_file("forms/f", "f");
+  g_autofree char *link = path_in("forms/link");
+  g_autofree char *flink = path_in("forms/flink");
+  ck_assert_int_eq(symlink("sub", link), 0);
+  ck_assert_int_eq(symlink("f", flink), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "dirforms", dir, NULL};
+  /* Control: what the kernel answers outside. */
+  result control = run(cmd);
+  ck_assert_msg(control.status == 0, "status %d: %s", control.status,
+                control.err);
+  static const char *const kernel[] = {"lstat link=link\n",
+                                       "lstat link/=dir\n",
+                                       "lstat flink/=ENOTDIR\n",
+                                       "readlink link/=EINVAL\n",
+                                       "open-nofollow link/=ok\n",
+                                       "create new/=EISDIR\n",
+                                       "unlink f/=ENOTDIR\n",
+                                       "unlink link/=ENOTDIR\n",
+                                       "unlink sub/=EISDIR\n",
+                                       "rmdir sub/.=EINVAL\n",
+                                       "rename f/=ENOTDIR\n",
+                                       "rename sub/.=EBUSY\n",
+                                       "left f=file\n",
+                                       "left link=link\n",
+                                       "left new=ENOENT\n"};
+  for (size_t i = 0; i < G_N_ELEMENTS(kernel); i++)
+    assert_contains(control.out, kernel[i]);
+  const char *rw[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(rw, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, control.out);
+  result_clear(&r);
+  result_clear(&control);
+}
+END_TEST
+
+/* The program's own /proc entries answer as the kernel does in both
+ * modes: /proc/thread-self and its files, the links /proc/self and
+ * /proc/thread-self, /dev/fd listed, and a descriptor's name in
+ * /proc/self/fd looked at as the link it is (ls -l). */
+START_TEST(the_programs_own_proc_entries_answer_as_the_kernels) {
+  const char *sh[] = {
+      "/bin/sh", "-c",
+      "cat /proc/thread-self/comm; "
+      "readlink /proc/self | grep -qx '[0-9]*' && echo self=link; "
+      "readlink /proc/thread-self | grep -qx '[0-9]*/task/[0-9]*' && "
+      "echo thread-self=link; "
+      "ls /dev/fd/ | grep -qx 0 && echo dev-fd=listed; "
+      "readlink /dev/stdin; "
+      "stat -c %F /proc/self/fd/0 /proc/thread-self/fd/1; "
+      "ls -l /proc/self/fd/ | grep -q '^l' && echo ls-l=links",
+      NULL};
+  const char *expected =
+      "cat\nself=link\nthread-self=link\ndev-fd=listed\n"
+      "/proc/self/fd/0\nsymbolic link\nsymbolic link\n"
+      "ls-l=links\n";
+  result control = run(sh);
+  ck_assert_msg(control.status == 0, "status %d: %s", control.status,
+                control.err);
+  ck_assert_str_eq(control.out, expected);
+  result_clear(&control);
+  const char *opts[] = {"--allow-exec", NULL};
+  result r = sbx_run(opts, sh);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, expected);
+  /* Nothing of the program's own is refused (under --explain the PATH
+   * search's refusals are printed too). */
+  assert_lacks(r.err, " /proc/");
+  assert_lacks(r.err, " /dev/");
   result_clear(&r);
 }
 END_TEST
@@ -2141,6 +2237,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, a_search_path_goes_on_past_names_outside_the_grants);
   tcase_add_test(opts, the_summary_offers_only_grants_that_change_the_outcome);
   tcase_add_test(opts, an_inotify_watch_needs_read_on_what_it_watches);
+  tcase_add_test(opts,
+                 a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
+  tcase_add_test(opts, the_programs_own_proc_entries_answer_as_the_kernels);
   suite_add_tcase(s, opts);
   return s;
 }
