@@ -43,9 +43,18 @@ typedef enum {
   ANSWER_VALUE,    /* value, or -error */
   ANSWER_FD,       /* install fd (ours, closed afterwards) and return it */
   ANSWER_CONTINUE, /* the kernel runs the call as made */
-  ANSWER_WAIT,     /* answered later, when wait_fd is ready (sockets.c) */
+  ANSWER_WAIT,     /* answered later, when wait_fd is ready (wait_kind) */
   ANSWER_DROP,     /* the target is gone: no answer */
 } sbx_answer_kind;
+
+/* What an ANSWER_WAIT call waits for. */
+typedef enum {
+  WAIT_CONNECT,    /* wait_fd: our socket whose connect is in progress */
+  WAIT_FIFO_READ,  /* wait_fd: our read end of a FIFO, until a writer wrote
+                      or came and went (fs_open.c) */
+  WAIT_FIFO_WRITE, /* fifo: a FIFO without a reader, opened for writing
+                      once one comes (fs_open.c); wait_fd never ready */
+} sbx_wait_kind;
 
 typedef struct sbx_call {
   sbx_unotify *u;
@@ -60,9 +69,12 @@ typedef struct sbx_call {
   int error;
   int fd;
   unsigned fd_flags;
-  int wait_fd;        /* ANSWER_WAIT: our socket whose connect is in progress */
-  sbx_fs_request q;   /* a file-system call, as the decoder made it */
-  char raw[PATH_MAX]; /* q.path: the path as the program passed it */
+  int wait_fd; /* ANSWER_WAIT: see wait_kind */
+  sbx_wait_kind wait_kind;
+  int fifo;            /* WAIT_FIFO_WRITE: our O_PATH descriptor of the FIFO */
+  int fifo_flags;      /* WAIT_FIFO_*: the program's open flags */
+  sbx_fs_request q;    /* a file-system call, as the decoder made it */
+  char raw[PATH_MAX];  /* q.path: the path as the program passed it */
   char raw2[PATH_MAX]; /* q.path2 */
   char path[PATH_MAX]; /* absolute and normalised */
   char path2[PATH_MAX];
@@ -414,5 +426,15 @@ void sbx_handle_bind(sbx_call *c);
 /* An ANSWER_WAIT call whose socket became ready: sets its answer, or
  * leaves it ANSWER_WAIT if the connect is still in progress. */
 void sbx_socket_finish(sbx_call *c);
+
+/* fs_open.c: a WAIT_FIFO_READ call whose FIFO became readable (or lost
+ * its writer) gets its descriptor; a WAIT_FIFO_WRITE call is opened when
+ * the FIFO has a reader now, else stays ANSWER_WAIT. */
+void sbx_fifo_finish(sbx_call *c);
+
+/* supervisor.c: the FIFO writers waiting for a reader try again (a
+ * reader was just opened for the program; every reader of the sandbox's
+ * own FIFOs is opened by the supervisor). */
+void sbx_call_retry_fifo_writers(sbx_call *c);
 
 #endif /* SBX_SUPERVISOR_CALL_H_ */

@@ -12,7 +12,9 @@
  * slave, /dev/pts/N, opened for it too; the host's other terminals need
  * their own grant. /dev/tty is the program's terminal, never the
  * supervisor's. The files made for the program (its /etc/passwd and
- * /etc/group) are opened from their memfds, for reading only.
+ * /etc/group) are opened from their memfds, for reading only. A FIFO in
+ * the sandbox's own /tmp or /dev/shm opens as the kernel opens it, the
+ * waiting done by the supervisor's loop, never by the supervisor.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
@@ -25,6 +27,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -221,6 +224,109 @@ static void open_made(sbx_call *c, const char *proc, int flags) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
+/* ---- the sandbox's own FIFOs --------------------------------------------
+ * A FIFO in the sandbox's private /tmp or /dev/shm (made there by the
+ * program: no host process sees them) opens as the kernel opens it: a
+ * reader waits for a writer, a writer for a reader, unless the program
+ * asks O_NONBLOCK (a writer without a reader then gets ENXIO); O_RDWR
+ * never waits. The supervisor never blocks: a reader's descriptor is
+ * opened at once (so a writer finds a reader, as one waiting in open(2)
+ * counts) and handed over when a writer has written or come and gone; a
+ * writer waits, holding the FIFO, until the supervisor opens a reader
+ * for the program, which is the only way a reader comes (every open in
+ * the sandbox is the supervisor's). Everywhere else a FIFO is not opened
+ * (S28). */
+
+/* The FIFO path names, as an O_PATH descriptor, when it lies in a private
+ * directory and the program may open it so; else -1. */
+static int private_fifo(sbx_call *c, int flags) {
+  const sbx_unotify_private_dir *dir = sbx_call_private_dir(c, c->path);
+  if (dir == NULL || (flags & (SBX_FS_O_PATH | SBX_FS_O_TMPFILE_BIT)))
+    return -1;
+  int acc = flags & O_ACCMODE;
+  unsigned need = acc == O_RDONLY   ? SBX_PERM_READ_ONLY
+                  : acc == O_WRONLY ? SBX_PERM_STAT | SBX_PERM_WRITE
+                                    : SBX_PERM_READ_WRITE;
+  sbx_decision d;
+  int obj =
+      sbx_resolver_open_object(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, need, !(flags & O_NOFOLLOW), &d);
+  if (obj < 0)
+    return -1;
+  struct stat st, top;
+  if (fstat(obj, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+      fstat(dir->fd, &top) < 0 || st.st_dev != top.st_dev) {
+    close(obj);
+    return -1;
+  }
+  return obj;
+}
+
+/* Our descriptor of the FIFO obj with the program's access, opened
+ * without waiting; -errno (ENXIO: a writer without a reader). */
+static int open_fifo_now(int obj, int flags) {
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+  int fd = open(self, (flags & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+/* Hands fd over with the program's flags: O_NONBLOCK only if it asked. */
+static void answer_fifo(sbx_call *c, int fd, int flags) {
+  if (!(flags & O_NONBLOCK))
+    fcntl(fd, F_SETFL, flags & O_APPEND);
+  answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+}
+
+static void open_private_fifo(sbx_call *c, int obj, int flags) {
+  c->ev.allowed = true;
+  int acc = flags & O_ACCMODE;
+  int fd = open_fifo_now(obj, flags);
+  if (fd >= 0 && acc != O_WRONLY)
+    sbx_call_retry_fifo_writers(c);
+  if (fd == -ENXIO && !(flags & O_NONBLOCK)) {
+    c->kind = ANSWER_WAIT;
+    c->wait_kind = WAIT_FIFO_WRITE;
+    c->fifo = obj;
+    c->fifo_flags = flags;
+    c->wait_fd = eventfd(0, EFD_CLOEXEC);
+    if (c->wait_fd < 0) {
+      answer_failed(c, errno);
+      return;
+    }
+    return;
+  }
+  close(obj);
+  if (fd < 0) {
+    answer_failed(c, -fd);
+  } else if (acc == O_RDONLY && !(flags & O_NONBLOCK)) {
+    c->kind = ANSWER_WAIT;
+    c->wait_kind = WAIT_FIFO_READ;
+    c->wait_fd = fd;
+    c->fifo_flags = flags;
+  } else {
+    answer_fifo(c, fd, flags);
+  }
+}
+
+void sbx_fifo_finish(sbx_call *c) {
+  if (c->wait_kind == WAIT_FIFO_READ) {
+    int fd = fcntl(c->wait_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+      answer_error(c, errno);
+    else
+      answer_fifo(c, fd, c->fifo_flags);
+    return;
+  }
+  int fd = open_fifo_now(c->fifo, c->fifo_flags);
+  if (fd == -ENXIO)
+    return; /* still no reader */
+  if (fd < 0)
+    answer_error(c, -fd);
+  else
+    answer_fifo(c, fd, c->fifo_flags);
+}
+
 void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
   /* The resolver never follows magic links; other RESOLVE_ flags change
    * what a path means and are not emulated: callers fall back to
@@ -285,6 +391,11 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     }
   }
   if (fd < 0) {
+    int fifo = private_fifo(c, flags);
+    if (fifo >= 0) {
+      open_private_fifo(c, fifo, flags);
+      return;
+    }
     decided(c, fd, &d, hint, c->path, parent);
     return;
   }

@@ -19,7 +19,8 @@
  * What it trusts: the decoder's copies, the resolver and the kernel. What
  * it refuses: what the decoder refuses (with the kernel's errno), what the
  * resolver refuses, and the operations that are refused everywhere
- * (links, special files, ownership, extended attributes, inode flags, the
+ * (links by descriptor, special files other than a FIFO in the sandbox's
+ * own /tmp and /dev/shm, ownership, extended attributes, inode flags, the
  * old utime calls).
  */
 #include "sandbox/supervisor/call.h"
@@ -396,6 +397,59 @@ static void op_watch(sbx_call *c, const sbx_fs_request *q) {
   answer_value(c, wd);
 }
 
+/* ---- FIFOs -------------------------------------------------------------- */
+
+/* mknod of a FIFO in the sandbox's own /tmp or /dev/shm, which no host
+ * process sees, as the default mode makes one there (valgrind's vgdb,
+ * shell scripts' mkfifo); no FIFO anywhere else, where a host process
+ * could open it and hang, and no other special file (S28). */
+static void refuse_fifo_here(sbx_call *c) {
+  /* EACCES, as Landlock refuses MAKE_FIFO in the default mode. */
+  deny(c, EACCES, "a FIFO is made only in the sandbox's own /tmp and /dev/shm",
+       SBX_UNOTIFY_HINT_NEVER, NULL, false);
+}
+
+static void op_mknod(sbx_call *c, const sbx_fs_request *q) {
+  if ((q->mode & S_IFMT) != S_IFIFO || q->form != SBX_FS_FORM_PATH) {
+    op_refuse(c, q);
+    return;
+  }
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  const sbx_unotify_private_dir *dir = sbx_call_private_dir(c, c->path);
+  if (dir == NULL) {
+    refuse_fifo_here(c);
+    return;
+  }
+  if (refuse_set_id_mode(c, (mode_t)q->mode) || drop_if_gone(c))
+    return;
+  sbx_decision d;
+  char name[NAME_MAX + 1];
+  int parent =
+      sbx_resolver_open_parent(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, name, sizeof(name), &d);
+  if (parent < 0) {
+    decided(c, parent, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+    return;
+  }
+  /* A link on the way may lead out of the private directory. */
+  struct stat st, top;
+  if (fstat(parent, &st) < 0 || fstat(dir->fd, &top) < 0 ||
+      st.st_dev != top.st_dev) {
+    close(parent);
+    refuse_fifo_here(c);
+    return;
+  }
+  mode_t umask_ = sbx_allowlist_umask(sbx_resolver_allowlist(c->cfg->resolver));
+  int rc =
+      mknodat(parent, name, S_IFIFO | ((mode_t)q->mode & 0777 & ~umask_), 0) < 0
+          ? -errno
+          : 0;
+  close(parent);
+  decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
 /* ---- operations refused everywhere -------------------------------------- */
 
 static const struct {
@@ -635,7 +689,7 @@ static const fs_handler fs_handlers[SBX_FS_OP_COUNT] = {
     [SBX_FS_OP_CHATTR] = op_refuse,
     [SBX_FS_OP_LINK] = op_link,
     [SBX_FS_OP_SYMLINK] = sbx_op_symlink,
-    [SBX_FS_OP_MKNOD] = op_refuse,
+    [SBX_FS_OP_MKNOD] = op_mknod,
     [SBX_FS_OP_WATCH] = op_watch,
     [SBX_FS_OP_CHDIR] = op_chdir,
     [SBX_FS_OP_EXEC] = op_exec,

@@ -371,6 +371,7 @@ static void perform_connect(sbx_call *c, int sock, int domain, const void *addr,
   if (rc < 0 && blocking && domain != AF_UNIX &&
       (err == EINPROGRESS || err == EALREADY)) {
     c->kind = ANSWER_WAIT;
+    c->wait_kind = WAIT_CONNECT;
     c->wait_fd = sock;
     return;
   }

@@ -321,6 +321,8 @@ sbx_unotify *sbx_unotify_new(int listener, const sbx_unotify_config *config,
 static void free_call(sbx_call *c) {
   if (c->wait_fd >= 0)
     close(c->wait_fd);
+  if (c->fifo >= 0)
+    close(c->fifo);
   g_free(c);
 }
 
@@ -438,7 +440,9 @@ static void forget_gone(sbx_unotify *u) {
 /* Keeps c until its socket is ready (sbx_unotify_finish_waiting). */
 static int start_waiting(sbx_unotify *u, sbx_call *c) {
   forget_gone(u);
-  struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
+  struct epoll_event ev = {
+      .events = c->wait_kind == WAIT_CONNECT ? EPOLLOUT : EPOLLIN,
+      .data.ptr = c};
   if (u->waiting->len >= MAX_WAITING ||
       epoll_ctl(u->wait_epoll, EPOLL_CTL_ADD, c->wait_fd, &ev) < 0) {
     answer_error(c, EAGAIN);
@@ -459,7 +463,10 @@ int sbx_unotify_finish_waiting(sbx_unotify *u) {
     if (gone(c)) {
       c->kind = ANSWER_DROP;
     } else {
-      sbx_socket_finish(c);
+      if (c->wait_kind == WAIT_CONNECT)
+        sbx_socket_finish(c);
+      else
+        sbx_fifo_finish(c);
       if (c->kind == ANSWER_WAIT)
         continue;
     }
@@ -470,6 +477,23 @@ int sbx_unotify_finish_waiting(sbx_unotify *u) {
   }
   forget_gone(u);
   return result;
+}
+
+void sbx_call_retry_fifo_writers(sbx_call *reader) {
+  sbx_unotify *u = reader->u;
+  for (guint i = u->waiting->len; i-- > 0;) {
+    sbx_call *c = g_ptr_array_index(u->waiting, i);
+    if (c->wait_kind != WAIT_FIFO_WRITE)
+      continue;
+    if (gone(c))
+      c->kind = ANSWER_DROP;
+    else
+      sbx_fifo_finish(c);
+    if (c->kind == ANSWER_WAIT)
+      continue;
+    stop_waiting(u, c);
+    finish_call(u, c);
+  }
 }
 
 int sbx_unotify_answer(sbx_unotify *u) {
@@ -485,6 +509,7 @@ int sbx_unotify_answer(sbx_unotify *u) {
   c->report = true;
   c->fd = -1;
   c->wait_fd = -1;
+  c->fifo = -1;
   c->kind = ANSWER_VALUE;
   c->error = ENOSYS;
   sbx_target_init(&c->t, u->ch.listener, c->n->id, (pid_t)c->n->pid);

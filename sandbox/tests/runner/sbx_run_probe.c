@@ -73,7 +73,8 @@ static int usage(void) {
       "       sbx_run_probe symlink TARGET LINK | link OLD NEW | exec PATH\n"
       "       sbx_run_probe link-connect TARGET LINK (symlink, then connect)\n"
       "       sbx_run_probe link-race INSIDE CANARY LINK N | job | pty\n"
-      "       sbx_run_probe devtty | traceme | attach PID | dirforms DIR\n");
+      "       sbx_run_probe devtty | traceme | attach PID | dirforms DIR\n"
+      "       sbx_run_probe fifo DIR\n");
   return 2;
 }
 
@@ -1187,6 +1188,109 @@ static int cmd_dirforms(const char *dir) {
   return 0;
 }
 
+/* ---- FIFOs -------------------------------------------------------------
+ * In DIR: makes a FIFO and opens it the ways programs do; each line says
+ * what happened, the same inside the sandbox as outside. */
+
+static void on_alarm(int sig) {
+  (void)sig;
+}
+
+/* A child that sleeps a little, opens the FIFO with flags, writes text
+ * (if any) or reads into the pipe `to_parent`, and exits. */
+static pid_t fifo_peer(const char *path, int flags, const char *text,
+                       int to_parent) {
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  usleep(200 * 1000);
+  int fd = open(path, flags | O_CLOEXEC);
+  if (fd < 0)
+    _exit(1);
+  if (text) {
+    ssize_t w = write(fd, text, strlen(text));
+    _exit(w == (ssize_t)strlen(text) ? 0 : 1);
+  }
+  char buf[64];
+  ssize_t n = read(fd, buf, sizeof buf);
+  ssize_t w = n > 0 ? write(to_parent, buf, (size_t)n) : 0;
+  _exit(w == n ? 0 : 1);
+}
+
+static void fifo_wait(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+static int cmd_fifo(const char *dir) {
+  char path[4096], buf[64];
+  snprintf(path, sizeof path, "%s/probe-fifo", dir);
+  if (mkfifo(path, 0600) < 0)
+    return report_errno("mkfifo", -1);
+  printf("mkfifo=ok\n");
+  /* No reader yet: a writer that will not wait is told so. */
+  int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  printf("write-nonblock=%s\n", fd < 0 ? strerrorname_np(errno) : "ok");
+  /* A reader waits for its writer. */
+  pid_t peer = fifo_peer(path, O_WRONLY, "from-writer", -1);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  printf("reader=%s\n", fd < 0 ? strerrorname_np(errno) : buf);
+  if (fd >= 0)
+    close(fd);
+  fifo_wait(peer);
+  /* A writer waits for its reader. */
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return 2;
+  peer = fifo_peer(path, O_RDONLY, NULL, p[1]);
+  close(p[1]);
+  fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t w = write(fd, "from-parent", 11);
+    (void)w;
+    close(fd);
+  }
+  n = read(p[0], buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  close(p[0]);
+  fifo_wait(peer);
+  printf("writer=%s read-by-peer=%s\n", fd < 0 ? strerrorname_np(errno) : "ok",
+         buf);
+  /* A writer with no reader to come is interrupted by a signal. */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {.it_value = {.tv_usec = 200 * 1000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  fd = open(path, O_WRONLY | O_CLOEXEC);
+  printf("interrupted=%s\n", fd < 0 ? strerrorname_np(errno) : "opened");
+  if (fd >= 0)
+    close(fd);
+  /* A writer that comes and goes without writing: the reader sees EOF. */
+  peer = fifo_peer(path, O_WRONLY, "", -1);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
+  printf("empty-writer=%s\n", fd < 0   ? strerrorname_np(errno)
+                              : n == 0 ? "eof"
+                                       : "data");
+  if (fd >= 0)
+    close(fd);
+  fifo_wait(peer);
+  /* O_RDWR never waits. */
+  fd = open(path, O_RDWR | O_CLOEXEC);
+  n = fd < 0 ? -1 : write(fd, "x", 1);
+  n = n == 1 ? read(fd, buf, 1) : -1;
+  printf("read-write=%s\n", n == 1 ? "ok" : strerrorname_np(errno));
+  if (fd >= 0)
+    close(fd);
+  unlink(path);
+  return 0;
+}
+
 static int more_commands(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "fchmod") == 0 && argc == 4)
@@ -1231,6 +1335,8 @@ static int more_commands(int argc, char **argv) {
     return cmd_bind(argv[2], argc == 4 ? argv[3] : NULL);
   if (strcmp(cmd, "dirforms") == 0 && argc == 3)
     return cmd_dirforms(argv[2]);
+  if (strcmp(cmd, "fifo") == 0 && argc == 3)
+    return cmd_fifo(argv[2]);
   return program_commands(argc, argv);
 }
 

@@ -1345,6 +1345,34 @@ START_TEST(the_programs_own_proc_entries_answer_as_the_kernels) {
 }
 END_TEST
 
+/* A FIFO in the sandbox's own /tmp opens as the kernel opens one, in both
+ * modes: a reader waits for a writer and a writer for a reader, unless
+ * it asks not to wait; a signal interrupts the wait; O_RDWR never waits.
+ * (A FIFO is never made in a write grant: sbx_run_escape_test.) */
+START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
+  if (!sbx_run_has_private_dirs())
+    return; /* no /tmp of the sandbox's own: the write grant rule holds */
+  g_autofree char *dir = make_dir("fifo");
+  g_autofree char *probe = probe_path();
+  const char *outside[] = {probe, "fifo", dir, NULL};
+  const char *expected =
+      "mkfifo=ok\n"
+      "write-nonblock=ENXIO\n"
+      "reader=from-writer\n"
+      "writer=ok read-by-peer=from-parent\n"
+      "interrupted=EINTR\n"
+      "empty-writer=eof\n"
+      "read-write=ok\n";
+  /* Control: the kernel's answers outside. */
+  expect(run(outside), 0, expected, NULL);
+  const char *inside[] = {probe, "fifo", "/tmp", NULL};
+  result r = sbx_run(NULL, inside);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, expected);
+  result_clear(&r);
+}
+END_TEST
+
 /* ---- pseudo-terminals ---------------------------------------------------
  * The program makes pseudo-terminals of its own with no grant (script,
  * expect, tmux, Python's pty): in the default mode from a devpts instance
@@ -2240,6 +2268,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts,
                  a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
   tcase_add_test(opts, the_programs_own_proc_entries_answer_as_the_kernels);
+  tcase_add_test(opts, a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it);
   suite_add_tcase(s, opts);
   return s;
 }
