@@ -91,12 +91,18 @@ static gboolean put_rule(GString *out, const sbx_policy *p, const sbx_rule *r,
   } else {
     ok = r->on_match.kind == SBX_ACTION_ALLOW &&
          (same_action(r->on_mismatch, p->default_action) ||
-          r->on_mismatch.kind == SBX_ACTION_ERRNO);
+          r->on_mismatch.kind == SBX_ACTION_ERRNO ||
+          r->on_mismatch.kind == SBX_ACTION_USER_NOTIF);
     if (ok) {
       put_expression(out, r);
-      if (!same_action(r->on_mismatch, p->default_action))
+      if (same_action(r->on_mismatch, p->default_action)) {
+        /* The policy's default: nothing to write. */
+      } else if (r->on_mismatch.kind == SBX_ACTION_USER_NOTIF) {
+        g_string_append(out, "; user-notify");
+      } else {
         g_string_append_printf(out, "; return %u",
                                (unsigned)r->on_mismatch.data);
+      }
     }
   }
   if (!ok) {

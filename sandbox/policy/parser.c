@@ -69,8 +69,8 @@ typedef struct {
 typedef struct {
   gboolean conditional;
   GPtrArray *clauses; /* of GArray of atom */
-  gboolean has_return;
-  sbx_action action; /* unconditional: the action; else the return */
+  gboolean has_else;  /* '; return ERRNO' or '; user-notify' */
+  sbx_action action;  /* unconditional: the action; else what follows ';' */
   guint action_tok;
 } filter;
 
@@ -431,7 +431,8 @@ static void filter_clear(filter *f) {
   f->clauses = NULL;
 }
 
-/* expression = clause { '||' clause } [ ';' 'return' errno ]
+/* expression = clause { '||' clause } [ ';' ( 'return' errno |
+ *                                             'user-notify' ) ]
  * clause = atom { '&&' atom } */
 static gboolean parse_expression(stmt *s, filter *f, GError **error) {
   f->conditional = TRUE;
@@ -459,17 +460,23 @@ static gboolean parse_expression(stmt *s, filter *f, GError **error) {
                 "missing 'return ERRNO' after ';'");
       return FALSE;
     }
-    if (!sbx_token_is(peek(s), "return")) {
+    f->action_tok = s->i;
+    if (sbx_token_is(peek(s), "user-notify")) {
+      /* The calls the expression does not match go to a supervisor. */
+      s->i++;
+      f->action = (sbx_action){SBX_ACTION_USER_NOTIF, 0};
+    } else if (sbx_token_is(peek(s), "return")) {
+      s->i++;
+      if (!parse_return(s, &f->action, error))
+        return FALSE;
+    } else {
       span_error(error, s, SBX_POLICY_ERROR_SYNTAX, s->i, s->i,
-                 "only 'return ERRNO' may follow ';' (the errno for calls "
-                 "the expression does not match), not '%.*s'",
+                 "only 'return ERRNO' or 'user-notify' may follow ';' (what "
+                 "calls the expression does not match get), not '%.*s'",
                  (int)peek(s)->len, peek(s)->text);
       return FALSE;
     }
-    f->action_tok = s->i++;
-    if (!parse_return(s, &f->action, error))
-      return FALSE;
-    f->has_return = TRUE;
+    f->has_else = TRUE;
   }
   return TRUE;
 }
@@ -592,7 +599,7 @@ static gboolean instantiate(stmt *s, int nr, guint name_tok, const filter *f,
     r.rule.on_match = r.rule.on_mismatch = f->action;
     return add_rule(s, &r, name_tok, error);
   }
-  if (p->denylist && !f->has_return) {
+  if (p->denylist && (!f->has_else || f->action.kind != SBX_ACTION_ERRNO)) {
     end_error(error, s, SBX_POLICY_ERROR_CONFLICT,
               "in a @denylist policy an expression must end in "
               "'; return ERRNO' (the errno for calls it matches)");
@@ -646,7 +653,7 @@ static gboolean instantiate(stmt *s, int nr, guint name_tok, const filter *f,
     r.rule.on_mismatch = (sbx_action){SBX_ACTION_ALLOW, 0};
   } else {
     r.rule.on_match = (sbx_action){SBX_ACTION_ALLOW, 0};
-    if (f->has_return)
+    if (f->has_else)
       r.rule.on_mismatch = f->action;
     else
       r.mismatch_is_default = TRUE;

@@ -275,7 +275,8 @@ static _Noreturn void run_init(const child_args *given) {
   {
     /* Until the supervisor holds the listener, a notified call would
      * wait for nobody: nothing but these calls runs before the go-ahead.
-     * (The default mode's baseline notifies connect alone.) */
+     * (The default mode's baseline notifies connect and set-id chmods
+     * alone.) */
     /* The terminal's master, which the launcher shapes like the user's
      * terminal before the go-ahead; the namespaces and the private
      * directories, for the supervisor's connects and binds (each kept at

@@ -21,7 +21,7 @@
  *
  * In the default mode init first builds its file tree (tree.h) and takes
  * the relay's pipes (relay.h) as 0, 1, 2 where the plan says so; its
- * baseline's listener then carries connect alone.
+ * baseline's listener then carries connect and set-id chmods alone.
  *
  * The launcher meanwhile serves the listener (supervisor.h), relays the
  * standard streams the plan names, forwards

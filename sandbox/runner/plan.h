@@ -45,11 +45,14 @@
  * The default, SBX_RUN_MODE_KERNEL: the kernel. Init builds a mount tree
  * holding only the grants (tree.h) and the program's calls go straight
  * to it, checked by the mount flags and Landlock; the baseline
- * (sbx-run-kernel.policy) sends connect alone to the supervisor (a
- * read-only mount does not stop one). Standard streams that name files
+ * (sbx-run-kernel.policy) sends two calls alone to the supervisor:
+ * connect (a read-only mount does not stop one), and a chmod asking for
+ * a set-id bit (the filter cannot tell a directory, whose setgid bit is
+ * set, from a file). Standard streams that name files
  * outside the write grants reach the program as relayed pipes (relay.h).
- * Nothing else is printed for a refusal: the program sees the errno, and
- * a program that fails gets one line pointing at --explain.
+ * Nothing else is printed for a refusal (but those two calls'): the
+ * program sees the errno, and a program that fails gets one line
+ * pointing at --explain.
  *
  * SBX_RUN_MODE_SUPERVISOR (--explain): init's first filter, the baseline
  * (sbx-run.policy), returns a user-notification listener that init hands

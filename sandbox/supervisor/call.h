@@ -197,6 +197,23 @@ static inline bool refuse_set_id_mode(sbx_call *c, mode_t mode) {
   return true;
 }
 
+/* The same for chmod of an existing object (our descriptor fd): the
+ * setgid bit alone is set on a directory, where it only gives new files
+ * the directory's group (the kernel clears it, as for the program, where
+ * the supervisor acting as the program is not in that group). */
+static inline bool refuse_set_id_change(sbx_call *c, int fd, mode_t mode) {
+  struct stat st;
+  if (!(mode & (S_ISUID | S_ISGID)))
+    return false;
+  if ((mode & (S_ISUID | S_ISGID)) == S_ISGID && fstat(fd, &st) == 0 &&
+      S_ISDIR(st.st_mode))
+    return false;
+  deny(c, EPERM,
+       "setuid and setgid bits are never set (but setgid on a directory)",
+       SBX_UNOTIFY_HINT_NEVER, NULL, false);
+  return true;
+}
+
 /* Records a resolver decision and answers with its result. A name the
  * sandbox's private directory lacks where the host has one is missing
  * for the program, and named with the grant that shows the host's. */

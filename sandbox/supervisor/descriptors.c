@@ -189,7 +189,7 @@ void sbx_fd_chmod(sbx_call *c, int fd, mode_t mode, bool by_path) {
   int obj = writable_object(c, fd, false);
   if (obj < 0)
     return;
-  if (refuse_set_id_mode(c, mode)) {
+  if (refuse_set_id_change(c, obj, mode)) {
     close(obj);
     return;
   }

@@ -248,7 +248,7 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
   }
   if (fd < 0)
     return;
-  if (refuse_set_id_mode(c, mode)) {
+  if (refuse_set_id_change(c, fd, mode)) {
     close(fd);
     return;
   }

@@ -818,10 +818,15 @@ START_TEST(parser_rejects_invalid_errno) {
 }
 END_TEST
 
-START_TEST(parser_rejects_anything_but_return_after_a_semicolon) {
+START_TEST(
+    parser_rejects_anything_but_return_or_user_notify_after_a_semicolon) {
   static const error_case kCases[] = {
       {"read: arg0 == 0; allow", SBX_POLICY_ERROR_SYNTAX,
-       ":1:18:", "only 'return ERRNO' may follow ';'"},
+       ":1:18:", "only 'return ERRNO' or 'user-notify' may follow ';'"},
+      {"read: arg0 == 0; user-notify trap", SBX_POLICY_ERROR_SYNTAX,
+       ":1:30:", "trap"},
+      {"@denylist\nread: arg0 == 0; user-notify", SBX_POLICY_ERROR_CONFLICT,
+       ":2:", "must end in '; return ERRNO'"},
       {"read: arg0 == 0; trap", SBX_POLICY_ERROR_SYNTAX,
        ":1:18:", "not 'trap'"},
       {"read: arg0 == 0;", SBX_POLICY_ERROR_SYNTAX,
@@ -830,6 +835,18 @@ START_TEST(parser_rejects_anything_but_return_after_a_semicolon) {
        ":1:24:", "missing errno"},
   };
   expect_errors(kCases, G_N_ELEMENTS(kCases));
+}
+END_TEST
+
+/* sbx's own else-action: what the expression does not match goes to a
+ * supervisor. */
+START_TEST(parser_reads_user_notify_as_the_action_when_the_expression_fails) {
+  sbx_policy *p = policy_test_parse_ok(
+      "fchmod: arg1 in ~06000; user-notify\n@default trap\n");
+  const sbx_rule *r = &p->rules[0];
+  ck_assert_int_eq(r->on_match.kind, SBX_ACTION_ALLOW);
+  ck_assert_int_eq(r->on_mismatch.kind, SBX_ACTION_USER_NOTIF);
+  sbx_policy_free(p);
 }
 END_TEST
 
@@ -1159,6 +1176,8 @@ static Suite *parser_suite(void) {
                  parser_reads_an_expression_whose_mismatch_is_the_default);
   tcase_add_test(forms,
                  parser_reads_return_as_the_action_when_the_expression_fails);
+  tcase_add_test(
+      forms, parser_reads_user_notify_as_the_action_when_the_expression_fails);
   tcase_add_test(forms, parser_binds_and_tighter_than_or);
   tcase_add_test(forms, parser_reads_every_operator);
   tcase_add_test(forms, parser_reads_decimal_hex_octal_and_negative_numbers);
@@ -1197,7 +1216,9 @@ static Suite *parser_suite(void) {
   tcase_add_test(errors, parser_rejects_missing_colon_and_missing_filter);
   tcase_add_test(errors, parser_rejects_invalid_actions);
   tcase_add_test(errors, parser_rejects_invalid_errno);
-  tcase_add_test(errors, parser_rejects_anything_but_return_after_a_semicolon);
+  tcase_add_test(
+      errors,
+      parser_rejects_anything_but_return_or_user_notify_after_a_semicolon);
   tcase_add_test(errors, parser_rejects_forms_sbx_does_not_support);
   tcase_add_test(errors, parser_rejects_stray_characters_and_backslashes);
   tcase_add_test(errors, parser_rejects_conflicting_rules_for_one_syscall);

@@ -84,9 +84,13 @@ START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
       {__NR_ptrace, {0}, tracing},
       {__NR_process_vm_readv, {0}, tracing},
       {__NR_process_vm_writev, {0}, tracing},
-      /* The default mode's mode checks: a setuid bit is never set. */
+      /* The default mode's mode checks: a set-id bit is never set on a
+       * created file; a chmod asking for one is the supervisor's (the
+       * setgid bit of a directory). */
       {__NR_fchmod, {3, 0755}, kernel ? SECCOMP_RET_ALLOW : file_call},
-      {__NR_fchmod, {3, 04755}, refused},
+      {__NR_fchmod, {3, 04755}, SECCOMP_RET_USER_NOTIF},
+      {__NR_fchmodat, {3, 0, 02775}, SECCOMP_RET_USER_NOTIF},
+      {__NR_fchmodat, {3, 0, 0775}, kernel ? SECCOMP_RET_ALLOW : file_call},
       {__NR_openat, {3, 0, 0101, 0644}, file_call},
       {__NR_openat, {3, 0, 0101, 02755}, refused},
       /* A FIFO reaches Landlock in the default mode; a device never. */

@@ -113,8 +113,8 @@ static void expect_refused_as(result r, int sup_err, const char *line,
 }
 
 /* A refusal of connect, which the supervisor decides in both modes (the
- * default mode's baseline sends it connect alone): the errno and the
- * denial line. */
+ * default mode's baseline sends it connect): the errno and the denial
+ * line. */
 static void expect_connect_refused_as(result r, int err, const char *line) {
   ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
   g_autofree char *e = g_strdup_printf("errno=%d\n", err);

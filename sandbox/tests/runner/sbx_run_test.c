@@ -1373,6 +1373,54 @@ START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
 }
 END_TEST
 
+/* The setgid bit alone is set on a directory in a write grant, in both
+ * modes, by path and through a descriptor: files made there take the
+ * directory's group (git init --shared=group, group project
+ * directories). On a file, and the setuid bit anywhere, it never is
+ * (sbx_run_escape_test has the files). */
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st.st_mode & 07777;
+}
+
+START_TEST(the_setgid_bit_is_set_on_a_directory_and_no_file) {
+  g_autofree char *dir = make_dir("group");
+  g_autofree char *shared = make_dir("group/shared");
+  g_autofree char *file = make_file("group/file", "f");
+  ck_assert_int_eq(chmod(shared, 0755), 0);
+  g_autofree char *probe = probe_path();
+  const char *by_fd[] = {probe, "fchmod", shared, "02755", NULL};
+  const char *by_path[] = {"/bin/chmod", "2775", shared, NULL};
+  const char *setuid_dir[] = {probe, "fchmod", shared, "04755", NULL};
+  const char *on_file[] = {probe, "fchmod", file, "02644", NULL};
+  /* Control: outside, the bit is set. */
+  expect(run(by_fd), 0, "fchmod=ok", NULL);
+  ck_assert_uint_eq(mode_of(shared), 02755);
+  ck_assert_int_eq(chmod(shared, 0755), 0);
+  const char *rw[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(rw, by_fd);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  result_clear(&r);
+  ck_assert_uint_eq(mode_of(shared), 02755);
+  ck_assert_int_eq(chmod(shared, 0755), 0);
+  r = sbx_run(rw, by_path);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  result_clear(&r);
+  ck_assert_uint_eq(mode_of(shared), 02775);
+  /* The setuid bit, and the setgid bit of a file, stay refused. */
+  r = sbx_run(rw, setuid_dir);
+  ck_assert_msg(r.status != 0, "setuid on a directory: %s", r.out);
+  assert_contains(r.out, "fchmod=Operation not permitted");
+  result_clear(&r);
+  r = sbx_run(rw, on_file);
+  ck_assert_msg(r.status != 0, "setgid on a file: %s", r.out);
+  result_clear(&r);
+  ck_assert_uint_eq(mode_of(shared), 02775);
+  ck_assert_uint_eq(mode_of(file), 0644);
+}
+END_TEST
+
 /* ---- pseudo-terminals ---------------------------------------------------
  * The program makes pseudo-terminals of its own with no grant (script,
  * expect, tmux, Python's pty): in the default mode from a devpts instance
@@ -2269,6 +2317,7 @@ static Suite *sbx_run_suite(void) {
                  a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
   tcase_add_test(opts, the_programs_own_proc_entries_answer_as_the_kernels);
   tcase_add_test(opts, a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it);
+  tcase_add_test(opts, the_setgid_bit_is_set_on_a_directory_and_no_file);
   suite_add_tcase(s, opts);
   return s;
 }

@@ -61,8 +61,9 @@ bool sbx_run_has_own_network(void);
 
 /* Asserts what a refused run printed on stderr in the mode of this run:
  * under the supervisor the denial line (line; NULL: not checked), in the
- * default mode no denial line (but a connect's, which the supervisor
- * decides in both modes) and the one pointing at --explain. */
+ * default mode no denial line (but a connect's or a set-id chmod's,
+ * which the supervisor decides in both modes) and the one pointing at
+ * --explain. */
 void expect_denial_line(const result *r, const char *line);
 
 /* Asserts that sbx-run runs in the mode sbx_run_kernel_decides() names:
