@@ -322,18 +322,13 @@ void sbx_handle_fs_call(sbx_call *c, const sbx_fs_call *row);
 bool sbx_fs_take_path(sbx_call *c);
 bool sbx_fs_take_path2(sbx_call *c);
 
-/* For an operation on the existing object the request's path names:
- * makes the path absolute and opens the object (sbx_call_open_object).
- * Returns our fd, or -1 when it already answered. With `own` set, a path
- * naming one of the target's descriptors (followed) returns
- * SBX_ON_DESCRIPTOR and the descriptor in *own, for descriptors.c. */
-#define SBX_ON_DESCRIPTOR (-2)
-int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
-                      int *own);
-/* The same for an operation on the object's attributes: any file type,
- * as an O_PATH descriptor (sbx_call_open_object's `metadata`), for
- * functions that take one (fstatfs) or its /proc/self/fd/N name. `need`
- * is SBX_PERM_READ_ONLY, or SBX_PERM_STAT for what stat may show. */
+/* For an operation that looks at the attributes of the existing object
+ * the request's path names: makes the path absolute and opens the
+ * object, any file type, as an O_PATH descriptor (sbx_call_open_object's
+ * `metadata`), for functions that take one (fstatfs) or its
+ * /proc/self/fd/N name. `need` is SBX_PERM_READ_ONLY, or SBX_PERM_STAT
+ * for what stat may show. Returns our fd, or -1 when it already
+ * answered. */
 int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint);
 
 /* True when path names an object the program may stat: a refused

@@ -62,6 +62,11 @@ bool sbx_fs_take_path2(sbx_call *c) {
   return absolute(c, c->q.dirfd2, c->q.path2, c->q.path2_len, c->path2);
 }
 
+/* object_for's answer for a path naming one of the target's descriptors,
+ * which descriptors.c serves (or, from own_metadata_object, which the
+ * descriptor's location must decide). */
+#define SBX_ON_DESCRIPTOR (-2)
+
 /* For an operation on attributes, the object a path naming the target's
  * own descriptor reaches: the link itself, not followed (a symbolic link,
  * as the kernel answers for a magic link), or the object behind it when
@@ -88,8 +93,16 @@ static int own_metadata_object(sbx_call *c, int own, bool follow,
   return fd >= 0 ? fd : -(err == ENOENT ? EBADF : err);
 }
 
-static int object_for(sbx_call *c, unsigned need, bool metadata,
-                      sbx_unotify_hint hint, int *own) {
+/* The object the request's path names, for an operation on its
+ * attributes: any file type, as an O_PATH descriptor where it is not a
+ * regular file or directory (sbx_call_open_object's `metadata`). With
+ * `own` (a change), a path naming one of the target's descriptors
+ * (followed) returns SBX_ON_DESCRIPTOR and the descriptor in *own, for
+ * descriptors.c; without (a look), such a path is answered from the
+ * descriptor (own_metadata_object). Returns our fd, or -1 when it
+ * already answered. */
+static int object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
+                      int *own) {
   bool follow = !(c->q.at_flags & AT_SYMLINK_NOFOLLOW);
   if (!sbx_fs_take_path(c))
     return -1;
@@ -101,7 +114,7 @@ static int object_for(sbx_call *c, unsigned need, bool metadata,
   c->ev.path = c->path;
   if (drop_if_gone(c))
     return -1;
-  int mine = metadata ? sbx_call_own_fd_path(c->path) : -1;
+  int mine = own ? -1 : sbx_call_own_fd_path(c->path);
   int held = mine >= 0 ? own_metadata_object(c, mine, follow, need)
                        : SBX_ON_DESCRIPTOR;
   if (held != SBX_ON_DESCRIPTOR) {
@@ -125,7 +138,7 @@ static int object_for(sbx_call *c, unsigned need, bool metadata,
       c->ev.allowed = true;
     return fd < 0 ? -1 : fd;
   }
-  int fd = sbx_call_open_object(c, c->path, follow, need, metadata, hint);
+  int fd = sbx_call_open_object(c, c->path, follow, need, true, hint);
   if (fd == PATH_GONE) {
     answer_drop(c);
     return -1;
@@ -138,13 +151,22 @@ static int object_for(sbx_call *c, unsigned need, bool metadata,
   return fd;
 }
 
-int sbx_fs_object_for(sbx_call *c, unsigned need, sbx_unotify_hint hint,
-                      int *own) {
-  return object_for(c, need, false, hint, own);
+int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint) {
+  return object_for(c, need, hint, NULL);
 }
 
-int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint) {
-  return object_for(c, need, true, hint, NULL);
+/* For a change of an object's attributes (mode, times), made through
+ * its /proc/self/fd name (by_fd_name): a FIFO or a socket file the
+ * grants let the program change, as in the default mode. */
+static int attribute_object(sbx_call *c, int *own) {
+  return object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, own);
+}
+
+/* The object's name under /proc/self/fd, which reaches it whatever the
+ * descriptor's kind (an O_PATH one too). */
+static const char *by_fd_name(int fd, char *buf, size_t size) {
+  snprintf(buf, size, "/proc/self/fd/%d", fd);
+  return buf;
 }
 
 /* ---- names in directories ----------------------------------------------- */
@@ -240,8 +262,7 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
     }
   }
   int own;
-  int fd =
-      sbx_fs_object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, &own);
+  int fd = attribute_object(c, &own);
   if (fd == SBX_ON_DESCRIPTOR) {
     sbx_fd_chmod(c, own, mode, true);
     return;
@@ -252,7 +273,10 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
     close(fd);
     return;
   }
-  int rc = fchmod(fd, mode) < 0 ? -errno : 0;
+  char name[64];
+  int rc = fchmodat(AT_FDCWD, by_fd_name(fd, name, sizeof(name)), mode, 0) < 0
+               ? -errno
+               : 0;
   close(fd);
   c->ev.allowed = true;
   answer_result(c, rc);
@@ -302,15 +326,17 @@ static void op_utime(sbx_call *c, const sbx_fs_request *q) {
     }
   }
   int own;
-  int fd =
-      sbx_fs_object_for(c, SBX_PERM_READ_WRITE, SBX_UNOTIFY_HINT_WRITE, &own);
+  int fd = attribute_object(c, &own);
   if (fd == SBX_ON_DESCRIPTOR) {
     sbx_fd_utimens(c, own, t, true);
     return;
   }
   if (fd < 0)
     return;
-  int rc = futimens(fd, t) < 0 ? -errno : 0;
+  char name[64];
+  int rc = utimensat(AT_FDCWD, by_fd_name(fd, name, sizeof(name)), t, 0) < 0
+               ? -errno
+               : 0;
   close(fd);
   c->ev.allowed = true;
   answer_result(c, rc);

@@ -1229,6 +1229,13 @@ static int cmd_fifo(const char *dir) {
   if (mkfifo(path, 0600) < 0)
     return report_errno("mkfifo", -1);
   printf("mkfifo=ok\n");
+  /* Its attributes change like a file's. */
+  struct timespec times[2] = {{7, 0}, {7, 0}};
+  struct stat st;
+  bool changed =
+      chmod(path, 0640) == 0 && utimensat(AT_FDCWD, path, times, 0) == 0 &&
+      stat(path, &st) == 0 && (st.st_mode & 07777) == 0640 && st.st_mtime == 7;
+  printf("attributes=%s\n", changed ? "changed" : strerrorname_np(errno));
   /* No reader yet: a writer that will not wait is told so. */
   int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   printf("write-nonblock=%s\n", fd < 0 ? strerrorname_np(errno) : "ok");

@@ -1348,6 +1348,7 @@ END_TEST
 /* A FIFO in the sandbox's own /tmp opens as the kernel opens one, in both
  * modes: a reader waits for a writer and a writer for a reader, unless
  * it asks not to wait; a signal interrupts the wait; O_RDWR never waits.
+ * Its mode and times change like a file's.
  * (A FIFO is never made in a write grant: sbx_run_escape_test.) */
 START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
   if (!sbx_run_has_private_dirs())
@@ -1357,6 +1358,7 @@ START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
   const char *outside[] = {probe, "fifo", dir, NULL};
   const char *expected =
       "mkfifo=ok\n"
+      "attributes=changed\n"
       "write-nonblock=ENXIO\n"
       "reader=from-writer\n"
       "writer=ok read-by-peer=from-parent\n"
