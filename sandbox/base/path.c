@@ -125,3 +125,11 @@ int sbx_path_join_link(const char *dir, size_t dir_len, const char *target,
     return rc;
   return (int)olen;
 }
+
+bool sbx_path_has_dotdot(const char *s, size_t len) {
+  for (size_t i = 0; i + 1 < len; i++)
+    if (s[i] == '.' && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') &&
+        (i + 2 == len || s[i + 2] == '/'))
+      return true;
+  return false;
+}

@@ -50,4 +50,9 @@ bool sbx_path_is_within(const char *path, size_t len, const char *prefix,
 int sbx_path_join_link(const char *dir, size_t dir_len, const char *target,
                        size_t target_len, char *out, size_t out_size);
 
+/* True when s (len bytes) has a `..` component, which only a walk that
+ * knows which components are symbolic links can apply as the kernel
+ * does. Async-signal-safe. */
+bool sbx_path_has_dotdot(const char *s, size_t len);
+
 #endif /* SBX_BASE_PATH_H_ */

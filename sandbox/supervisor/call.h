@@ -241,6 +241,17 @@ static inline void decided(sbx_call *c, int64_t rc, const sbx_decision *d,
  * the supervisor and by the observer. */
 sbx_fs_reader sbx_target_fs_reader(sbx_unotify_target *t);
 
+/* The absolute path the target's raw path (len bytes, relative to its
+ * dirfd) names, as sbx_target_absolute_path() makes it, except that a
+ * `..` after a symbolic link leads where the kernel's walk leads: to the
+ * parent of the link's target, not back to the link's directory (each
+ * name before a `..` is looked at through the resolver, so a name the
+ * program may not see stays as written; a missing name or a file before
+ * a `..` answers ENOENT or ENOTDIR, as the kernel does). Paths without
+ * `..` join at once. 0, SBX_TARGET_GONE or -errno. */
+int sbx_call_absolute_path(sbx_call *c, int dirfd, const char *raw, size_t len,
+                           char *out);
+
 /* The pid /proc/self means, looked up only for paths below /proc. */
 pid_t sbx_call_self_pid(sbx_call *c, const char *path);
 

@@ -40,7 +40,7 @@
  * errno) and returns false when the path is unusable. */
 static bool absolute(sbx_call *c, int dirfd, const char *raw, size_t len,
                      char *out) {
-  int rc = sbx_target_absolute_path(&c->t, dirfd, raw, len, out);
+  int rc = sbx_call_absolute_path(c, dirfd, raw, len, out);
   if (rc == 0)
     rc = sbx_call_own_links(c, out);
   if (rc == SBX_TARGET_GONE) {
@@ -435,8 +435,42 @@ static void refuse_fifo_here(sbx_call *c) {
        SBX_UNOTIFY_HINT_NEVER, NULL, false);
 }
 
+/* mknod of a regular file (type 0 or S_IFREG) is a create that opens
+ * nothing: made where an open with O_CREAT|O_EXCL would make it, with
+ * the profile's umask, as the default mode lets Landlock's MAKE_REG
+ * decide. */
+static void make_regular_file(sbx_call *c, const sbx_fs_request *q) {
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  if (refuse_set_id_mode(c, (mode_t)q->mode) || drop_if_gone(c))
+    return;
+  if (q->mode & S_ISVTX) {
+    /* As the default mode's baseline refuses it. */
+    deny(c, EPERM, "a file is made with permission bits only",
+         SBX_UNOTIFY_HINT_NEVER, NULL, false);
+    return;
+  }
+  sbx_decision d;
+  int fd = sbx_resolver_open(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                             c->path, O_RDONLY | O_CREAT | O_EXCL,
+                             (mode_t)q->mode & 0777, &d);
+  if (!d.granted && sbx_fs_exists_for_program(c, c->path)) {
+    answer_failed(c, EEXIST);
+    return;
+  }
+  if (fd >= 0)
+    close(fd);
+  decided(c, fd < 0 ? fd : 0, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
 static void op_mknod(sbx_call *c, const sbx_fs_request *q) {
-  if ((q->mode & S_IFMT) != S_IFIFO || q->form != SBX_FS_FORM_PATH) {
+  mode_t type = (mode_t)q->mode & S_IFMT;
+  if ((type == 0 || type == S_IFREG) && q->form == SBX_FS_FORM_PATH) {
+    make_regular_file(c, q);
+    return;
+  }
+  if (type != S_IFIFO || q->form != SBX_FS_FORM_PATH) {
     op_refuse(c, q);
     return;
   }

@@ -88,6 +88,115 @@ int sbx_call_own_links(sbx_call *c, char *path) {
   return replace_prefix(path, n, to);
 }
 
+/* cur (length n, absolute, normalised) without its last component. */
+static size_t drop_last(char *cur, size_t n) {
+  while (n > 1 && cur[n - 1] != '/')
+    n--;
+  n = n > 1 ? n - 1 : 1;
+  cur[n] = '\0';
+  return n;
+}
+
+/* What the walk does with the name it just added to cur: 0 go on (a
+ * directory, or what the program may not see, which the decision on the
+ * whole path settles), 1 a symbolic link whose text is now in link
+ * (length *link_len), or -errno where the kernel's walk stops. */
+static int walked_name(sbx_call *c, const char *cur, char *link,
+                       size_t *link_len) {
+  if (strncmp(cur, "/proc/", 6) == 0)
+    return 0; /* the program's own entries: served as written */
+  struct stat st;
+  sbx_decision d;
+  int rc = sbx_resolver_stat(c->cfg->resolver, 0, cur, false, &st, &d);
+  if (!d.granted)
+    return 0;
+  if (rc == -ENOENT || rc == -ENOTDIR)
+    return rc;
+  if (rc < 0 || S_ISDIR(st.st_mode))
+    return 0;
+  if (!S_ISLNK(st.st_mode))
+    return -ENOTDIR;
+  ssize_t n =
+      sbx_resolver_readlink(c->cfg->resolver, 0, cur, link, PATH_MAX - 1, &d);
+  if (n <= 0 || !d.granted)
+    return 0;
+  *link_len = (size_t)n;
+  return 1;
+}
+
+int sbx_call_absolute_path(sbx_call *c, int dirfd, const char *raw, size_t len,
+                           char *out) {
+  if (!sbx_path_has_dotdot(raw, len))
+    return sbx_target_absolute_path(&c->t, dirfd, raw, len, out);
+  char cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX];
+  size_t clen = 1;
+  strcpy(cur, "/");
+  if (raw[0] != '/') {
+    int blen = sbx_target_fd_path(&c->t, dirfd, cur, sizeof(cur));
+    if (blen < 0)
+      return sbx_target_valid(&c->t) < 0 ? SBX_TARGET_GONE : blen;
+    clen = (size_t)blen;
+  }
+  if (memchr(raw, '\0', len))
+    return -ENOENT;
+  if (len >= sizeof(rest))
+    return -ENAMETOOLONG;
+  memcpy(rest, raw, len);
+  size_t rlen = len, i = 0;
+  int links = 0;
+  /* Name by name while a `..` is ahead; what follows the last one joins
+   * lexically, which is then exact. */
+  while (sbx_path_has_dotdot(rest + i, rlen - i)) {
+    while (i < rlen && rest[i] == '/')
+      i++;
+    size_t start = i;
+    while (i < rlen && rest[i] != '/')
+      i++;
+    size_t n = i - start;
+    if (n == 0)
+      break;
+    if (n == 1 && rest[start] == '.')
+      continue;
+    if (n == 2 && rest[start] == '.' && rest[start + 1] == '.') {
+      clen = drop_last(cur, clen);
+      continue;
+    }
+    if (clen + 1 + n >= sizeof(cur))
+      return -ENAMETOOLONG;
+    if (clen > 1)
+      cur[clen++] = '/';
+    memcpy(cur + clen, rest + start, n);
+    clen += n;
+    cur[clen] = '\0';
+    size_t link_len = 0;
+    int kind = walked_name(c, cur, link, &link_len);
+    if (kind < 0)
+      return kind;
+    if (kind == 0)
+      continue;
+    /* A link: its text replaces its name, from the directory it is in. */
+    if (++links > 40)
+      return -ELOOP;
+    if (link_len + 1 + (rlen - i) >= sizeof(rest))
+      return -ENAMETOOLONG;
+    memmove(rest + link_len + 1, rest + i, rlen - i);
+    memcpy(rest, link, link_len);
+    rest[link_len] = '/';
+    rlen = link_len + 1 + (rlen - i);
+    i = 0;
+    clen = link[0] == '/' ? 1 : drop_last(cur, clen);
+    cur[clen] = '\0';
+  }
+  while (i < rlen && rest[i] == '/')
+    i++;
+  if (i == rlen) {
+    memcpy(out, cur, clen + 1);
+    return 0;
+  }
+  int n = sbx_path_join_link(cur, clen, rest + i, rlen - i, out, PATH_MAX);
+  return n < 0 ? n : 0;
+}
+
 bool sbx_call_parse_fd_number(const char *s, int *fd) {
   if (!*s)
     return false;

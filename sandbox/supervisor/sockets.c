@@ -317,7 +317,7 @@ static void refuse_abstract(sbx_call *c, const struct sockaddr_storage *ss,
 /* The unix address's path, absolute (relative paths are the program's
  * working directory's), in c->path. false when answered. */
 static bool unix_path(sbx_call *c, const char *raw) {
-  int rc = sbx_target_absolute_path(&c->t, AT_FDCWD, raw, strlen(raw), c->path);
+  int rc = sbx_call_absolute_path(c, AT_FDCWD, raw, strlen(raw), c->path);
   if (rc == PATH_GONE) {
     answer_drop(c);
     return false;

@@ -135,6 +135,26 @@ START_TEST(broker_path_joins_symlink_targets_lexically) {
 }
 END_TEST
 
+/* Which names have a `..` component, which a lexical join cannot apply
+ * where a link comes before it. */
+START_TEST(broker_path_finds_dotdot_components) {
+  static const struct {
+    const char *s;
+    bool has;
+  } rows[] = {{"..", true},      {"../x", true},    {"a/..", true},
+              {"a/../b", true},  {"/..", true},     {"a/..//b", true},
+              {"...", false},    {"a..", false},    {"..a/b", false},
+              {"a/b..c", false}, {"a/.", false},    {"", false},
+              {".", false},      {"a/.../b", false}};
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+    ck_assert_msg(
+        sbx_path_has_dotdot(rows[i].s, strlen(rows[i].s)) == rows[i].has, "%s",
+        rows[i].s);
+  /* Only the length given counts. */
+  ck_assert(!sbx_path_has_dotdot("a/..", 3));
+}
+END_TEST
+
 /* ---- the allowlist ------------------------------------------------------ */
 
 START_TEST(broker_allowlist_canonicalises_merged_usr) {
@@ -1352,6 +1372,7 @@ static Suite *suite(void) {
   tcase_add_test(path, broker_path_refuses_paths_of_path_max_bytes);
   tcase_add_test(path, broker_path_matches_on_component_boundaries);
   tcase_add_test(path, broker_path_joins_symlink_targets_lexically);
+  tcase_add_test(path, broker_path_finds_dotdot_components);
   suite_add_tcase(s, path);
   TCase *list = tcase_create("allowlist");
   tcase_add_test(list, broker_allowlist_canonicalises_merged_usr);

@@ -93,11 +93,19 @@ START_TEST(the_embedded_baseline_decides_like_the_policy_text) {
       {__NR_fchmodat, {3, 0, 0775}, kernel ? SECCOMP_RET_ALLOW : file_call},
       {__NR_openat, {3, 0, 0101, 0644}, file_call},
       {__NR_openat, {3, 0, 0101, 02755}, refused},
-      /* A FIFO reaches Landlock in the default mode; a device never. */
+      /* A FIFO and a regular file reach Landlock in the default mode; a
+       * device, a socket, a set-id or sticky bit never. */
       {__NR_mknodat, {3, 0, 010644}, kernel ? SECCOMP_RET_ALLOW : refused},
       {__NR_mknodat, {3, 0, 014644}, refused},
       {__NR_mknodat, {3, 0, 020644}, refused},
+      {__NR_mknodat, {3, 0, 0100644}, kernel ? SECCOMP_RET_ALLOW : refused},
+      {__NR_mknodat, {3, 0, 0644}, kernel ? SECCOMP_RET_ALLOW : refused},
+      {__NR_mknodat, {3, 0, 0104644}, refused},
+      {__NR_mknodat, {3, 0, 0101644}, refused},
+      {__NR_mknodat, {3, 0, 0140644}, refused},
       {__NR_mknod, {0, 010600}, kernel ? SECCOMP_RET_ALLOW : refused},
+      {__NR_mknod, {0, 0100600}, kernel ? SECCOMP_RET_ALLOW : refused},
+      {__NR_mknod, {0, 0102600}, refused},
       {__NR_mknod, {0, 060600}, refused},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

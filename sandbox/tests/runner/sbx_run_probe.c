@@ -7,6 +7,7 @@
  * without sanitizers (their runtimes read /proc/self/maps, which the
  * sandbox does not serve).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -1131,6 +1132,55 @@ static const char *type_name(mode_t m) {
                       : "other";
 }
 
+/* Names with `..` after a symbolic link, looked up from DIR's descriptor
+ * and from DIR's absolute name: each `..` leads to the parent of where
+ * the link leads. The first line of what each name opens, or errno. */
+static void dotdot_read(const char *how, int at, const char *name) {
+  char buf[64] = "";
+  int fd = openat(at, name, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+  int err = errno;
+  if (fd >= 0)
+    close(fd);
+  buf[n > 0 ? n : 0] = '\0';
+  char *nl = strchr(buf, '\n');
+  if (nl)
+    *nl = '\0';
+  printf("%s %s=%s\n", how, name, fd < 0 ? strerrorname_np(err) : buf);
+}
+
+static int cmd_dotdot(const char *dir) {
+  static const char *const names[] = {
+      "link/../f",   "abs/../f",      "link/../../../f", "link/../dir/../f",
+      "chain/../f",  "missing/../f",  "top/../f",        "loop/../f",
+      "link/./../f", "link/../../b/f"};
+  int at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (at < 0)
+    return report_errno("open", -1);
+  char path[4096];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    dotdot_read("at", at, names[i]);
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    dotdot_read("path", AT_FDCWD, path);
+  }
+  /* A directory listed and one made through such a name. */
+  int d = openat(at, "link/..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *listing = d < 0 ? NULL : fdopendir(d);
+  int entries = 0;
+  for (struct dirent *e; listing && (e = readdir(listing));)
+    entries += e->d_name[0] != '.';
+  printf("list link/..=%d\n", listing ? entries : -1);
+  if (listing)
+    closedir(listing);
+  long rc = mkdirat(at, "link/../made", 0755);
+  struct stat st;
+  printf("mkdir link/../made=%s in-a/b=%s\n",
+         rc < 0 ? strerrorname_np(errno) : "ok",
+         fstatat(at, "a/b/made", &st, 0) == 0 ? "yes" : "no");
+  close(at);
+  return 0;
+}
+
 static int cmd_dirforms(const char *dir) {
   static const char *const looked[] = {"link", "link/", "link/.", "flink/",
                                        "f/",   "sub/",  "sub/..", "missing/"};
@@ -1221,6 +1271,29 @@ static void fifo_wait(pid_t pid) {
   int status;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+}
+
+/* mknod of regular files, as make(1)-style tools and Python's os.mknod
+ * make them: by type, without a type, and over a name that exists. */
+static int cmd_mknod(const char *dir) {
+  static const struct {
+    const char *name;
+    mode_t mode;
+  } rows[] = {{"typed", S_IFREG | 0640}, {"untyped", 0600}, {"typed", 0600}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, rows[i].name);
+    if (mknod(path, rows[i].mode, 0) < 0)
+      printf("%s=%s\n", rows[i].name, strerrorname_np(errno));
+    else if (stat(path, &st) < 0)
+      printf("%s=stat-%s\n", rows[i].name, strerrorname_np(errno));
+    else
+      printf("%s=%s %o size=%lld\n", rows[i].name,
+             S_ISREG(st.st_mode) ? "file" : "other", st.st_mode & 07777,
+             (long long)st.st_size);
+  }
+  return 0;
 }
 
 static int cmd_fifo(const char *dir) {
@@ -1344,6 +1417,10 @@ static int more_commands(int argc, char **argv) {
     return cmd_dirforms(argv[2]);
   if (strcmp(cmd, "fifo") == 0 && argc == 3)
     return cmd_fifo(argv[2]);
+  if (strcmp(cmd, "mknod") == 0 && argc == 3)
+    return cmd_mknod(argv[2]);
+  if (strcmp(cmd, "dotdot") == 0 && argc == 3)
+    return cmd_dotdot(argv[2]);
   return program_commands(argc, argv);
 }
 

@@ -1264,6 +1264,18 @@ START_TEST(an_inotify_watch_needs_read_on_what_it_watches) {
 }
 END_TEST
 
+/* cmd run with a write grant of dir prints what it printed outside
+ * (control, which is cleared). */
+static void expect_as_outside(const char *dir, const char *const *cmd,
+                              result *control) {
+  const char *rw[] = {"--allow-write", dir, NULL};
+  result r = sbx_run(rw, cmd);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, control->out);
+  result_clear(&r);
+  result_clear(control);
+}
+
 /* A name written as a directory ("link/", "f/", "sub/.") follows a final
  * link and must name a directory, as the kernel reads it: in both modes
  * every call on such a name answers as it does outside, and nothing the
@@ -1299,12 +1311,51 @@ START_TEST(a_name_written_as_a_directory_is_read_as_the_kernel_reads_it) {
                                        "left new=ENOENT\n"};
   for (size_t i = 0; i < G_N_ELEMENTS(kernel); i++)
     assert_contains(control.out, kernel[i]);
-  const char *rw[] = {"--allow-write", dir, NULL};
-  result r = sbx_run(rw, cmd);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  ck_assert_str_eq(r.out, control.out);
-  result_clear(&r);
-  result_clear(&control);
+  expect_as_outside(dir, cmd, &control);
+}
+END_TEST
+
+/* A `..` after a symbolic link leads to the parent of the link's
+ * target, as the kernel's walk leads, in both modes: relative to a
+ * directory descriptor and in an absolute name, through chains of links,
+ * with the kernel's errors for a missing name, a file or a loop before
+ * the `..`; a directory is listed and made through such a name. */
+START_TEST(a_dotdot_after_a_link_leads_where_the_kernels_walk_leads) {
+  g_autofree char *dir = make_dir("dotdot");
+  g_autofree char *a = make_dir("dotdot/a");
+  g_autofree char *b = make_dir("dotdot/a/b");
+  g_autofree char *inner = make_dir("dotdot/a/b/dir");
+  g_autofree char *f_top = make_file("dotdot/f", "top");
+  g_autofree char *f_a = make_file("dotdot/a/f", "in-a");
+  g_autofree char *f_b = make_file("dotdot/a/b/f", "in-b");
+  g_autofree char *f_top2 = make_file("dotdot/top", "a file");
+  static const struct {
+    const char *name, *to;
+  } links[] = {{"link", "a/b/dir"}, {"chain", "link"}, {"loop", "loop"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(links); i++) {
+    g_autofree char *name = g_strdup_printf("dotdot/%s", links[i].name);
+    g_autofree char *l = path_in(name);
+    ck_assert_int_eq(symlink(links[i].to, l), 0);
+  }
+  g_autofree char *abs = path_in("dotdot/abs");
+  ck_assert_int_eq(symlink(inner, abs), 0);
+  g_autofree char *probe = probe_path();
+  const char *cmd[] = {probe, "dotdot", dir, NULL};
+  /* Control: what the kernel answers outside. */
+  result control = run(cmd);
+  ck_assert_msg(control.status == 0, "status %d: %s", control.status,
+                control.err);
+  static const char *const kernel[] = {
+      "at link/../f=in-b\n",      "at abs/../f=in-b\n",
+      "at link/../../../f=top\n", "at chain/../f=in-b\n",
+      "at missing/../f=ENOENT\n", "at top/../f=ENOTDIR\n",
+      "at loop/../f=ELOOP\n",     "at link/../../b/f=in-b\n",
+      "list link/..=2\n",         "mkdir link/../made=ok in-a/b=yes\n"};
+  for (size_t i = 0; i < G_N_ELEMENTS(kernel); i++)
+    assert_contains(control.out, kernel[i]);
+  g_autofree char *made = path_in("dotdot/a/b/made");
+  ck_assert_int_eq(rmdir(made), 0);
+  expect_as_outside(dir, cmd, &control);
 }
 END_TEST
 
@@ -1372,6 +1423,55 @@ START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   ck_assert_str_eq(r.out, expected);
   result_clear(&r);
+}
+END_TEST
+
+/* mknod of a regular file is a create: made in a write grant, in both
+ * modes, with the caller's umask, as the kernel makes it; refused in a
+ * read-only grant, and with a sticky bit (as a set-id bit, which
+ * sbx_run_escape_test covers). */
+START_TEST(a_regular_file_is_made_by_mknod_where_a_create_is_allowed) {
+  g_autofree char *outside_dir = make_dir("mknod-host");
+  g_autofree char *dir = make_dir("mknod");
+  g_autofree char *ro = make_dir("mknod-ro");
+  g_autofree char *probe = probe_path();
+  const char *expected =
+      "typed=file 640 size=0\n"
+      "untyped=file 600 size=0\n"
+      "typed=EEXIST\n";
+  /* Control: the kernel's answers outside. */
+  const char *outside[] = {probe, "mknod", outside_dir, NULL};
+  mode_t old = umask(022);
+  expect(run(outside), 0, expected, NULL);
+  const char *inside[] = {probe, "mknod", dir, NULL};
+  const char *w_args[] = {"-w", dir, NULL};
+  result r = sbx_run(w_args, inside);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, expected);
+  result_clear(&r);
+  /* Read-only: nothing is made. */
+  const char *in_ro[] = {probe, "mknod", ro, NULL};
+  const char *r_args[] = {"-r", ro, NULL};
+  r = sbx_run(r_args, in_ro);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_lacks(r.out, "=file");
+  result_clear(&r);
+  g_autofree char *made = path_in("mknod-ro/typed");
+  ck_assert_int_ne(access(made, F_OK), 0);
+  /* A sticky bit: refused, where root outside may set it. */
+  g_autofree char *sticky = path_in("mknod/sticky");
+  g_autofree char *script = g_strdup_printf(
+      "import os\ntry:\n  os.mknod('%s', 0o101600)\n  print('made')\n"
+      "except OSError as e:\n  print(e.errno)\n",
+      sticky);
+  const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  const char *py_args[] = {"-w", dir, "-r", "/usr/lib/python3.11", NULL};
+  r = sbx_run(py_args, py);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.out, "1\n");
+  result_clear(&r);
+  ck_assert_int_ne(access(sticky, F_OK), 0);
+  umask(old);
 }
 END_TEST
 
@@ -2319,6 +2419,10 @@ static Suite *sbx_run_suite(void) {
                  a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
   tcase_add_test(opts, the_programs_own_proc_entries_answer_as_the_kernels);
   tcase_add_test(opts, a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it);
+  tcase_add_test(opts,
+                 a_dotdot_after_a_link_leads_where_the_kernels_walk_leads);
+  tcase_add_test(opts,
+                 a_regular_file_is_made_by_mknod_where_a_create_is_allowed);
   tcase_add_test(opts, the_setgid_bit_is_set_on_a_directory_and_no_file);
   suite_add_tcase(s, opts);
   return s;
