@@ -80,6 +80,20 @@ static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
   stat_proc_fd(c, proc, statx_form, at_flags, mask, buf);
 }
 
+/* For lstat: the name of the supervisor's own link of the same kind as
+ * the program's link c->path named (/proc/self, or one that
+ * sbx_call_own_links() followed: /proc/thread-self, /dev/fd), which the
+ * resolver, deciding on where it leads, would describe as a directory;
+ * NULL for other paths. */
+static const char *own_link_name(const sbx_call *c) {
+  if (strcmp(c->path, "/proc/self") == 0)
+    return "/proc/self";
+  if (c->link_text[0] == '\0')
+    return NULL;
+  return strcmp(c->link_text, "/proc/self/fd") == 0 ? "/dev/fd"
+                                                    : "/proc/thread-self";
+}
+
 void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
   bool statx_form = sbx_fs_call_arg(q->call, SBX_FS_ARG_MASK) >= 0;
   uint64_t buf = sbx_fs_request_arg(q, SBX_FS_ARG_BUF);
@@ -108,6 +122,12 @@ void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {
   if (own >= 0) {
     c->ev.allowed = true;
     stat_own(c, own, statx_form, at_flags, q->mask, buf);
+    return;
+  }
+  const char *link = (at_flags & AT_SYMLINK_NOFOLLOW) ? own_link_name(c) : NULL;
+  if (link) {
+    c->ev.allowed = true;
+    stat_proc_fd(c, link, statx_form, AT_SYMLINK_NOFOLLOW, q->mask, buf);
     return;
   }
   char made[64];

@@ -1361,8 +1361,8 @@ END_TEST
 
 /* The program's own /proc entries answer as the kernel does in both
  * modes: /proc/thread-self and its files, the links /proc/self and
- * /proc/thread-self, /dev/fd listed, and a descriptor's name in
- * /proc/self/fd looked at as the link it is (ls -l). */
+ * /proc/thread-self (read, and looked at as links), /dev/fd listed, and a
+ * descriptor's name in /proc/self/fd looked at as the link it is (ls -l). */
 START_TEST(the_programs_own_proc_entries_answer_as_the_kernels) {
   const char *sh[] = {
       "/bin/sh", "-c",
@@ -1373,12 +1373,16 @@ START_TEST(the_programs_own_proc_entries_answer_as_the_kernels) {
       "ls /dev/fd/ | grep -qx 0 && echo dev-fd=listed; "
       "readlink /dev/stdin; "
       "stat -c %F /proc/self/fd/0 /proc/thread-self/fd/1; "
-      "ls -l /proc/self/fd/ | grep -q '^l' && echo ls-l=links",
+      "ls -l /proc/self/fd/ | grep -q '^l' && echo ls-l=links; "
+      "stat -c %F /proc/self /proc/thread-self /dev/fd; "
+      "stat -L -c %F /proc/self /proc/thread-self /dev/fd",
       NULL};
   const char *expected =
       "cat\nself=link\nthread-self=link\ndev-fd=listed\n"
       "/proc/self/fd/0\nsymbolic link\nsymbolic link\n"
-      "ls-l=links\n";
+      "ls-l=links\n"
+      "symbolic link\nsymbolic link\nsymbolic link\n"
+      "directory\ndirectory\ndirectory\n";
   result control = run(sh);
   ck_assert_msg(control.status == 0, "status %d: %s", control.status,
                 control.err);
