@@ -628,6 +628,38 @@ static void add_link_rules(rule_set *rs, GHashTable *recorded) {
   }
 }
 
+/* The sandbox's own /tmp and /dev/shm (sbx_run_tree_private_dirs)
+ * serve a rerun wherever the run left nothing there that it used: names
+ * it made and removed again (mkstemp files, FIFOs, its own sockets) or
+ * looked for and did not find. Those names get no rule, which would make
+ * the directory the host's (sbx_run_tree_plan_private), so the rerun
+ * works in a directory no host process shares. A name there after the
+ * run (a host's socket, a file the run left for its caller) keeps every
+ * name in that directory, which the host's directory then serves. */
+static void leave_private_dirs_private(GHashTable *uses) {
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
+    const char *dir = sbx_run_tree_private_dirs[d];
+    size_t n = strlen(dir);
+    g_autoptr(GPtrArray) within = g_ptr_array_new();
+    bool host_needed = false;
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, uses);
+    while (!host_needed && g_hash_table_iter_next(&it, &key, NULL)) {
+      const char *p = key;
+      if (strncmp(p, dir, n) != 0 || (p[n] != '/' && p[n] != '\0'))
+        continue;
+      struct stat st;
+      host_needed =
+          p[n] != '\0' && p[n + 1] != '\0' &&
+          (lstat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR));
+      g_ptr_array_add(within, key);
+    }
+    for (guint i = 0; !host_needed && i < within->len; i++)
+      g_hash_table_remove(uses, g_ptr_array_index(within, i));
+  }
+}
+
 GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
                                   const sbx_learn_output *o, GError **error) {
   rule_set rs = {.granted = sbx_allowlist_new("sbx-learn")};
@@ -651,6 +683,7 @@ GPtrArray *sbx_learn_broker_rules(const sbx_learn_record *r,
     unsigned bits = GPOINTER_TO_UINT(value) | uses_of(&rs, p);
     g_hash_table_replace(rs.uses, p, GUINT_TO_POINTER(bits));
   }
+  leave_private_dirs_private(rs.uses);
   rs.paths = g_ptr_array_new();
   g_hash_table_iter_init(&it, rs.uses);
   while (g_hash_table_iter_next(&it, &key, NULL))
