@@ -646,8 +646,28 @@ static void op_chdir(sbx_call *c, const sbx_fs_request *q) {
 
 /* ---- exec --------------------------------------------------------------- */
 
+/* With --allow-exec, Landlock's EXECUTE right follows the read grants,
+ * so the kernel will refuse to run a file the grants do not let the
+ * program read. The call still goes on to the kernel, which decides;
+ * this only names the refusal it will meet and the grant that lifts it,
+ * as every other refusal is named (valgrind's tools in
+ * /usr/libexec/valgrind, git's in /usr/lib/git-core). A name that is
+ * not there is the kernel's ENOENT, no refusal. */
+static void name_exec_refusal(sbx_call *c) {
+  sbx_decision d;
+  sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path), c->path,
+                      R_OK, 0, &d);
+  struct stat st;
+  if (d.granted || stat(c->path, &st) != 0 || !S_ISREG(st.st_mode))
+    return;
+  c->ev.allowed = false;
+  c->ev.reason = "only files the grants let the program read are executed";
+  sbx_call_set_hint(c, SBX_UNOTIFY_HINT_READ, c->path, false);
+}
+
 static void op_exec(sbx_call *c, const sbx_fs_request *q) {
-  if (sbx_call_first_exec(c)) {
+  bool first = sbx_call_first_exec(c);
+  if (first) {
     /* The launcher's own exec: nothing of the program has run yet, so no
      * one could have changed the path it passes. */
     c->ev.allowed = true;
@@ -678,8 +698,11 @@ static void op_exec(sbx_call *c, const sbx_fs_request *q) {
     answer_drop(c);
     return;
   }
-  if (rc == 0)
-    c->ev.path = c->path;
+  if (rc != 0)
+    return;
+  c->ev.path = c->path;
+  if (!first && c->cfg->allow_exec)
+    name_exec_refusal(c);
 }
 
 /* ---- a name written as a directory -------------------------------------- */

@@ -429,6 +429,44 @@ START_TEST(a_shell_script_runs_other_programs_only_with_allow_exec) {
 }
 END_TEST
 
+/* With --allow-exec, a file the grants do not let the program read does
+ * not run (Landlock's EXECUTE right follows the read grants; in the
+ * default mode it is not even there), and under --explain the refusal
+ * is named with the read grant that lifts it, as valgrind's and
+ * git's helpers outside /usr/bin need; a name that is not there is the
+ * kernel's ENOENT, with no line. The same exec runs outside (control)
+ * and with the grant the line names. */
+START_TEST(an_exec_outside_the_read_grants_is_named_with_the_grant_it_needs) {
+  g_autofree char *dir = make_dir("helpers");
+  g_autofree char *tool = path_in("helpers/tool");
+  g_autofree char *missing = path_in("helpers/none");
+  gchar *text = NULL;
+  gsize len = 0;
+  ck_assert(g_file_get_contents("/bin/true", &text, &len, NULL));
+  ck_assert(g_file_set_contents(tool, text, (gssize)len, NULL));
+  g_free(text);
+  ck_assert_int_eq(chmod(tool, 0755), 0);
+  g_autofree char *script = g_strdup_printf(
+      "%s; echo tool=$?; %s; echo none=$?; exit 3", tool, missing);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  expect(run(sh), 3, "tool=0\nnone=127\n", NULL);
+  const char *x[] = {"--allow-exec", NULL};
+  result r = sbx_run(x, sh);
+  ck_assert_msg(r.status == 3, "status %d: %s", r.status, r.err);
+  /* The default mode's root holds no name the grants do not show. */
+  ck_assert_str_eq(r.out, sbx_run_kernel_decides() ? "tool=127\nnone=127\n"
+                                                   : "tool=126\nnone=127\n");
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied exec %s (allow with --allow-read %s)", tool, tool);
+  expect_denial_line(&r, line);
+  g_autofree char *none = g_strdup_printf("denied exec %s", missing);
+  assert_lacks(r.err, none);
+  result_clear(&r);
+  const char *granted[] = {"--allow-exec", "--allow-read", tool, NULL};
+  expect(sbx_run(granted, sh), 3, "tool=0\nnone=127\n", NULL);
+}
+END_TEST
+
 /* Debian's alternatives: /usr/bin/awk -> /etc/alternatives/awk -> mawk. A
  * link is followed only where its name may be seen, and --allow-exec lets
  * the program see those names. */
@@ -2355,6 +2393,8 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(progs, tar_and_gzip_round_trip_in_a_writable_directory);
   tcase_add_test(progs,
                  a_shell_script_runs_other_programs_only_with_allow_exec);
+  tcase_add_test(
+      progs, an_exec_outside_the_read_grants_is_named_with_the_grant_it_needs);
   tcase_add_test(
       progs,
       a_program_found_through_the_alternatives_system_runs_with_allow_exec);
