@@ -639,7 +639,6 @@ static void add_link_rules(rule_set *rs, GHashTable *recorded) {
 static void leave_private_dirs_private(GHashTable *uses) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
     const char *dir = sbx_run_tree_private_dirs[d];
-    size_t n = strlen(dir);
     g_autoptr(GPtrArray) within = g_ptr_array_new();
     bool host_needed = false;
     GHashTableIter it;
@@ -647,11 +646,11 @@ static void leave_private_dirs_private(GHashTable *uses) {
     g_hash_table_iter_init(&it, uses);
     while (!host_needed && g_hash_table_iter_next(&it, &key, NULL)) {
       const char *p = key;
-      if (strncmp(p, dir, n) != 0 || (p[n] != '/' && p[n] != '\0'))
+      if (strcmp(p, dir) != 0 && !below(p, dir))
         continue;
       struct stat st;
       host_needed =
-          p[n] != '\0' && p[n + 1] != '\0' &&
+          strcmp(p, dir) != 0 &&
           (lstat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR));
       g_ptr_array_add(within, key);
     }

@@ -82,7 +82,10 @@ typedef struct sbx_call {
   char target[PATH_MAX]; /* ev.target: where a refused link leads */
   char detail[64];
   char name[32];
-  char link_text[64]; /* sbx_call_own_links(): the link c->path was */
+  /* sbx_call_own_links(), when c->path was the link itself: its name
+   * ("/proc/thread-self", "/dev/fd") and its text. */
+  const char *link_name;
+  char link_text[64];
 } sbx_call;
 
 #define PATH_GONE SBX_TARGET_GONE
@@ -262,7 +265,8 @@ pid_t sbx_call_self_pid(sbx_call *c, const char *path);
  * becomes what the link leads to, /proc/self/task/TID[/...] (TID as the
  * procfs the resolver reaches numbers the thread) or /proc/self/fd[/...],
  * which the resolver serves as the process's own. When c->path was the
- * link itself, c->link_text keeps the link's text for readlink.
+ * link itself, c->link_name and c->link_text keep the link's name (for
+ * lstat) and text (for readlink).
  * 0, or -ENAMETOOLONG. */
 int sbx_call_own_links(sbx_call *c, char *path);
 

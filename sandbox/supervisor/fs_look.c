@@ -80,18 +80,15 @@ static void stat_own(sbx_call *c, int fd, bool statx_form, int at_flags,
   stat_proc_fd(c, proc, statx_form, at_flags, mask, buf);
 }
 
-/* For lstat: the name of the supervisor's own link of the same kind as
- * the program's link c->path named (/proc/self, or one that
- * sbx_call_own_links() followed: /proc/thread-self, /dev/fd), which the
+/* For lstat: the name of the program's own link c->path named
+ * (/proc/self, or one that sbx_call_own_links() followed), which the
  * resolver, deciding on where it leads, would describe as a directory;
- * NULL for other paths. */
+ * the supervisor's link of that name is one of the same kind. NULL for
+ * other paths. */
 static const char *own_link_name(const sbx_call *c) {
-  if (strcmp(c->path, "/proc/self") == 0)
-    return "/proc/self";
-  if (c->link_text[0] == '\0')
-    return NULL;
-  return strcmp(c->link_text, "/proc/self/fd") == 0 ? "/dev/fd"
-                                                    : "/proc/thread-self";
+  if (c->link_name)
+    return c->link_name;
+  return strcmp(c->path, "/proc/self") == 0 ? "/proc/self" : NULL;
 }
 
 void sbx_op_stat(sbx_call *c, const sbx_fs_request *q) {

@@ -34,15 +34,23 @@
 
 /* ---- paths --------------------------------------------------------------- */
 
+/* The absolute path a raw path names, as every handler takes it: `..`
+ * applied where the kernel's walk applies it (sbx_call_absolute_path),
+ * then the program's own links followed (sbx_call_own_links). 0,
+ * SBX_TARGET_GONE or -errno; answers nothing. */
+static int take_absolute(sbx_call *c, int dirfd, const char *raw, size_t len,
+                         char *out) {
+  int rc = sbx_call_absolute_path(c, dirfd, raw, len, out);
+  return rc == 0 ? sbx_call_own_links(c, out) : rc;
+}
+
 /* A decoded path made absolute (relative to the target's dirfd, or its
  * working directory) and normalised into out (PATH_MAX bytes). Answers
  * the call itself (dropped when the target is gone, else with the
  * errno) and returns false when the path is unusable. */
 static bool absolute(sbx_call *c, int dirfd, const char *raw, size_t len,
                      char *out) {
-  int rc = sbx_call_absolute_path(c, dirfd, raw, len, out);
-  if (rc == 0)
-    rc = sbx_call_own_links(c, out);
+  int rc = take_absolute(c, dirfd, raw, len, out);
   if (rc == SBX_TARGET_GONE) {
     answer_drop(c);
     return false;
@@ -423,12 +431,8 @@ static void op_watch(sbx_call *c, const sbx_fs_request *q) {
   answer_value(c, wd);
 }
 
-/* ---- FIFOs -------------------------------------------------------------- */
+/* ---- mknod: FIFOs and regular files ----------------------------------- */
 
-/* mknod of a FIFO in the sandbox's own /tmp or /dev/shm, which no host
- * process sees, as the default mode makes one there (valgrind's vgdb,
- * shell scripts' mkfifo); no FIFO anywhere else, where a host process
- * could open it and hang, and no other special file (S28). */
 static void refuse_fifo_here(sbx_call *c) {
   /* EACCES, as Landlock refuses MAKE_FIFO in the default mode. */
   deny(c, EACCES, "a FIFO is made only in the sandbox's own /tmp and /dev/shm",
@@ -440,9 +444,6 @@ static void refuse_fifo_here(sbx_call *c) {
  * the profile's umask, as the default mode lets Landlock's MAKE_REG
  * decide. */
 static void make_regular_file(sbx_call *c, const sbx_fs_request *q) {
-  if (!path_for_change(c, false))
-    return;
-  c->ev.path = c->path;
   if (refuse_set_id_mode(c, (mode_t)q->mode) || drop_if_gone(c))
     return;
   if (q->mode & S_ISVTX) {
@@ -464,19 +465,11 @@ static void make_regular_file(sbx_call *c, const sbx_fs_request *q) {
   decided(c, fd < 0 ? fd : 0, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
 }
 
-static void op_mknod(sbx_call *c, const sbx_fs_request *q) {
-  mode_t type = (mode_t)q->mode & S_IFMT;
-  if ((type == 0 || type == S_IFREG) && q->form == SBX_FS_FORM_PATH) {
-    make_regular_file(c, q);
-    return;
-  }
-  if (type != S_IFIFO || q->form != SBX_FS_FORM_PATH) {
-    op_refuse(c, q);
-    return;
-  }
-  if (!path_for_change(c, false))
-    return;
-  c->ev.path = c->path;
+/* mknod of a FIFO in the sandbox's own /tmp or /dev/shm, which no host
+ * process sees, as the default mode makes one there (valgrind's vgdb,
+ * shell scripts' mkfifo); no FIFO anywhere else, where a host process
+ * could open it and hang, and no other special file (S28). */
+static void make_fifo(sbx_call *c, const sbx_fs_request *q) {
   const sbx_unotify_private_dir *dir = sbx_call_private_dir(c, c->path);
   if (dir == NULL) {
     refuse_fifo_here(c);
@@ -508,6 +501,23 @@ static void op_mknod(sbx_call *c, const sbx_fs_request *q) {
           : 0;
   close(parent);
   decided(c, rc, &d, SBX_UNOTIFY_HINT_WRITE, c->path, true);
+}
+
+/* A regular file or a FIFO; every other file type is refused. */
+static void op_mknod(sbx_call *c, const sbx_fs_request *q) {
+  mode_t type = (mode_t)q->mode & S_IFMT;
+  bool regular = type == 0 || type == S_IFREG;
+  if ((!regular && type != S_IFIFO) || q->form != SBX_FS_FORM_PATH) {
+    op_refuse(c, q);
+    return;
+  }
+  if (!path_for_change(c, false))
+    return;
+  c->ev.path = c->path;
+  if (regular)
+    make_regular_file(c, q);
+  else
+    make_fifo(c, q);
 }
 
 /* ---- operations refused everywhere -------------------------------------- */
@@ -654,6 +664,10 @@ static void op_chdir(sbx_call *c, const sbx_fs_request *q) {
  * /usr/libexec/valgrind, git's in /usr/lib/git-core). A name that is
  * not there is the kernel's ENOENT, no refusal. */
 static void name_exec_refusal(sbx_call *c) {
+  /* The program's own names (/proc/self/..., /dev/fd/N) would name the
+   * supervisor's objects here. */
+  if (strncmp(c->path, "/proc/", 6) == 0 || sbx_call_own_fd_path(c->path) >= 0)
+    return;
   sbx_decision d;
   sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path), c->path,
                       R_OK, 0, &d);
@@ -692,8 +706,7 @@ static void op_exec(sbx_call *c, const sbx_fs_request *q) {
     c->ev.path = c->path;
     return;
   }
-  int rc =
-      sbx_target_absolute_path(&c->t, q->dirfd, q->path, q->path_len, c->path);
+  int rc = sbx_call_absolute_path(c, q->dirfd, q->path, q->path_len, c->path);
   if (rc == SBX_TARGET_GONE) {
     answer_drop(c);
     return;
@@ -718,9 +731,7 @@ static bool answer_directory_form(sbx_call *c, sbx_fs_request *q) {
     return false;
   if (form.error == 0 && !form.look)
     return false;
-  if (sbx_target_absolute_path(&c->t, q->dirfd, q->path, q->path_len,
-                               c->path) != 0 ||
-      sbx_call_own_links(c, c->path) != 0)
+  if (take_absolute(c, q->dirfd, q->path, q->path_len, c->path) != 0)
     return false; /* the handler answers the same failure */
   c->ev.path = c->path;
   int err = form.error;

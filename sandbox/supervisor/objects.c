@@ -74,14 +74,18 @@ int sbx_call_own_links(sbx_call *c, char *path) {
     snprintf(to, sizeof(to), "/proc/self/task/%d", (int)tid);
     n = tn;
     text = to + 11; /* "task/TID", after the pid below */
-    if (path[tn] == '\0' && path == c->path)
+    if (path[tn] == '\0' && path == c->path) {
+      c->link_name = thread_self;
       snprintf(c->link_text, sizeof(c->link_text), "%d/%s", (int)pid, text);
+    }
   } else if (strncmp(path, dev_fd, dn) == 0 &&
              (path[dn] == '/' || path[dn] == '\0')) {
     snprintf(to, sizeof(to), "/proc/self/fd");
     n = dn;
-    if (path[dn] == '\0' && path == c->path)
+    if (path[dn] == '\0' && path == c->path) {
+      c->link_name = dev_fd;
       snprintf(c->link_text, sizeof(c->link_text), "%s", to);
+    }
   } else {
     return 0;
   }

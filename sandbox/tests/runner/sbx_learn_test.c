@@ -444,11 +444,6 @@ START_TEST(the_printed_command_line_carries_the_options_the_run_needed) {
 }
 END_TEST
 
-/* gcc makes its temporary files under random names in /tmp (or
- * $TMPDIR) and probes include and library directories that do not
- * exist. The learned profile grants the temporary directory, names no
- * random file, and lets the compile run again; without it the same
- * compile is refused (the control). */
 /* A directory sbx-run gives each sandbox its own of. */
 static bool is_private_dir(const char *dir) {
   return strcmp(dir, "/tmp") == 0 || strcmp(dir, "/dev/shm") == 0;
@@ -507,6 +502,12 @@ START_TEST(a_run_that_left_nothing_in_tmp_keeps_the_sandboxs_own_tmp) {
 }
 END_TEST
 
+/* gcc makes its temporary files under random names in /tmp (or
+ * $TMPDIR) and probes include and library directories that do not
+ * exist. The learned profile grants the temporary directory (none where
+ * that is the sandbox's own /tmp), names no random file, and lets the
+ * compile run again; without it the same compile is refused (the
+ * control). */
 START_TEST(gcc_learned_compiling_a_file_compiles_it_again) {
   g_autofree char *src = make_file("hello.c",
                                    "#include <stdio.h>\n"

@@ -1500,13 +1500,16 @@ START_TEST(a_regular_file_is_made_by_mknod_where_a_create_is_allowed) {
   result_clear(&r);
   g_autofree char *made = path_in("mknod-ro/typed");
   ck_assert_int_ne(access(made, F_OK), 0);
-  /* A sticky bit: refused, where root outside may set it. */
+  /* A sticky bit: refused, where outside it is set (the control). */
+  static const char sticky_script[] =
+      "import os, sys\ntry:\n  os.mknod(sys.argv[1], 0o101600)\n"
+      "  print('made')\nexcept OSError as e:\n  print(e.errno)\n";
+  g_autofree char *sticky_outside = path_in("mknod-host/sticky");
+  const char *py_outside[] = {"/usr/bin/python3", "-c", sticky_script,
+                              sticky_outside, NULL};
+  expect(run(py_outside), 0, "made\n", NULL);
   g_autofree char *sticky = path_in("mknod/sticky");
-  g_autofree char *script = g_strdup_printf(
-      "import os\ntry:\n  os.mknod('%s', 0o101600)\n  print('made')\n"
-      "except OSError as e:\n  print(e.errno)\n",
-      sticky);
-  const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  const char *py[] = {"/usr/bin/python3", "-c", sticky_script, sticky, NULL};
   const char *py_args[] = {"-w", dir, "-r", "/usr/lib/python3.11", NULL};
   r = sbx_run(py_args, py);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
