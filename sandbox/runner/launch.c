@@ -167,6 +167,25 @@ static _Noreturn void run_program(const child_args *a, int chan) {
   _exit(err == ENOENT ? SBX_RUN_EXIT_NOTFOUND : SBX_RUN_EXIT_NOEXEC);
 }
 
+/* The program ended: so does everything it started. As pid 1 of the
+ * sandbox's pid namespace, init kills every other process in it and reaps
+ * them, and only then reports: when the launcher returns, none of them
+ * runs. The kernel's teardown of the namespaces at init's own exit (the
+ * mount tree's, the network's) is not waited for. A process created while
+ * a kill went round is a child of init by the time its parent is reaped,
+ * and the next round kills it. Without a pid namespace of its own, init
+ * reports at once. Async-signal-safe. */
+static void end_the_rest(void) {
+  if (getpid() != 1)
+    return;
+  for (;;) {
+    kill(-1, SIGKILL);
+    pid_t w = waitpid(-1, NULL, __WALL);
+    if (w < 0 && errno == ECHILD)
+      return;
+  }
+}
+
 /* pid 1 of the sandbox: in the default mode its file tree (tree.h), which
  * needs the capabilities the layers then drop; init's layers by the
  * engine (sandbox/layers/apply.h); under the supervisor, the listener
@@ -311,8 +330,13 @@ static _Noreturn void run_init(const child_args *given) {
   sigaddset(&waitset, SIGCHLD);
   sigprocmask(SIG_BLOCK, &waitset, NULL);
 
-  /* Raw clone: glibc's fork() after a raw clone is not to be relied on. */
-  long child = syscall(SYS_clone, (unsigned long)SIGCHLD, 0L, 0L, 0L, 0L);
+  /* vfork, as posix_spawn starts a program: the program shares init's
+   * memory until its execve, so none of it is copied for a process that
+   * replaces it at once, and init waits meanwhile. The program writes
+   * nothing init reads again: its own frames, below init's, and the
+   * plan's program filters (apply patches them). glibc's vfork is a bare
+   * system call (its fork is not to be relied on after a raw clone). */
+  pid_t child = vfork();
   if (child < 0)
     child_fail(chan, MSG_FORK_FAILED, errno);
   if (child == 0)
@@ -344,6 +368,11 @@ static _Noreturn void run_init(const child_args *given) {
     if (done)
       break;
   }
+  end_the_rest();
+  /* The relay's pipes: the launcher reads their end once no process of
+   * the sandbox holds them. */
+  for (int fd = 0; fd <= 2; fd++)
+    close(fd);
   send_msg(chan, MSG_EXITED, status);
   _exit(0);
 }
@@ -775,7 +804,9 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   int init_status = 0;
   int supervisor_error = 0;
   const char *supervisor_step = NULL;
-  while (!init_done && !supervisor_error) {
+  /* Init reports the program's status once nothing else of the sandbox
+   * runs; its own exit, the namespaces' teardown, is not waited for. */
+  while (!init_done && !news.have_status && !supervisor_error) {
     struct pollfd fds[4 + 2 + 3] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = chan_open ? sv[0] : -1, .events = POLLIN},
@@ -873,8 +904,11 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     result = SBX_RUN_EXIT_SETUP;
     goto out;
   }
+  /* Every process of the sandbox is gone but init, which may still be
+   * exiting: reaped here if it is done, else by whoever inherits it. */
+  if (!init_done)
+    (void)waitpid(pid, &init_status, WNOHANG);
   pid = -1;
-  /* Init, pid 1 of the namespace, is gone and every process with it. */
   sbx_run_relay_drain(relay);
   /* What init said before it went. */
   while (chan_open) {

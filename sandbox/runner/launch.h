@@ -15,7 +15,9 @@
  *      does not, nothing of the program ever runs (S32);
  *   4. forks the program, which stacks its own filters (--policy, the
  *      profile's) and execs; init then forwards signals to it, reaps
- *      every orphan, and reports the program's wait status.
+ *      every orphan, and when the program ends kills and reaps every
+ *      other process of its pid namespace before it reports the
+ *      program's wait status.
  * The program is pid 2, not pid 1: a pid-1 process ignores signals it has
  * no handler for, which would change what kill(getpid(), SIGTERM) does.
  *
@@ -48,7 +50,9 @@ enum {
 
 /* Runs the plan. Returns the program's exit status (128+N when signal N
  * killed it), or SBX_RUN_EXIT_* with *error set when the program never
- * ran. */
+ * ran. On return no process the program started runs; init itself may
+ * still be exiting (the kernel tearing its namespaces down), and is left
+ * to be reaped by whoever inherits it. */
 int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error);
 
 #endif /* SBX_RUNNER_LAUNCH_H_ */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -88,6 +89,72 @@ START_TEST(sbx_run_forwards_sigterm_and_sigint_to_the_program) {
   ck_assert_int_eq(status_after_signal(SIGTERM), 128 + SIGTERM);
   ck_assert_int_eq(status_after_signal(SIGINT), 128 + SIGINT);
   ck_assert_int_eq(status_after_signal(SIGHUP), 128 + SIGHUP);
+}
+END_TEST
+
+/* ---- the end of a run ------------------------------------------------- */
+
+/* Leaves behind a process detached twice over (a session of its own, its
+ * parent gone) that ignores the signals a terminal sends and holds an
+ * exclusive lock on argv[1] until it dies; prints its pid once it holds
+ * the lock. */
+static const char leave_a_lock_holder[] =
+    "import fcntl, os, signal, sys\n"
+    "r, w = os.pipe()\n"
+    "if os.fork() == 0:\n"
+    "  os.setsid()\n"
+    "  if os.fork() == 0:\n"
+    "    for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):\n"
+    "      signal.signal(s, signal.SIG_IGN)\n"
+    "    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+    "    fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "    null = os.open('/dev/null', os.O_RDWR)\n"
+    "    for i in range(3):\n"
+    "      os.dup2(null, i)\n"
+    "    os.write(w, str(os.getpid()).encode())\n"
+    "    os.close(w)\n"
+    "    while True:\n"
+    "      signal.pause()\n"
+    "  os._exit(0)\n"
+    "os.close(w)\n"
+    "print(os.read(r, 32).decode())\n";
+
+/* Whether a process holds the lock on path: the lock is let go only when
+ * its holder has died. */
+static bool lock_is_held(const char *path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ck_assert(!held || errno == EWOULDBLOCK);
+  close(fd);
+  return held;
+}
+
+/* When sbx-run returns, nothing the program started still runs, however
+ * it detached: outside (the control) the same process outlives the
+ * program that started it. */
+START_TEST(nothing_the_program_started_runs_after_sbx_run_returns) {
+  g_autofree char *dir = make_dir("left");
+  g_autofree char *lock_outside = path_in("left/outside");
+  g_autofree char *lock_inside = path_in("left/inside");
+  const char *outside[] = {"/usr/bin/python3", "-c", leave_a_lock_holder,
+                           lock_outside, NULL};
+  result r = run(outside);
+  ck_assert_int_eq(r.status, 0);
+  pid_t holder = (pid_t)atoi(r.out);
+  result_clear(&r);
+  ck_assert_int_gt(holder, 1);
+  ck_assert(lock_is_held(lock_outside));
+  ck_assert_int_eq(kill(holder, SIGKILL), 0);
+
+  const char *inside[] = {"/usr/bin/python3", "-c", leave_a_lock_holder,
+                          lock_inside, NULL};
+  const char *opts[] = {"-w", dir, "-r", "/usr/lib/python3.11", NULL};
+  r = sbx_run(opts, inside);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_int_gt(atoi(r.out), 1);
+  result_clear(&r);
+  ck_assert(!lock_is_held(lock_inside));
 }
 END_TEST
 
@@ -2372,6 +2439,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(basic, sbx_run_returns_the_programs_exit_status);
   tcase_add_test(basic, sbx_run_reports_a_program_killed_by_sigterm_as_143);
   tcase_add_test(basic, sbx_run_forwards_sigterm_and_sigint_to_the_program);
+  tcase_add_test(basic, nothing_the_program_started_runs_after_sbx_run_returns);
   tcase_add_test(basic,
                  sbx_run_exits_127_for_a_missing_program_and_126_for_a_file);
   tcase_add_test(basic, ctrl_z_stops_the_program_and_fg_continues_it);
