@@ -907,7 +907,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
   /* Every process of the sandbox is gone but init, which may still be
    * exiting: reaped here if it is done, else by whoever inherits it. */
   if (!init_done)
-    (void)waitpid(pid, &init_status, WNOHANG);
+    (void)waitpid(pid, NULL, WNOHANG);
   pid = -1;
   sbx_run_relay_drain(relay);
   /* What init said before it went. */

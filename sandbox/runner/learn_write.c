@@ -639,6 +639,7 @@ static void add_link_rules(rule_set *rs, GHashTable *recorded) {
 static void leave_private_dirs_private(GHashTable *uses) {
   for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
     const char *dir = sbx_run_tree_private_dirs[d];
+    size_t n = strlen(dir);
     g_autoptr(GPtrArray) within = g_ptr_array_new();
     bool host_needed = false;
     GHashTableIter it;
@@ -646,11 +647,12 @@ static void leave_private_dirs_private(GHashTable *uses) {
     g_hash_table_iter_init(&it, uses);
     while (!host_needed && g_hash_table_iter_next(&it, &key, NULL)) {
       const char *p = key;
-      if (strcmp(p, dir) != 0 && !below(p, dir))
+      bool is_dir = strcmp(p, dir) == 0;
+      if (!is_dir && !below(p, dir))
         continue;
       struct stat st;
       host_needed =
-          strcmp(p, dir) != 0 &&
+          !is_dir && p[n + 1] != '\0' &&
           (lstat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR));
       g_ptr_array_add(within, key);
     }

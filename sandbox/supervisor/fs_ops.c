@@ -664,9 +664,9 @@ static void op_chdir(sbx_call *c, const sbx_fs_request *q) {
  * /usr/libexec/valgrind, git's in /usr/lib/git-core). A name that is
  * not there is the kernel's ENOENT, no refusal. */
 static void name_exec_refusal(sbx_call *c) {
-  /* The program's own names (/proc/self/..., /dev/fd/N) would name the
-   * supervisor's objects here. */
-  if (strncmp(c->path, "/proc/", 6) == 0 || sbx_call_own_fd_path(c->path) >= 0)
+  /* The program's own names (/proc/self/..., and /dev/fd/N, taken as
+   * /proc/self/fd/N) would name the supervisor's objects here. */
+  if (strncmp(c->path, "/proc/", 6) == 0)
     return;
   sbx_decision d;
   sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path), c->path,
@@ -706,7 +706,7 @@ static void op_exec(sbx_call *c, const sbx_fs_request *q) {
     c->ev.path = c->path;
     return;
   }
-  int rc = sbx_call_absolute_path(c, q->dirfd, q->path, q->path_len, c->path);
+  int rc = take_absolute(c, q->dirfd, q->path, q->path_len, c->path);
   if (rc == SBX_TARGET_GONE) {
     answer_drop(c);
     return;
