@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/kernel/landlock/landlock.h"
 #include "sandbox/kernel/namespaces/credentials.h"
 #include "sandbox/kernel/namespaces/rlimits.h"
 #include "sandbox/kernel/namespaces/fds.h"
@@ -522,6 +523,24 @@ _Noreturn void sbx_zygote_server_exec(sbx_zygote_server *z,
   init_failed(z, "fresh zygote: execveat of the host's executable", errno);
 }
 
+/* Async-signal-safe. In the empty root every direct tree is a read-only
+ * bind, where the kernel refuses to truncate a file whatever Landlock
+ * says. Landlock asks at each open whether the file may be truncated as
+ * well as read; with that right granted on the trees too, its check of a
+ * direct open stops at the tree's rule instead of walking on to the root
+ * (docs/design.md, "Direct opens"). Every bound tree is added, another
+ * type's too: TRUNCATE alone opens nothing. A refused rule leaves the
+ * check as it was. */
+static void grant_truncate_on_direct_trees(const sbx_zygote_server *z,
+                                           const sbx_layer_plan *l) {
+  if (l->landlock_fd < 0 || l->landlock.abi < 3)
+    return;
+  for (size_t at = 0; at < z->direct_binds_len;
+       at += strlen(z->direct_binds + at) + 1)
+    sbx_landlock_add_path_raw(l->landlock_fd, z->direct_binds + at,
+                              LANDLOCK_ACCESS_FS_TRUNCATE);
+}
+
 _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
   int rc = keep_only_own_fds(z);
   if (rc < 0)
@@ -574,8 +593,10 @@ _Noreturn void sbx_zygote_server_main(sbx_zygote_server *z) {
     for (size_t i = 0; i < z->n_plans; i++) {
       sbx_layer_plan *l = &z->plans[i].layers;
       if (l->n_filters && strcmp(l->filters[l->n_filters - 1].name,
-                                 SBX_WORKER_DIRECT_GUARD) == 0)
+                                 SBX_WORKER_DIRECT_GUARD) == 0) {
         l->n_filters--;
+        grant_truncate_on_direct_trees(z, l);
+      }
     }
   }
 

@@ -203,6 +203,13 @@ int sbx_landlock_build(sbx_landlock_builder *b, sbx_landlock_report *report,
  * Async-signal-safe. Returns 0 or -errno. */
 int sbx_landlock_restrict_self_raw(int ruleset_fd, uint32_t restrict_flags);
 
+/* Adds to a built ruleset (not yet enforced) a rule granting rights below
+ * path, which is opened O_PATH for it; rules on the same object add up.
+ * The rights must be ones the ruleset handles. Async-signal-safe. Returns
+ * 0 or -errno. */
+int sbx_landlock_add_path_raw(int ruleset_fd, const char *path,
+                              uint64_t rights);
+
 /* The same for a process that sandboxes itself; the error says what to try.
  * Parent-side (GLib). */
 gboolean sbx_landlock_restrict_self(int ruleset_fd, uint32_t restrict_flags,

@@ -114,10 +114,17 @@ static int open_nonblock(const char *path) {
   return 0;
 }
 
+/* truncate(2), as the worker or the test calls it. */
+static int truncate_path(const char *path) {
+  return truncate(path, 0) == 0 ? 0 : errno;
+}
+
 /* Payload lines "o PATH" (open(2): trapped, direct or brokered), "n PATH"
  * (the same, O_NONBLOCK, no read), "2 PATH" (openat2 read-only, by the
- * worker itself), "w PATH" (openat2 O_WRONLY). One int per line on fd 3:
- * 0 or the errno. */
+ * worker itself), "w PATH" (openat2 O_WRONLY), "t PATH" (openat2
+ * O_RDONLY|O_TRUNC), "r PATH" (openat2 O_RDWR|O_TRUNC), "T PATH"
+ * (truncate(2)), "c PATH" (open(2) O_WRONLY|O_TRUNC). One int per line
+ * on fd 3: 0 or the errno. */
 static int entry_steps(const sbx_worker_args *args) {
   g_autofree char *text = g_strndup(args->payload, args->payload_len);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -125,10 +132,37 @@ static int entry_steps(const sbx_worker_args *args) {
     if (strlen(*l) < 3)
       continue;
     const char *path = *l + 2;
-    int err = **l == 'o'   ? open_read(path)
-              : **l == 'n' ? open_nonblock(path)
-              : **l == '2' ? openat2_flags(path, O_RDONLY)
-                           : openat2_flags(path, O_WRONLY);
+    int err;
+    switch (**l) {
+      case 'o':
+        err = open_read(path);
+        break;
+      case 'n':
+        err = open_nonblock(path);
+        break;
+      case '2':
+        err = openat2_flags(path, O_RDONLY);
+        break;
+      case 't':
+        err = openat2_flags(path, O_RDONLY | O_TRUNC);
+        break;
+      case 'r':
+        err = openat2_flags(path, O_RDWR | O_TRUNC);
+        break;
+      case 'T':
+        err = truncate_path(path);
+        break;
+      case 'c': {
+        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        err = fd < 0 ? errno : 0;
+        if (fd >= 0)
+          close(fd);
+        break;
+      }
+      default:
+        err = openat2_flags(path, O_WRONLY);
+        break;
+    }
     if (write(3, &err, sizeof err) != (ssize_t)sizeof err)
       return 90;
   }
@@ -300,6 +334,48 @@ START_TEST(a_trapped_open_is_direct_below_a_direct_tree_only) {
 }
 END_TEST
 
+/* The ruleset grants more than read on a direct tree where the root is
+ * empty (the truncate right, so that Landlock's check stops at the
+ * tree): none of it may let a worker change a file there. Controls: the
+ * test itself truncates a file of the tree each way. */
+START_TEST(nothing_in_a_direct_tree_can_be_truncated_or_written) {
+  if (!landlock_present())
+    return;
+  g_autofree char *data = g_build_filename(tree, "data", NULL);
+  const char *ways[] = {"t", "r", "T"};
+  for (size_t i = 0; i < G_N_ELEMENTS(ways); i++) {
+    g_autofree char *name = g_strdup_printf("scratch-%zu", i);
+    api_write_file(tree, name, "scratch\n");
+    g_autofree char *scratch = g_build_filename(tree, name, NULL);
+    int err = ways[i][0] == 't'   ? openat2_flags(scratch, O_RDONLY | O_TRUNC)
+              : ways[i][0] == 'r' ? openat2_flags(scratch, O_RDWR | O_TRUNC)
+                                  : truncate_path(scratch);
+    ck_assert_msg(err == 0, "unsandboxed truncation (%s) of %s: %s", ways[i],
+                  scratch, g_strerror(err));
+    struct stat st;
+    ck_assert_int_eq(stat(scratch, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+  }
+  g_autofree char *steps = g_strdup_printf(
+      "t %s\n"  /* 0 openat2 O_RDONLY|O_TRUNC */
+      "r %s\n"  /* 1 openat2 O_RDWR|O_TRUNC */
+      "w %s\n"  /* 2 openat2 O_WRONLY */
+      "T %s\n"  /* 3 truncate(2) */
+      "c %s\n"  /* 4 open(2) O_WRONLY|O_TRUNC: the broker's read rule */
+      "2 %s\n", /* 5 still readable */
+      data, data, data, data, data, data);
+  int errs[6];
+  run_steps(steps, errs, 6);
+  for (int i = 0; i < 5; i++)
+    ck_assert_msg(errs[i] != 0, "step %d changed %s", i, data);
+  ck_assert_msg(errs[5] == 0, "openat2 read after the attempts: %s",
+                g_strerror(errs[5]));
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(data, &text, NULL, NULL));
+  ck_assert_str_eq(text, "direct\n");
+}
+END_TEST
+
 static Suite *direct_suite(void) {
   Suite *s = suite_create("direct");
   TCase *tc = tcase_create("direct");
@@ -309,6 +385,7 @@ static Suite *direct_suite(void) {
   tcase_add_test(tc, symlinks_out_of_a_direct_tree_get_the_brokers_decision);
   tcase_add_test(tc, a_hard_link_in_a_direct_tree_is_that_trees_file);
   tcase_add_test(tc, a_trapped_open_is_direct_below_a_direct_tree_only);
+  tcase_add_test(tc, nothing_in_a_direct_tree_can_be_truncated_or_written);
   suite_add_tcase(s, tc);
   return s;
 }
