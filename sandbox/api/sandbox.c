@@ -499,6 +499,13 @@ static sbx_allowlist *read_grants(const sbx_sandbox *s,
   return grants;
 }
 
+/* sbx_zygote_spawn_request.on_sent of a spawn: the broker's request for
+ * the worker's channel (sbx_broker_connect_finish sends it if this never
+ * ran). */
+static void send_add_channel(void *connecting) {
+  sbx_broker_connect_send(connecting);
+}
+
 gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
                            pid_t *pid, GError **error) {
   if (pid)
@@ -542,12 +549,15 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
   GError *local = NULL;
   sbx_allowlist *grants = read_grants(s, &c, &local);
   /* The broker adds the worker's channel while the zygote starts the
-   * worker: requests the worker sends before then wait in the socket. */
+   * worker: requests the worker sends before then wait in the socket. Its
+   * request goes out once the zygote's has (on_sent): the first process a
+   * message wakes runs on the sender's CPU, so sending the broker's first
+   * put the broker's work ahead of the zygote's and the worker's. */
   int channel = -1;
   sbx_broker_connecting *connecting =
       local ? NULL
-            : sbx_broker_connect_begin(s->broker, c.process_type, grants,
-                                       &channel, &local);
+            : sbx_broker_connect_prepare(s->broker, c.process_type, grants,
+                                         &channel, &local);
   sbx_allowlist_free(grants);
   gboolean ok = connecting != NULL;
   if (ok) {
@@ -561,6 +571,8 @@ gboolean sbx_sandbox_spawn(sbx_sandbox *s, const sbx_spawn_config *spawn,
         .with_messages = c.channel != NULL,
         .message_channel = messages[1],
         .held = true,
+        .on_sent = send_add_channel,
+        .on_sent_ctx = connecting,
     };
     ok = sbx_zygote_spawn(s->zygote, &req, pid, &local);
     /* The worker holds the only other end; without a worker the broker

@@ -422,16 +422,21 @@ int sbx_broker_connect(sbx_broker *b, const char *type, GError **error) {
 }
 
 struct sbx_broker_connecting {
-  sbx_broker *broker; /* its control_lock held until finished */
+  sbx_broker *broker; /* its control_lock held from _send to _finish */
   size_t type;        /* index in broker->types */
-  bool grants;
+  GBytes *payload;    /* the grants, or NULL */
+  int broker_end;     /* the channel's end the broker gets; -1 once sent */
+  bool sent;          /* _send ran (whether or not it succeeded) */
+  GError *send_error; /* why _send failed, for _finish */
   uint32_t id;
   gint64 deadline;
 };
 
-sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
-                                                const sbx_allowlist *grants,
-                                                int *channel, GError **error) {
+sbx_broker_connecting *sbx_broker_connect_prepare(sbx_broker *b,
+                                                  const char *type,
+                                                  const sbx_allowlist *grants,
+                                                  int *channel,
+                                                  GError **error) {
   *channel = -1;
   g_autoptr(GBytes) payload = NULL;
   if (grants && sbx_allowlist_n_entries(grants) > 0) {
@@ -460,36 +465,69 @@ sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
   sbx_broker_connecting *c = g_new0(sbx_broker_connecting, 1);
   c->broker = b;
   c->type = index;
-  c->grants = payload != NULL;
+  c->payload = g_steal_pointer(&payload);
+  c->broker_end = sv[1];
+  *channel = sv[0];
+  return c;
+}
+
+void sbx_broker_connect_send(sbx_broker_connecting *c) {
+  if (c->sent)
+    return;
+  c->sent = true;
+  sbx_broker *b = c->broker;
   g_mutex_lock(&b->control_lock);
-  gboolean ok = control_send_locked(
-      b,
-      payload ? SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS
-              : SBX_BROKER_CONTROL_ADD_CHANNEL,
-      (uint32_t)index, sv[1], payload, &c->id, &c->deadline, error);
-  close(sv[1]);
-  if (!ok) {
+  gboolean ok =
+      control_send_locked(b,
+                          c->payload ? SBX_BROKER_CONTROL_ADD_CHANNEL_GRANTS
+                                     : SBX_BROKER_CONTROL_ADD_CHANNEL,
+                          (uint32_t)c->type, c->broker_end, c->payload, &c->id,
+                          &c->deadline, &c->send_error);
+  close(c->broker_end);
+  c->broker_end = -1;
+  if (!ok)
     g_mutex_unlock(&b->control_lock);
-    close(sv[0]);
+}
+
+sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
+                                                const sbx_allowlist *grants,
+                                                int *channel, GError **error) {
+  sbx_broker_connecting *c =
+      sbx_broker_connect_prepare(b, type, grants, channel, error);
+  if (!c)
+    return NULL;
+  sbx_broker_connect_send(c);
+  if (c->send_error) {
+    g_propagate_error(error, g_steal_pointer(&c->send_error));
+    g_clear_pointer(&c->payload, g_bytes_unref);
     g_free(c);
+    close(*channel);
+    *channel = -1;
     return NULL;
   }
-  *channel = sv[0];
   return c;
 }
 
 gboolean sbx_broker_connect_finish(sbx_broker_connecting *c, GError **error) {
   sbx_broker *b = c->broker;
-  sbx_broker_control_reply rep;
-  gboolean ok = control_receive_locked(b, c->id, c->deadline, &rep, error);
-  g_mutex_unlock(&b->control_lock);
-  if (ok && rep.result != 0) {
-    g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
-                "the broker refused a channel for worker type '%s'%s: %s",
-                b->types[c->type], c->grants ? " with rules of its own" : "",
-                g_strerror(-rep.result));
+  sbx_broker_connect_send(c);
+  gboolean ok;
+  if (c->send_error) {
+    g_propagate_error(error, g_steal_pointer(&c->send_error));
     ok = FALSE;
+  } else {
+    sbx_broker_control_reply rep;
+    ok = control_receive_locked(b, c->id, c->deadline, &rep, error);
+    g_mutex_unlock(&b->control_lock);
+    if (ok && rep.result != 0) {
+      g_set_error(error, SBX_BROKER_ERROR, SBX_BROKER_ERROR_FAILED,
+                  "the broker refused a channel for worker type '%s'%s: %s",
+                  b->types[c->type], c->payload ? " with rules of its own" : "",
+                  g_strerror(-rep.result));
+      ok = FALSE;
+    }
   }
+  g_clear_pointer(&c->payload, g_bytes_unref);
   g_free(c);
   return ok;
 }

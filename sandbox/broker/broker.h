@@ -107,18 +107,28 @@ int sbx_broker_connect(sbx_broker *broker, const char *type, GError **error);
 int sbx_broker_connect_with_grants(sbx_broker *broker, const char *type,
                                    const sbx_allowlist *grants, GError **error);
 
-/* The same in two halves, so that the caller can start the worker while
- * the broker adds its channel. _begin sends the request and gives the
- * worker's end in *channel (the caller owns it), or returns NULL with
- * *error set and *channel -1. _finish waits for the broker's answer,
- * within SBX_BROKER_REPLY_TIMEOUT_MS of _begin, and frees the handle: FALSE
- * with *error set (the same errors as sbx_broker_connect_with_grants) when
- * the broker refused the channel or did not answer; the caller then
+/* The same in steps, so that the caller can start the worker while the
+ * broker adds its channel. _prepare checks the request and makes the
+ * channel, sending nothing: it gives the worker's end in *channel (the
+ * caller owns it), or returns NULL with *error set and *channel -1.
+ * _send sends the broker's request (once; a failure is kept for
+ * _finish). _begin is _prepare then _send, returning NULL with *error
+ * set when the request could not be sent. _finish sends the request if
+ * _send was not called, waits for the broker's answer within
+ * SBX_BROKER_REPLY_TIMEOUT_MS of the send, and frees the handle: FALSE
+ * with *error set (the same errors as sbx_broker_connect_with_grants)
+ * when the broker refused the channel or did not answer; the caller then
  * closes *channel. Requests sent on the channel before the broker adds it
  * wait in the socket; one whose peer closed first is dropped when added.
  * The calling thread must call _finish, and make no other call on the
- * broker in between: other threads' control requests wait until then. */
+ * broker between _send and _finish: other threads' control requests wait
+ * until then. */
 typedef struct sbx_broker_connecting sbx_broker_connecting;
+sbx_broker_connecting *sbx_broker_connect_prepare(sbx_broker *broker,
+                                                  const char *type,
+                                                  const sbx_allowlist *grants,
+                                                  int *channel, GError **error);
+void sbx_broker_connect_send(sbx_broker_connecting *connecting);
 sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *broker,
                                                 const char *type,
                                                 const sbx_allowlist *grants,

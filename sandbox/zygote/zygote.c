@@ -703,7 +703,9 @@ typedef struct {
   char body[sizeof(sbx_zygote_spawn_failed) + sizeof(sbx_zygote_status)];
   pid_t cred_pid;
   bool done;
-  bool hold; /* the worker goes to held, not workers */
+  bool hold;                  /* the worker goes to held, not workers */
+  void (*on_sent)(void *ctx); /* sbx_zygote_spawn_request.on_sent */
+  void *on_sent_ctx;
 } awaited_reply;
 
 static bool take_request(GArray *ids, uint32_t id) {
@@ -930,6 +932,8 @@ static gboolean transact(sbx_zygote *z, uint32_t type, const char *what,
   g_mutex_unlock(&z->lock);
   int rc = send_request(z, type, reply->request_id, body, body_len, fds, n_fds,
                         deadline);
+  if (rc == 0 && reply->on_sent)
+    reply->on_sent(reply->on_sent_ctx);
   g_mutex_lock(&z->lock);
   gboolean ok = rc == 0;
   if (rc == -EPIPE || rc == -ECONNRESET)
@@ -1029,7 +1033,9 @@ gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,
   if (req->with_messages)
     fds[n_sent++] = req->message_channel;
 
-  awaited_reply reply = {.hold = req->held};
+  awaited_reply reply = {.hold = req->held,
+                         .on_sent = req->on_sent,
+                         .on_sent_ctx = req->on_sent_ctx};
   g_mutex_lock(&z->lock);
   gboolean ok = transact(z, SBX_ZMSG_SPAWN, "spawn", body, body_len, fds,
                          n_sent, &reply, error);

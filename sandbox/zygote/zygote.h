@@ -172,6 +172,12 @@ typedef struct {
   int message_channel;
   bool held; /* the worker is held: no wait sees it or its exit until
                 sbx_zygote_release(); sbx_zygote_discard() ends it */
+  /* When set, called once the request is on its way to the zygote and
+   * before its reply is awaited (not when it could not be sent): work the
+   * caller overlaps with the spawn goes there, after the zygote has been
+   * woken, so that it does not run ahead of the worker on this CPU. */
+  void (*on_sent)(void *ctx);
+  void *on_sent_ctx;
 } sbx_zygote_spawn_request;
 
 gboolean sbx_zygote_spawn(sbx_zygote *z, const sbx_zygote_spawn_request *req,

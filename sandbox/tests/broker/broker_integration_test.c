@@ -296,6 +296,29 @@ static void assert_channels(fixture *f, uint64_t want) {
                (unsigned long long)want);
 }
 
+/* Until the worker's request sits in ch's socket, unread. */
+static void wait_queued(int ch) {
+  int queued = 0;
+  while (ioctl(ch, SIOCOUTQ, &queued) == 0 && queued == 0)
+    g_usleep(1000);
+  ck_assert_int_gt(queued, 0);
+}
+
+/* Finishes the connect, then the early open of the good file (thread t)
+ * must have been served. */
+static void finish_and_read_early_open(sbx_broker_connecting *c, GThread *t,
+                                       early_open *o) {
+  GError *error = NULL;
+  ck_assert_msg(sbx_broker_connect_finish(c, &error), "%s",
+                error ? error->message : "");
+  g_thread_join(t);
+  ck_assert_int_ge(o->fd, 0);
+  char *text = broker_test_read_fd(o->fd);
+  ck_assert_str_eq(text, "good");
+  g_free(text);
+  close(o->fd);
+}
+
 /* A connect in two halves: a request the worker sends before the broker
  * has even read ADD_CHANNEL waits in the socket and is served; a channel
  * whose other end closed before the reply is dropped, and the one kept
@@ -314,19 +337,9 @@ START_TEST(a_begun_channel_queues_requests_and_drops_a_closed_peer) {
   sbx_broker_client_init(&o.c, ch);
   GThread *t = g_thread_new("early-open", open_early, &o);
   /* Its request is in the socket while the broker is still stopped. */
-  int queued = 0;
-  while (ioctl(ch, SIOCOUTQ, &queued) == 0 && queued == 0)
-    g_usleep(1000);
-  ck_assert_int_gt(queued, 0);
+  wait_queued(ch);
   ck_assert_int_eq(kill(broker, SIGCONT), 0);
-  ck_assert_msg(sbx_broker_connect_finish(c, &error), "%s",
-                error ? error->message : "");
-  g_thread_join(t);
-  ck_assert_int_ge(o.fd, 0);
-  char *text = broker_test_read_fd(o.fd);
-  ck_assert_str_eq(text, "good");
-  g_free(text);
-  close(o.fd);
+  finish_and_read_early_open(c, t, &o);
   assert_channels(&f, 1);
 
   int gone = -1;
@@ -338,6 +351,49 @@ START_TEST(a_begun_channel_queues_requests_and_drops_a_closed_peer) {
   assert_channels(&f, 1);
   close(ch);
   assert_channels(&f, 0);
+  stop(&f);
+}
+END_TEST
+
+/* A connect in steps: a prepared channel is not the broker's until its
+ * request is sent. A request the worker sends on it before then waits in
+ * the socket (the broker holds no channel yet) and is served once
+ * ADD_CHANNEL goes out; _finish sends the request itself when _send was
+ * never called. */
+START_TEST(a_prepared_channel_is_served_once_its_request_is_sent) {
+  fixture f;
+  start(&f);
+  GError *error = NULL;
+  early_open o = {.path = f.t.good_file, .fd = -1};
+  int ch = -1;
+  sbx_broker_connecting *c =
+      sbx_broker_connect_prepare(f.b, "worker", NULL, &ch, &error);
+  ck_assert_msg(c != NULL, "%s", error ? error->message : "");
+  sbx_broker_client_init(&o.c, ch);
+  GThread *t = g_thread_new("early-open", open_early, &o);
+  wait_queued(ch);
+  assert_channels(&f, 0);
+  sbx_broker_connect_send(c);
+  finish_and_read_early_open(c, t, &o);
+  assert_channels(&f, 1);
+
+  int second = -1;
+  c = sbx_broker_connect_prepare(f.b, "worker", NULL, &second, &error);
+  ck_assert_msg(c != NULL, "%s", error ? error->message : "");
+  ck_assert_msg(sbx_broker_connect_finish(c, &error), "%s",
+                error ? error->message : "");
+  assert_channels(&f, 2);
+  close(second);
+  close(ch);
+  assert_channels(&f, 0);
+
+  int none = -1;
+  ck_assert_ptr_null(
+      sbx_broker_connect_prepare(f.b, "no-such-type", NULL, &none, &error));
+  ck_assert_int_eq(none, -1);
+  ck_assert_ptr_nonnull(error);
+  ck_assert_ptr_nonnull(strstr(error->message, "no-such-type"));
+  g_clear_error(&error);
   stop(&f);
 }
 END_TEST
@@ -579,6 +635,7 @@ int main(void) {
   tcase_add_test(tc, broker_peer_death_only_closes_that_channel);
   tcase_add_test(tc, broker_killed_gives_a_clean_error);
   tcase_add_test(tc, a_begun_channel_queues_requests_and_drops_a_closed_peer);
+  tcase_add_test(tc, a_prepared_channel_is_served_once_its_request_is_sent);
   tcase_add_test(tc, broker_keeps_a_workers_own_rules_on_its_channel);
   tcase_add_test(tc, pooled_channels_stay_with_their_process_and_descriptor);
   tcase_add_test(tc, exact_entries_open_any_object_without_blocking_the_broker);
