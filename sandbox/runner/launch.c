@@ -71,6 +71,9 @@ typedef enum {
                         * namespace, for the supervisor */
   MSG_ROOT,            /* SCM_RIGHTS carries init's "/", in its mount
                         * namespace, for the supervisor */
+  MSG_NETNS,           /* to init: SCM_RIGHTS carries the sandbox's network
+                        * namespace, made beside it (clone_init) */
+  MSG_NETNS_FAILED,    /* joining it failed: errno */
 } msg_kind;
 
 typedef struct {
@@ -90,6 +93,7 @@ typedef struct {
   unsigned tty_replaces; /* which of 0, 1, 2 it becomes */
   int relay_fd[3];       /* the relay's pipes (relay.h) that become 0, 1,
                           * 2, or -1 */
+  bool netns_beside;     /* the network namespace comes as MSG_NETNS */
 } child_args;
 
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
@@ -213,6 +217,20 @@ static _Noreturn void run_init(const child_args *given) {
       (void)send(a->chan, &m, sizeof(m), MSG_NOSIGNAL);
       _exit(SBX_RUN_EXIT_SETUP);
     }
+  }
+  /* The network namespace made beside init while it built the tree
+   * (clone_init), joined while init still holds its user namespace's
+   * capabilities: nothing runs in the sandbox before, and without it
+   * nothing does at all. */
+  if (a->netns_beside) {
+    child_msg m;
+    int net = -1;
+    ssize_t n = sbx_unotify_recv_listener(a->chan, &m, sizeof(m), &net, 0);
+    if (n != (ssize_t)sizeof(m) || m.kind != MSG_NETNS || net < 0)
+      child_fail(a->chan, MSG_NETNS_FAILED, n < 0 ? (int)-n : EPROTO);
+    if (setns(net, CLONE_NEWNET) != 0)
+      child_fail(a->chan, MSG_NETNS_FAILED, errno);
+    close(net);
   }
   /* The program's terminal from the sandbox's own devpts, where the
    * program finds it by name (ttyname); the launcher relays its master. */
@@ -440,6 +458,11 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
                                ? "the sandbox's init"
                                : "the program's own filters",
                            step);
+  } else if (m->kind == MSG_NETNS_FAILED) {
+    what = g_strdup_printf(
+        "the sandbox's init joining its network "
+        "namespace: %s",
+        g_strerror(m->value));
   } else {
     what = g_strdup_printf("%s: %s",
                            m->kind == MSG_HANDOVER_FAILED
@@ -526,16 +549,95 @@ static gboolean use_private_dirs(sbx_run_plan *plan,
   return TRUE;
 }
 
+/* Drops whatever an init that is gone sent on its channel, so that none
+ * of it is taken for the next one's. */
+static void drain(int chan) {
+  child_msg m;
+  int fd = -1;
+  while (recv_msg(chan, &m, &fd, MSG_DONTWAIT) > 0) {
+    if (fd >= 0)
+      close(fd);
+    fd = -1;
+  }
+}
+
+/* In a vfork child of the launcher: the network namespace of init's user
+ * namespace, handed to init. Async-signal-safe. */
+static _Noreturn void net_beside(pid_t init, int chan, const char **step,
+                                 int *err) {
+  int net = sbx_ns_make_net_beside_raw(init, step);
+  if (net < 0) {
+    *err = -net;
+    _exit(1);
+  }
+  child_msg m = {MSG_NETNS, 0, 0, 0};
+  int rc = sbx_unotify_send_listener(chan, &m, sizeof(m), net);
+  if (rc < 0) {
+    *step = "handing the network namespace to init";
+    *err = -rc;
+    _exit(1);
+  }
+  _exit(0);
+}
+
+/* The sandbox's own network namespace, made beside init: creating one
+ * is the dearest part of the clone (hundreds of microseconds), so init
+ * is cloned without it and a vfork child of the launcher makes it in
+ * init's user namespace, on the launcher's CPU, while init builds its
+ * tree on the other; init joins it before its layers. 0, or -errno with
+ * *step set: nothing was sent, and init is the caller's to end. */
+static int make_net_beside(pid_t init, int launcher_chan, const char **step) {
+  int err = 0;
+  *step = NULL;
+  pid_t helper = vfork();
+  if (helper == 0)
+    net_beside(init, launcher_chan, step, &err);
+  if (helper < 0) {
+    *step = "vfork for the network namespace";
+    return -errno;
+  }
+  int st = 0;
+  while (waitpid(helper, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    return 0;
+  if (!*step)
+    *step = "making the network namespace";
+  return -(err ? err : EIO);
+}
+
 /* init in its namespaces; where the kernel refuses them and the plan does
  * not require them, init without (missing.h decides and warns): the
  * seccomp baseline, the supervisor and Landlock still apply, and without
  * a network of its own the program makes no network socket without
  * --net. Without namespaces there is no mount tree: the default mode
  * falls back to the supervisor, never to less. Returns like fork(). */
-static pid_t clone_init(sbx_run_plan *plan, child_args *a,
+static pid_t clone_init(sbx_run_plan *plan, child_args *a, int launcher_chan,
                         sbx_run_relay **relay, GError **error) {
   GError *local = NULL;
-  pid_t pid = sbx_ns_clone(&plan->ns, &local);
+  sbx_ns_config ns = plan->ns;
+  a->netns_beside =
+      sbx_run_plan_own_network(plan) && (ns.namespaces & SBX_NS_USER);
+  if (a->netns_beside) {
+    ns.namespaces &= ~(unsigned)SBX_NS_NET;
+    ns.loopback = false;
+  }
+  pid_t pid = sbx_ns_clone(&ns, &local);
+  if (pid > 0 && a->netns_beside) {
+    const char *step;
+    int rc = make_net_beside(pid, launcher_chan, &step);
+    if (rc == 0)
+      return pid;
+    /* The kernel would not make it (its limit on network namespaces,
+     * say): init goes, and the clone that makes every namespace at once
+     * decides, with the refusals and fallbacks below. */
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    drain(launcher_chan);
+    a->netns_beside = false;
+    pid = sbx_ns_clone(&plan->ns, &local);
+  }
   if (pid >= 0)
     return pid;
   if (!sbx_layer_userns_refused(local, plan->require & SBX_REQUIRE_USERNS,
@@ -560,6 +662,7 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a,
   g_clear_pointer(relay, sbx_run_relay_free);
   for (int fd = 0; fd <= 2; fd++)
     a->relay_fd[fd] = -1;
+  a->netns_beside = false;
   return sbx_ns_clone(&plan->ns, error);
 }
 
@@ -664,7 +767,7 @@ int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {
     g_propagate_error(error, relay_error);
     goto out;
   }
-  pid = clone_init(plan, &a, &relay, error);
+  pid = clone_init(plan, &a, sv[0], &relay, error);
   if (pid == 0)
     run_init(&a);
   if (pid < 0)

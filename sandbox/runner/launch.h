@@ -4,12 +4,14 @@
  * hold, so it is the layers engine's (sandbox/layers/apply.h), the same
  * for every kind of sandboxed process. The launcher (this process) clones
  * an init process into new user, pid, ipc, uts, mount, cgroup (and,
- * without --net, network) namespaces; init
- *   1. applies its plan: dies with the launcher, keeps only stdin,
- *      stdout, stderr and its channel to the launcher, takes the
- *      profile's rlimits, a new session (S10), no capabilities,
- *      no_new_privs, undumpable (S33), the baseline filter with a
- *      user-notification listener, then the Landlock ruleset;
+ * without --net, network) namespaces, the network one made beside the
+ * clone by a vfork child of the launcher while init builds its tree;
+ * init
+ *   1. joins that network namespace, then applies its plan: dies with
+ *      the launcher, keeps only stdin, stdout, stderr and its channel to
+ *      the launcher, takes the profile's rlimits, a new session (S10), no
+ *      capabilities, no_new_privs, undumpable (S33), the baseline filter
+ *      with a user-notification listener, then the Landlock ruleset;
  *   2. hands the listener to the launcher;
  *   3. waits for the launcher to confirm that the supervisor runs - if it
  *      does not, nothing of the program ever runs (S32);

@@ -42,6 +42,19 @@ char *sbx_ns_explain_refusal(int err) {
     return g_strdup(
         "user.max_user_namespaces is 0; allow them with `sysctl -w "
         "user.max_user_namespaces=N` (and in /etc/sysctl.d to keep it)");
+  /* A user namespace comes with the others sbx makes: a limit of 0 on
+   * any of them refuses the whole clone. */
+  static const char *const kinds[] = {"net", "pid", "mnt",
+                                      "ipc", "uts", "cgroup"};
+  for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+    g_autofree char *key = g_strdup_printf("user/max_%s_namespaces", kinds[i]);
+    if (read_sysctl(key) == 0)
+      return g_strdup_printf(
+          "user.max_%s_namespaces is 0, and a %s namespace comes with "
+          "the user namespace; allow them with `sysctl -w "
+          "user.max_%s_namespaces=N` (and in /etc/sysctl.d to keep it)",
+          kinds[i], kinds[i], kinds[i]);
+  }
   if (read_sysctl("kernel/unprivileged_userns_clone") == 0)
     return g_strdup(
         "kernel.unprivileged_userns_clone is 0; allow them with `sysctl -w "
@@ -54,7 +67,9 @@ char *sbx_ns_explain_refusal(int err) {
   if (err == ENOSPC || err == EUSERS)
     return g_strdup(
         "the limit on user namespaces (user.max_user_namespaces, or the "
-        "nesting depth of 32) is reached; raise the sysctl or nest less");
+        "nesting depth of 32) or on one of the namespaces that come with "
+        "it (user.max_net_namespaces and the like) is reached; raise the "
+        "sysctl or nest less");
   if (under_seccomp_filter())
     return g_strdup(
         "a seccomp filter this process runs under refuses new namespaces "

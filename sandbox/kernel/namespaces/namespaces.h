@@ -127,6 +127,17 @@ int sbx_ns_clone_flags(unsigned namespaces);
  * string naming the step, e.g. "write /proc/self/uid_map". */
 int sbx_ns_enter_raw(const sbx_ns_config *cfg, const char **failed_step);
 
+/* Makes a network namespace owned by the user namespace of process pid
+ * (which the caller must be able to enter: its owner, or holding
+ * CAP_SYS_ADMIN there), with its loopback up, and returns a descriptor of
+ * it, or -errno with *failed_step (may be NULL) naming the step. The
+ * caller joins pid's user namespace to do it, for good: call it in a
+ * child made for the purpose (vfork), which then hands the descriptor
+ * over. Lets a parent make a clone child's network namespace on another
+ * CPU while the child sets up the rest; the child joins it with
+ * setns(fd, CLONE_NEWNET). Async-signal-safe. */
+int sbx_ns_make_net_beside_raw(pid_t pid, const char **failed_step);
+
 /* The same with a GError naming the step. A refusal to create the
  * namespaces (sbx_ns_refusal) is SBX_NS_ERROR_UNSUPPORTED with the cause
  * sbx_ns_explain_refusal finds. Parent-side (GLib). */

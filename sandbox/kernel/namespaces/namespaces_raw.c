@@ -187,11 +187,8 @@ static int set_hostname(const sbx_ns_config *cfg, const char **step) {
   return 0;
 }
 
-/* Sets IFF_UP on "lo" of the new network namespace. Needs CAP_NET_ADMIN
- * in its user namespace: before any change of uid drops it. */
-static int raise_loopback(const sbx_ns_config *cfg, const char **step) {
-  if (!(cfg->namespaces & SBX_NS_NET) || !cfg->loopback)
-    return 0;
+/* Sets IFF_UP on "lo" of the calling process's network namespace. */
+static int loopback_up(const char **step) {
   int rc = 0;
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -212,6 +209,45 @@ static int raise_loopback(const sbx_ns_config *cfg, const char **step) {
     }
   }
   close(fd);
+  return rc;
+}
+
+/* Sets IFF_UP on "lo" of the new network namespace. Needs CAP_NET_ADMIN
+ * in its user namespace: before any change of uid drops it. */
+static int raise_loopback(const sbx_ns_config *cfg, const char **step) {
+  if (!(cfg->namespaces & SBX_NS_NET) || !cfg->loopback)
+    return 0;
+  return loopback_up(step);
+}
+
+int sbx_ns_make_net_beside_raw(pid_t pid, const char **failed_step) {
+  const char *step = "pidfd_open of the process";
+  int rc = 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0) {
+    rc = -errno;
+    goto out;
+  }
+  if (setns(pidfd, CLONE_NEWUSER) != 0) {
+    step = "setns into the process's user namespace";
+    rc = -errno;
+  } else if (unshare(CLONE_NEWNET) != 0) {
+    step = "unshare(CLONE_NEWNET)";
+    rc = -errno;
+  } else {
+    rc = loopback_up(&step);
+  }
+  close(pidfd);
+  if (rc == 0) {
+    rc = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (rc < 0) {
+      step = "open /proc/thread-self/ns/net";
+      rc = -errno;
+    }
+  }
+out:
+  if (rc < 0 && failed_step)
+    *failed_step = step;
   return rc;
 }
 

@@ -238,10 +238,10 @@ START_TEST(renderer_demo_completes_without_the_feature) {
 }
 END_TEST
 
-/* The kernel's own refusal: user.max_user_namespaces=0, set in a user
- * namespace of the test's own (where it may be lowered), then sbx-run
- * started there. The warning and the refusal name the sysctl. */
-static result run_with_sysctl_zero(const char *const *opts) {
+/* The kernel's own refusal: a user.max_*_namespaces limit of 0, set in a
+ * user namespace of the test's own (where it may be lowered), then
+ * sbx-run started there. The warning and the refusal name the sysctl. */
+static result run_with_limit_zero(const char *limit, const char *const *opts) {
   g_autofree char *bin = sbx_run_path();
   int out[2], err[2];
   ck_assert_int_eq(pipe(out), 0);
@@ -251,7 +251,7 @@ static result run_with_sysctl_zero(const char *const *opts) {
   if (pid == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
-    if (without_userns_by_sysctl() != 0)
+    if (without_namespaces_by_sysctl(limit) != 0)
       _exit(99);
     const char *argv[8];
     size_t n = 0;
@@ -285,16 +285,41 @@ static result run_with_sysctl_zero(const char *const *opts) {
 }
 
 START_TEST(sbx_run_with_max_user_namespaces_zero) {
-  result r = run_with_sysctl_zero(NULL);
+  result r = run_with_limit_zero("max_user_namespaces", NULL);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.err, "sbx-run runs without user namespaces");
   assert_contains(r.err, "user.max_user_namespaces is 0");
   result_clear(&r);
   const char *req[] = {"--require", "userns", NULL};
-  result strict = run_with_sysctl_zero(req);
+  result strict = run_with_limit_zero("max_user_namespaces", req);
   ck_assert_int_eq(strict.status, 125);
   assert_contains(strict.err, "sysctl -w user.max_user_namespaces");
   result_clear(&strict);
+}
+END_TEST
+
+/* Only network namespaces refused (user.max_net_namespaces=0): sbx-run
+ * makes the sandbox's network namespace beside init, which fails here;
+ * the run then goes as when the clone of every namespace at once is
+ * refused, warning and naming the sysctl, and --require userns refuses.
+ * With --net no network namespace is made and the rest stays. */
+START_TEST(sbx_run_with_max_net_namespaces_zero) {
+  result r = run_with_limit_zero("max_net_namespaces", NULL);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  assert_contains(r.err, "sbx-run runs without user namespaces");
+  assert_contains(r.err, "user.max_net_namespaces is 0");
+  result_clear(&r);
+  const char *req[] = {"--require", "userns", NULL};
+  result strict = run_with_limit_zero("max_net_namespaces", req);
+  ck_assert_int_eq(strict.status, 125);
+  assert_contains(strict.err, "sysctl -w user.max_net_namespaces");
+  result_clear(&strict);
+  const char *net[] = {"--net", "--require", "userns", NULL};
+  result host_net = run_with_limit_zero("max_net_namespaces", net);
+  ck_assert_msg(host_net.status == 0, "status %d: %s", host_net.status,
+                host_net.err);
+  ck_assert_msg(host_net.err[0] == '\0', "%s", host_net.err);
+  result_clear(&host_net);
 }
 END_TEST
 
@@ -313,6 +338,7 @@ static Suite *degrade_tools_suite(void) {
   tcase_add_test(tc, allow_ptrace_needs_a_pid_namespace_or_landlock);
   tcase_add_loop_test(tc, renderer_demo_completes_without_the_feature, 0, 4);
   tcase_add_test(tc, sbx_run_with_max_user_namespaces_zero);
+  tcase_add_test(tc, sbx_run_with_max_net_namespaces_zero);
   suite_add_tcase(s, tc);
   return s;
 }

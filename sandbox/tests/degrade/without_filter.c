@@ -112,7 +112,12 @@ static int write_text(const char *path, const char *text) {
 }
 
 int without_userns_by_sysctl(void) {
-  char uid_map[64], gid_map[64];
+  return without_namespaces_by_sysctl("max_user_namespaces");
+}
+
+int without_namespaces_by_sysctl(const char *limit) {
+  char uid_map[64], gid_map[64], path[96];
+  snprintf(path, sizeof path, "/proc/sys/user/%s", limit);
   snprintf(uid_map, sizeof uid_map, "1000 %u 1\n", (unsigned)geteuid());
   snprintf(gid_map, sizeof gid_map, "1000 %u 1\n", (unsigned)getegid());
   if (unshare(CLONE_NEWUSER) != 0)
@@ -130,7 +135,7 @@ int without_userns_by_sysctl(void) {
   caps[0].effective &= ~((1u << CAP_SETUID) | (1u << CAP_SETGID));
   if (syscall(SYS_capset, &hdr, caps) != 0)
     return -errno;
-  return write_text("/proc/sys/user/max_user_namespaces", "0\n");
+  return write_text(path, "0\n");
 }
 
 /* The supervisor's loop: the ABI query gets abi, anything else goes on

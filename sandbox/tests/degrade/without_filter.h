@@ -37,6 +37,10 @@ int without_install(unsigned what);
  * caller would be. Single-threaded callers only. Returns 0 or -errno. */
 int without_userns_by_sysctl(void);
 
+/* The same with another of the kernel's limits set to 0 instead, e.g.
+ * "max_net_namespaces" (a name under /proc/sys/user/). */
+int without_namespaces_by_sysctl(const char *limit);
+
 /* An older Landlock: a kernel that answers the ABI query
  * (landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION))
  * with abi. A seccomp filter sends that one call to a supervisor
