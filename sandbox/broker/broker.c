@@ -425,8 +425,8 @@ struct sbx_broker_connecting {
   sbx_broker *broker; /* its control_lock held from _send to _finish */
   size_t type;        /* index in broker->types */
   GBytes *payload;    /* the grants, or NULL */
-  int broker_end;     /* the channel's end the broker gets; -1 once sent */
-  bool sent;          /* _send ran (whether or not it succeeded) */
+  int broker_end;     /* the channel's end the broker gets; -1 once _send
+                         ran (whether or not it succeeded) */
   GError *send_error; /* why _send failed, for _finish */
   uint32_t id;
   gint64 deadline;
@@ -472,9 +472,8 @@ sbx_broker_connecting *sbx_broker_connect_prepare(sbx_broker *b,
 }
 
 void sbx_broker_connect_send(sbx_broker_connecting *c) {
-  if (c->sent)
+  if (c->broker_end < 0)
     return;
-  c->sent = true;
   sbx_broker *b = c->broker;
   g_mutex_lock(&b->control_lock);
   gboolean ok =
@@ -498,9 +497,7 @@ sbx_broker_connecting *sbx_broker_connect_begin(sbx_broker *b, const char *type,
     return NULL;
   sbx_broker_connect_send(c);
   if (c->send_error) {
-    g_propagate_error(error, g_steal_pointer(&c->send_error));
-    g_clear_pointer(&c->payload, g_bytes_unref);
-    g_free(c);
+    sbx_broker_connect_finish(c, error); /* reports it and frees c */
     close(*channel);
     *channel = -1;
     return NULL;

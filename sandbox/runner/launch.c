@@ -98,6 +98,12 @@ typedef struct {
 
 /* ---- the sandboxed side (after clone, before exec) ---------------------- */
 
+/* Receives one message, and the descriptor it carries. Returns the
+ * byte count (0 at EOF) or -errno. Async-signal-safe. */
+static ssize_t recv_msg(int chan, child_msg *m, int *fd, int flags) {
+  return sbx_unotify_recv_listener(chan, m, sizeof(*m), fd, flags);
+}
+
 /* Async-signal-safe. */
 static void send_msg(int chan, uint32_t kind, int32_t value) {
   child_msg m = {kind, 0, 0, value};
@@ -225,7 +231,7 @@ static _Noreturn void run_init(const child_args *given) {
   if (a->netns_beside) {
     child_msg m;
     int net = -1;
-    ssize_t n = sbx_unotify_recv_listener(a->chan, &m, sizeof(m), &net, 0);
+    ssize_t n = recv_msg(a->chan, &m, &net, 0);
     if (n != (ssize_t)sizeof(m) || m.kind != MSG_NETNS || net < 0)
       child_fail(a->chan, MSG_NETNS_FAILED, n < 0 ? (int)-n : EPROTO);
     if (setns(net, CLONE_NEWNET) != 0)
@@ -397,12 +403,6 @@ static _Noreturn void run_init(const child_args *given) {
 
 /* ---- the launcher's side ------------------------------------------------ */
 
-/* Receives one message, and with MSG_LISTENER its descriptor. Returns the
- * byte count (0 at EOF) or -errno. */
-static ssize_t recv_msg(int chan, child_msg *m, int *fd, int flags) {
-  return sbx_unotify_recv_listener(chan, m, sizeof(*m), fd, flags);
-}
-
 /* What init has reported so far. */
 typedef struct {
   bool stopped; /* the program stopped: sbx-run stops too */
@@ -459,10 +459,9 @@ static void set_setup_error(GError **error, const sbx_run_plan *plan,
                                : "the program's own filters",
                            step);
   } else if (m->kind == MSG_NETNS_FAILED) {
-    what = g_strdup_printf(
-        "the sandbox's init joining its network "
-        "namespace: %s",
-        g_strerror(m->value));
+    what =
+        g_strdup_printf("the sandbox's init joining its network namespace: %s",
+                        g_strerror(m->value));
   } else {
     what = g_strdup_printf("%s: %s",
                            m->kind == MSG_HANDOVER_FAILED
@@ -549,6 +548,11 @@ static gboolean use_private_dirs(sbx_run_plan *plan,
   return TRUE;
 }
 
+static void reap(pid_t pid, int *status) {
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 /* Drops whatever an init that is gone sent on its channel, so that none
  * of it is taken for the next one's. */
 static void drain(int chan) {
@@ -597,8 +601,7 @@ static int make_net_beside(pid_t init, int launcher_chan, const char **step) {
     return -errno;
   }
   int st = 0;
-  while (waitpid(helper, &st, 0) < 0 && errno == EINTR) {
-  }
+  reap(helper, &st);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
     return 0;
   if (!*step)
@@ -632,8 +635,7 @@ static pid_t clone_init(sbx_run_plan *plan, child_args *a, int launcher_chan,
      * say): init goes, and the clone that makes every namespace at once
      * decides, with the refusals and fallbacks below. */
     kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
+    reap(pid, NULL);
     drain(launcher_chan);
     a->netns_beside = false;
     pid = sbx_ns_clone(&plan->ns, &local);
@@ -695,11 +697,6 @@ static int exit_code(int status) {
   if (WIFSIGNALED(status))
     return 128 + WTERMSIG(status);
   return SBX_RUN_EXIT_SETUP;
-}
-
-static void reap(pid_t pid, int *status) {
-  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-  }
 }
 
 int sbx_run_launch(sbx_run_plan *plan, sbx_run_report *report, GError **error) {

@@ -38,22 +38,18 @@ static bool under_seccomp_filter(void) {
 }
 
 char *sbx_ns_explain_refusal(int err) {
-  if (read_sysctl("user/max_user_namespaces") == 0)
-    return g_strdup(
-        "user.max_user_namespaces is 0; allow them with `sysctl -w "
-        "user.max_user_namespaces=N` (and in /etc/sysctl.d to keep it)");
-  /* A user namespace comes with the others sbx makes: a limit of 0 on
+  /* The others sbx makes come with the user namespace: a limit of 0 on
    * any of them refuses the whole clone. */
-  static const char *const kinds[] = {"net", "pid", "mnt",
-                                      "ipc", "uts", "cgroup"};
+  static const char *const kinds[] = {"user", "net", "pid",   "mnt",
+                                      "ipc",  "uts", "cgroup"};
   for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
     g_autofree char *key = g_strdup_printf("user/max_%s_namespaces", kinds[i]);
     if (read_sysctl(key) == 0)
       return g_strdup_printf(
-          "user.max_%s_namespaces is 0, and a %s namespace comes with "
-          "the user namespace; allow them with `sysctl -w "
+          "user.max_%s_namespaces is 0%s; allow them with `sysctl -w "
           "user.max_%s_namespaces=N` (and in /etc/sysctl.d to keep it)",
-          kinds[i], kinds[i], kinds[i]);
+          kinds[i], i ? ", and one comes with the user namespace" : "",
+          kinds[i]);
   }
   if (read_sysctl("kernel/unprivileged_userns_clone") == 0)
     return g_strdup(

@@ -119,6 +119,34 @@ static int truncate_path(const char *path) {
   return truncate(path, 0) == 0 ? 0 : errno;
 }
 
+/* One payload step on path, as the worker runs it (entry_steps); the
+ * test runs the same steps unsandboxed as controls. 0 or the errno. */
+static int run_step(char op, const char *path) {
+  switch (op) {
+    case 'o':
+      return open_read(path);
+    case 'n':
+      return open_nonblock(path);
+    case '2':
+      return openat2_flags(path, O_RDONLY);
+    case 't':
+      return openat2_flags(path, O_RDONLY | O_TRUNC);
+    case 'r':
+      return openat2_flags(path, O_RDWR | O_TRUNC);
+    case 'T':
+      return truncate_path(path);
+    case 'c': {
+      int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd < 0)
+        return errno;
+      close(fd);
+      return 0;
+    }
+    default:
+      return openat2_flags(path, O_WRONLY);
+  }
+}
+
 /* Payload lines "o PATH" (open(2): trapped, direct or brokered), "n PATH"
  * (the same, O_NONBLOCK, no read), "2 PATH" (openat2 read-only, by the
  * worker itself), "w PATH" (openat2 O_WRONLY), "t PATH" (openat2
@@ -132,37 +160,7 @@ static int entry_steps(const sbx_worker_args *args) {
     if (strlen(*l) < 3)
       continue;
     const char *path = *l + 2;
-    int err;
-    switch (**l) {
-      case 'o':
-        err = open_read(path);
-        break;
-      case 'n':
-        err = open_nonblock(path);
-        break;
-      case '2':
-        err = openat2_flags(path, O_RDONLY);
-        break;
-      case 't':
-        err = openat2_flags(path, O_RDONLY | O_TRUNC);
-        break;
-      case 'r':
-        err = openat2_flags(path, O_RDWR | O_TRUNC);
-        break;
-      case 'T':
-        err = truncate_path(path);
-        break;
-      case 'c': {
-        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-        err = fd < 0 ? errno : 0;
-        if (fd >= 0)
-          close(fd);
-        break;
-      }
-      default:
-        err = openat2_flags(path, O_WRONLY);
-        break;
-    }
+    int err = run_step(**l, path);
     if (write(3, &err, sizeof err) != (ssize_t)sizeof err)
       return 90;
   }
@@ -342,15 +340,13 @@ START_TEST(nothing_in_a_direct_tree_can_be_truncated_or_written) {
   if (!landlock_present())
     return;
   g_autofree char *data = g_build_filename(tree, "data", NULL);
-  const char *ways[] = {"t", "r", "T"};
+  const char ways[] = {'t', 'r', 'T'};
   for (size_t i = 0; i < G_N_ELEMENTS(ways); i++) {
     g_autofree char *name = g_strdup_printf("scratch-%zu", i);
     api_write_file(tree, name, "scratch\n");
     g_autofree char *scratch = g_build_filename(tree, name, NULL);
-    int err = ways[i][0] == 't'   ? openat2_flags(scratch, O_RDONLY | O_TRUNC)
-              : ways[i][0] == 'r' ? openat2_flags(scratch, O_RDWR | O_TRUNC)
-                                  : truncate_path(scratch);
-    ck_assert_msg(err == 0, "unsandboxed truncation (%s) of %s: %s", ways[i],
+    int err = run_step(ways[i], scratch);
+    ck_assert_msg(err == 0, "unsandboxed truncation (%c) of %s: %s", ways[i],
                   scratch, g_strerror(err));
     struct stat st;
     ck_assert_int_eq(stat(scratch, &st), 0);

@@ -284,17 +284,25 @@ static result run_with_limit_zero(const char *limit, const char *const *opts) {
   return r;
 }
 
-START_TEST(sbx_run_with_max_user_namespaces_zero) {
-  result r = run_with_limit_zero("max_user_namespaces", NULL);
+/* With limit at 0 sbx-run runs without user namespaces, warning and
+ * naming the sysctl, and --require userns refuses, naming it too. */
+static void assert_limit_named(const char *limit) {
+  g_autofree char *zero = g_strdup_printf("user.%s is 0", limit);
+  g_autofree char *raise = g_strdup_printf("sysctl -w user.%s", limit);
+  result r = run_with_limit_zero(limit, NULL);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   assert_contains(r.err, "sbx-run runs without user namespaces");
-  assert_contains(r.err, "user.max_user_namespaces is 0");
+  assert_contains(r.err, zero);
   result_clear(&r);
   const char *req[] = {"--require", "userns", NULL};
-  result strict = run_with_limit_zero("max_user_namespaces", req);
+  result strict = run_with_limit_zero(limit, req);
   ck_assert_int_eq(strict.status, 125);
-  assert_contains(strict.err, "sysctl -w user.max_user_namespaces");
+  assert_contains(strict.err, raise);
   result_clear(&strict);
+}
+
+START_TEST(sbx_run_with_max_user_namespaces_zero) {
+  assert_limit_named("max_user_namespaces");
 }
 END_TEST
 
@@ -304,16 +312,7 @@ END_TEST
  * refused, warning and naming the sysctl, and --require userns refuses.
  * With --net no network namespace is made and the rest stays. */
 START_TEST(sbx_run_with_max_net_namespaces_zero) {
-  result r = run_with_limit_zero("max_net_namespaces", NULL);
-  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-  assert_contains(r.err, "sbx-run runs without user namespaces");
-  assert_contains(r.err, "user.max_net_namespaces is 0");
-  result_clear(&r);
-  const char *req[] = {"--require", "userns", NULL};
-  result strict = run_with_limit_zero("max_net_namespaces", req);
-  ck_assert_int_eq(strict.status, 125);
-  assert_contains(strict.err, "sysctl -w user.max_net_namespaces");
-  result_clear(&strict);
+  assert_limit_named("max_net_namespaces");
   const char *net[] = {"--net", "--require", "userns", NULL};
   result host_net = run_with_limit_zero("max_net_namespaces", net);
   ck_assert_msg(host_net.status == 0, "status %d: %s", host_net.status,
