@@ -232,21 +232,36 @@ static gboolean plan_stdio(sbx_run_tree *t, const sbx_allowlist *list,
   return TRUE;
 }
 
-/* Whether the tree keeps the host's dir rather than a private one: it
- * holds something there (but the working directory, which is made again
- * inside a private one), or a write grant above holds it. */
-static bool keeps_host_dir(const GArray *ops, const char *cwd,
-                           const char *dir) {
-  for (guint i = 0; i < ops->len; i++) {
-    const sbx_tree_op *op = &g_array_index(ops, sbx_tree_op, i);
-    if (op->kind == SBX_TREE_DIR && cwd && strcmp(op->path, cwd) == 0)
+/* Whether dir stays the host's, as granted, rather than the sandbox's
+ * own: a grant names something at or below it, as resolved or as
+ * written (a link granted there is shown there), or writes the tree
+ * above it. Both modes decide with this, from the grants alone: whether
+ * a granted name exists, or which grant another one covers, does not
+ * change it. The working directory is no grant: made again inside a
+ * private one, it keeps nothing. */
+static bool grants_keep_host_dir(const sbx_allowlist *list, const char *dir) {
+  size_t n = sbx_allowlist_n_entries(list);
+  for (size_t i = 0; i < n; i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
+    if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
       continue;
-    if (within(op->path, dir) ||
-        (op->kind == SBX_TREE_BIND && (op->flags & SBX_TREE_WRITABLE) &&
-         within(dir, op->path)))
+    bool writes =
+        e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
+    if (within(e->path, dir) ||
+        (e->written && g_path_is_absolute(e->written) &&
+         within(e->written, dir)) ||
+        (writes && e->recursive && within(dir, e->path)))
       return true;
   }
   return false;
+}
+
+static unsigned plan_private_dirs(const sbx_allowlist *list) {
+  unsigned dirs = 0;
+  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
+    if (!grants_keep_host_dir(list, sbx_run_tree_private_dirs[d]))
+      dirs |= 1u << d;
+  return dirs;
 }
 
 gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
@@ -349,9 +364,7 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   }
   t->proc = true;
   t->private_exec = allow_exec;
-  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++)
-    if (!keeps_host_dir(ops, t->cwd, sbx_run_tree_private_dirs[d]))
-      t->private_dirs |= 1u << d;
+  t->private_dirs = plan_private_dirs(list);
   t->n_ops = ops->len;
   t->ops = (sbx_tree_op *)g_array_free(ops, FALSE);
   return TRUE;
@@ -361,22 +374,7 @@ void sbx_run_tree_plan_private(sbx_run_tree *t, const sbx_allowlist *list,
                                bool allow_exec) {
   memset(t, 0, sizeof(*t));
   t->private_exec = allow_exec;
-  size_t n = sbx_allowlist_n_entries(list);
-  for (size_t d = 0; d < SBX_RUN_TREE_N_PRIVATE_DIRS; d++) {
-    const char *dir = sbx_run_tree_private_dirs[d];
-    bool keep_host = false;
-    for (size_t i = 0; i < n && !keep_host; i++) {
-      const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
-      if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
-        continue;
-      bool writes =
-          e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
-      keep_host = within(e->path, dir) ||
-                  (writes && e->recursive && within(dir, e->path));
-    }
-    if (!keep_host)
-      t->private_dirs |= 1u << d;
-  }
+  t->private_dirs = plan_private_dirs(list);
 }
 
 void sbx_run_tree_add_text(sbx_run_tree *t, const char *path,

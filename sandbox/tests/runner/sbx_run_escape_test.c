@@ -1047,7 +1047,8 @@ END_TEST
  * grant of "/" shows: nothing the host keeps there is readable, what the
  * program writes there stays in the sandbox, and a socket it binds there
  * is made and reached there (the supervisor binds it in the sandbox's
- * namespaces). A grant of the directory keeps the host's. Without user
+ * namespaces). A grant of the directory, or of a name in it, keeps the
+ * host's, whatever else is granted. Without user
  * namespaces the host's directory is there, decided by the grants. */
 static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
 
@@ -1099,6 +1100,16 @@ START_TEST(the_scratch_directories_are_the_sandboxs_own) {
   ck_assert(!g_file_test(sock, G_FILE_TEST_EXISTS));
   const char *host[] = {"--allow-write", dir, NULL};
   expect(probe_in(host, read_), 0, "data=canary", NULL);
+  /* A grant of a name there, or of the directory, keeps the host's
+   * directory as granted, also beside a grant of "/" that shows it
+   * already. */
+  const char *named[] = {"--allow-read", canary, NULL};
+  const char *named_and_all[] = {"--allow-read", "/", "--allow-read", canary,
+                                 NULL};
+  const char *dir_and_all[] = {"--allow-read", "/", "--allow-read", dir, NULL};
+  expect(probe_in(named, read_), 0, "data=canary", NULL);
+  expect(probe_in(named_and_all, read_), 0, "data=canary", NULL);
+  expect(probe_in(dir_and_all, read_), 0, "data=canary", NULL);
   /* Only the control reached the host's socket. */
   ck_assert_int_eq(listener_stop(&l), 1);
   ck_assert_int_eq(unlink(canary), 0);
