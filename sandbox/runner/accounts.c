@@ -116,3 +116,7 @@ void sbx_run_account_files_clear(sbx_run_account_file *files, size_t n) {
     files[i].text = NULL;
   }
 }
+
+const char *sbx_run_hostname(const sbx_allowlist *list, const char *own) {
+  return host_file_granted(list, "/etc/hosts") ? g_get_host_name() : own;
+}

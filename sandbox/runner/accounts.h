@@ -56,4 +56,11 @@ size_t sbx_run_account_files(uid_t uid, gid_t gid, const char *hostname,
 
 void sbx_run_account_files_clear(sbx_run_account_file *files, size_t n);
 
+/* The hostname for a UTS namespace of the sandbox's own: own (the
+ * namespace's default, "sbx"), unless list lets the program read the
+ * host's /etc/hosts; then the host's name, which that file resolves as
+ * on the host (hostname -f, Java's InetAddress.getLocalHost()), where
+ * "sbx" would fall through to DNS and fail, or go out with --net. */
+const char *sbx_run_hostname(const sbx_allowlist *list, const char *own);
+
 #endif /* SBX_RUNNER_ACCOUNTS_H_ */

@@ -893,6 +893,7 @@ sbx_run_plan *sbx_run_plan_new(const sbx_run_options *o, GError **error) {
       goto fail;
   if (p->net)
     p->ns.namespaces &= ~(unsigned)SBX_NS_NET;
+  p->ns.hostname = sbx_run_hostname(p->allowlist, p->ns.hostname);
 
   for (char **f = o->policies; f && *f; f++) {
     sbx_policy *pol = sbx_policy_parse_file(*f, error);

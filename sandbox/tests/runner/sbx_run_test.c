@@ -967,6 +967,26 @@ START_TEST(localhost_and_the_sandboxs_hostname_resolve) {
   const char *cat[] = {"/bin/cat", "/etc/hosts", NULL};
   const char *granted[] = {"--allow-read", "/etc/hosts", NULL};
   expect(sbx_run(granted, cat), 0, host_text, NULL);
+  /* With the host's file the sandbox is named as the host, which that
+   * file resolves: the sandbox's own name is in no file the program
+   * reads, and would fall through to DNS. The own name resolves from the
+   * file inside wherever it does outside (the control). */
+  const char *own_name[] = {"/bin/sh", "-c",
+                            "hostname; getent -s files hosts \"$(hostname)\" "
+                            ">/dev/null && echo own-name-ok",
+                            NULL};
+  r = run(own_name);
+  int resolves = r.status;
+  ck_assert_int_eq(resolves == 0, strstr(r.out, "own-name-ok") != NULL);
+  result_clear(&r);
+  g_autofree char *expected = g_strdup_printf(
+      "%s\n%s", g_get_host_name(), resolves == 0 ? "own-name-ok\n" : "");
+  const char *hosts_x[] = {"--allow-read", "/etc/hosts", "--allow-exec", NULL};
+  r = sbx_run(hosts_x, own_name);
+  ck_assert_msg(r.status == resolves, "status %d: %s%s", r.status, r.out,
+                r.err);
+  ck_assert_str_eq(r.out, expected);
+  result_clear(&r);
 }
 END_TEST
 
