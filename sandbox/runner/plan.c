@@ -724,6 +724,21 @@ static gboolean choose_identity(const sbx_run_options *o, sbx_ns_config *ns,
   return TRUE;
 }
 
+/* Under the supervisor, each link on the way to a grant as the user
+ * wrote it may be seen, as the default mode's tree holds it: the
+ * resolver follows a link only where its name may be seen (S39). */
+static gboolean grant_links(sbx_run_plan *p, GError **error) {
+  if (p->links_granted)
+    return TRUE;
+  p->links_granted = true;
+  g_autoptr(GPtrArray) links = sbx_run_tree_grant_links(p->allowlist);
+  for (guint i = 0; i < links->len; i++)
+    if (!sbx_allowlist_add(p->allowlist, g_ptr_array_index(links, i),
+                           SBX_PERM_STAT, error))
+      return FALSE;
+  return TRUE;
+}
+
 /* The parts of the plan that depend on the mode: init's layers (limits,
  * baseline, Landlock), the program's stacked filters, the tree. The
  * default mode falls back to the supervisor where it cannot hold: a
@@ -756,6 +771,8 @@ static gboolean build_mode(sbx_run_plan *p, sbx_run_mode mode,
     sbx_run_tree_plan_private(&p->tree, p->allowlist, p->allow_exec);
     p->tree.proc = (p->ns.namespaces & SBX_NS_PID) != 0;
   }
+  if (mode == SBX_RUN_MODE_SUPERVISOR && !grant_links(p, error))
+    return FALSE;
   sbx_layer_plan_clear(&p->init);
   /* Both baselines notify: the default mode's its connect calls alone. */
   sbx_layer_plan_init(&p->init, "sbx-run", SBX_LAYERS_LISTENER);

@@ -117,6 +117,45 @@ static char *resolve_recording_links(GHashTable *links, GHashTable *seen,
   return done;
 }
 
+/* A grant the tree shows from the host's: not /proc, which is the pid
+ * namespace's own, nor one the broker only passes on. */
+static bool shows_host_path(const sbx_allow_entry *e) {
+  return !e->proc_self && !(e->rights & SBX_PERM_GRANTABLE) &&
+         strcmp(e->path, "/proc") != 0 && !g_str_has_prefix(e->path, "/proc/");
+}
+
+/* The grant's path as the host wrote it, without a trailing slash. */
+static char *written_path(const sbx_allow_entry *e) {
+  char *written = g_strdup(e->written ? e->written : e->path);
+  size_t wl = strlen(written);
+  if (wl > 1 && written[wl - 1] == '/')
+    written[wl - 1] = '\0';
+  return written;
+}
+
+GPtrArray *sbx_run_tree_grant_links(const sbx_allowlist *list) {
+  g_autoptr(GHashTable) links =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) seen =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  size_t n = sbx_allowlist_n_entries(list);
+  for (size_t i = 0; i < n; i++) {
+    const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
+    if (!shows_host_path(e) || is_pty_path(e->path))
+      continue;
+    g_autofree char *written = written_path(e);
+    if (g_path_is_absolute(written))
+      g_free(resolve_recording_links(links, seen, written));
+  }
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init(&it, links);
+  while (g_hash_table_iter_next(&it, &k, NULL))
+    g_ptr_array_add(out, g_strdup(k));
+  return out;
+}
+
 static const char *keep(sbx_run_tree *t, const char *s) {
   return g_string_chunk_insert_const(t->strings, s);
 }
@@ -287,9 +326,8 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
   size_t n = sbx_allowlist_n_entries(list);
   for (size_t i = 0; i < n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
-    if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE) ||
-        strcmp(e->path, "/proc") == 0 || g_str_has_prefix(e->path, "/proc/"))
-      continue; /* /proc is the pid namespace's own */
+    if (!shows_host_path(e))
+      continue;
     bool writes =
         e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
     if (is_pty_path(e->path)) {
@@ -302,10 +340,7 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
     /* The path as the host wrote it, so the links on its way are in the
      * tree (a program names /lib64/ld-linux-x86-64.so.2, not where it
      * leads). */
-    g_autofree char *written = g_strdup(e->written ? e->written : e->path);
-    size_t wl = strlen(written);
-    if (wl > 1 && written[wl - 1] == '/')
-      written[wl - 1] = '\0';
+    g_autofree char *written = written_path(e);
     g_autofree char *real = resolve_recording_links(links, seen, written);
     struct stat st;
     if (stat(real, &st) != 0) {

@@ -129,6 +129,13 @@ void sbx_run_tree_clear(sbx_run_tree *t);
 void sbx_run_tree_plan_private(sbx_run_tree *t, const sbx_allowlist *list,
                                bool allow_exec);
 
+/* The symbolic links met on the way to each grant of list, as the host
+ * wrote it (paths, g_free'd): the default mode's tree makes each of
+ * them, and the supervisor lets the program follow the same, so a grant
+ * named through a link (/usr/share/perl/5.36 -> 5.36.0) reaches its
+ * object by that name in both modes. */
+GPtrArray *sbx_run_tree_grant_links(const sbx_allowlist *list);
+
 /* Adds a file holding text at path (absolute, canonical) to a planned
  * tree, unless a grant's mount covers path: the host's file, or a
  * directory holding it, is what the user granted, and nothing is ever

@@ -2084,6 +2084,39 @@ START_TEST(cp_a_copies_a_tree_with_links_into_a_write_grant) {
 }
 END_TEST
 
+/* A grant named through a link on its way (Debian's
+ * /usr/share/perl/5.36 -> 5.36.0) reaches its object by that name in
+ * both modes, a file and a directory alike; the link shows nothing else
+ * of its target. */
+START_TEST(a_grant_named_through_a_link_is_reached_by_that_name) {
+  g_autofree char *top = make_dir("through");
+  g_autofree char *real = make_dir("through/real");
+  g_autofree char *sub = make_dir("through/real/sub");
+  g_autofree char *f = make_file("through/real/sub/f", "granted");
+  g_autofree char *g = make_file("through/real/sub/g", "not granted");
+  g_autofree char *link = path_in("through/v");
+  ck_assert_int_eq(symlink("real", link), 0);
+  g_autofree char *by_link = path_in("through/v/sub/f");
+  g_autofree char *other = path_in("through/v/sub/g");
+  g_autofree char *dir_by_link = path_in("through/v/");
+  g_autofree char *probe = probe_path();
+  const char *read_f[] = {probe, "read", by_link, NULL};
+  const char *read_g[] = {probe, "read", other, NULL};
+  /* Control: outside, both read through the link. */
+  expect(run(read_f), 0, "data=granted", NULL);
+  expect(run(read_g), 0, "data=not granted", NULL);
+  const char *file_grant[] = {"--allow-read", by_link, NULL};
+  expect(sbx_run(file_grant, read_f), 0, "data=granted", NULL);
+  result r = sbx_run(file_grant, read_g);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  assert_lacks(r.out, "data=");
+  result_clear(&r);
+  const char *dir_grant[] = {"--allow-read", dir_by_link, NULL};
+  expect(sbx_run(dir_grant, read_f), 0, "data=granted", NULL);
+  expect(sbx_run(dir_grant, read_g), 0, "data=not granted", NULL);
+}
+END_TEST
+
 START_TEST(a_refused_link_names_its_target_and_the_hint_allows_it) {
   g_autofree char *dir = make_dir("granted");
   g_autofree char *other = make_dir("elsewhere");
@@ -2545,6 +2578,7 @@ static Suite *sbx_run_suite(void) {
                  a_missing_file_is_hinted_with_a_directory_sbx_run_accepts);
   tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
   tcase_add_test(opts, a_refused_link_names_its_target_and_the_hint_allows_it);
+  tcase_add_test(opts, a_grant_named_through_a_link_is_reached_by_that_name);
   tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   tcase_add_test(opts, a_descriptor_reopened_by_name_keeps_the_access_it_has);
   tcase_add_test(opts, a_search_path_goes_on_past_names_outside_the_grants);
