@@ -324,9 +324,12 @@ static void note_lookup(sbx_run_report *r, const char *option,
       g_hash_table_add(r->executed, name);
     return;
   }
-  /* "" (not only a lookup) once it differs, and from then on. */
+  /* "" (not only a lookup) once it differs, and from then on; and for a
+   * name already run, which is no lookup of it (a wrapper script,
+   * /usr/bin/7z, running its program of the same name elsewhere). */
   const char *had = g_hash_table_lookup(r->looked_up, option);
-  if (!name || (had && strcmp(had, name) != 0)) {
+  if (!name || (had && strcmp(had, name) != 0) ||
+      g_hash_table_contains(r->executed, name)) {
     g_free(name);
     name = g_strdup("");
   }

@@ -2029,6 +2029,34 @@ START_TEST(a_shell_looking_up_a_program_is_hinted_with_allow_exec) {
   assert_contains(summary, needed);
   assert_lacks(summary, empty);
   result_clear(&r);
+  /* A program found and run that then runs a file of the same name
+   * outside the grants (a wrapper script, as Debian's /usr/bin/7z): that
+   * refusal is no lookup, and the summary offers what runs it. */
+  g_autofree char *wrapper_dir = make_dir("wrapper");
+  g_autofree char *inner_dir = make_dir("wrapped");
+  g_autofree char *inner = make_file("wrapped/tool", "#!/bin/sh\necho inner\n");
+  ck_assert_int_eq(chmod(inner, 0755), 0);
+  g_autofree char *wrapper_text =
+      g_strdup_printf("#!/bin/sh\nexec %s \"$@\"\n", inner);
+  g_autofree char *wrapper = make_file("wrapper/tool", wrapper_text);
+  ck_assert_int_eq(chmod(wrapper, 0755), 0);
+  g_autofree char *wrapper_path =
+      g_strdup_printf("PATH=%s:/usr/bin:/bin", wrapper_dir);
+  const char *run_tool[] = {"/bin/sh", "-c", "tool", NULL};
+  const char *wrapped[] = {"--explain",  "--allow-exec", "--setenv",
+                           wrapper_path, "--allow-read", wrapper_dir,
+                           NULL};
+  r = sbx_run(wrapped, run_tool);
+  ck_assert_int_ne(r.status, 0);
+  summary = strstr(r.err, "sbx: to allow them:");
+  ck_assert_msg(summary != NULL, "%s", r.err);
+  g_autofree char *runs_inner = g_strdup_printf("--allow-read %s", inner);
+  assert_contains(summary, runs_inner);
+  result_clear(&r);
+  const char *hinted[] = {"--allow-exec", "--setenv",  wrapper_path,
+                          "--allow-read", wrapper_dir, "--allow-read",
+                          inner,          NULL};
+  expect(sbx_run(hinted, run_tool), 0, "inner", NULL);
 }
 END_TEST
 
