@@ -143,7 +143,9 @@ int main(int argc, char **argv) {
   char **run_argv = NULL;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &name,
-       "Write NAME.policy and NAME.profile (required)", "NAME"},
+       "Write NAME.policy and NAME.profile (required; NAME may end in "
+       ".profile)",
+       "NAME"},
       {"default", 'd', 0, G_OPTION_ARG_STRING, &default_action,
        "The policy's action for calls not seen (default: 'return EPERM'; "
        "e.g. kill-process)",
@@ -169,6 +171,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sbx-learn: %s (see sbx-learn --help)\n", error->message);
     goto out;
   }
+  /* -o ls.profile (or ls.policy) names the same pair as -o ls. */
+  if (name &&
+      (g_str_has_suffix(name, ".profile") || g_str_has_suffix(name, ".policy")))
+    *strrchr(name, '.') = '\0';
   if (!name || !*name || !program || !program[0] || fold_min < 2) {
     fprintf(stderr,
             "sbx-learn: %s (usage: sbx-learn -o NAME -- PROGRAM "

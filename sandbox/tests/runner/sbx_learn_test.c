@@ -1110,6 +1110,20 @@ START_TEST(sbx_learn_refuses_a_missing_program_a_built_in_name_and_allow) {
   g_autofree char *fine = path_in("true");
   const char *o3[] = {"-o", fine, NULL};
   expect(tool_run("sbx-learn", o3, t), 0, NULL, NULL);
+  /* A name given with the suffix names the same pair, once suffixed. */
+  g_autofree char *suffixed = path_in("suffixed.profile");
+  g_autofree char *policy_of = path_in("suffixed.policy");
+  g_autofree char *doubled = path_in("suffixed.profile.profile");
+  g_autofree char *run_it =
+      g_strdup_printf("sbx-run --profile %s --", suffixed);
+  const char *o5[] = {"-o", suffixed, NULL};
+  expect(tool_run("sbx-learn", o5, t), 0, NULL, run_it);
+  ck_assert(g_file_test(suffixed, G_FILE_TEST_IS_REGULAR));
+  ck_assert(g_file_test(policy_of, G_FILE_TEST_IS_REGULAR));
+  ck_assert(!g_file_test(doubled, G_FILE_TEST_EXISTS));
+  g_autofree char *builtin_suffixed = path_in("renderer.profile");
+  const char *o6[] = {"-o", builtin_suffixed, NULL};
+  expect(tool_run("sbx-learn", o6, t), 125, NULL, "built-in");
 }
 END_TEST
 
