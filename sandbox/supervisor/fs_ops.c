@@ -657,13 +657,17 @@ static void op_chdir(sbx_call *c, const sbx_fs_request *q) {
 /* ---- exec --------------------------------------------------------------- */
 
 /* With --allow-exec, Landlock's EXECUTE right follows the read grants,
- * so the kernel will refuse to run a file the grants do not let the
- * program read. The call still goes on to the kernel, which decides;
- * this only names the refusal it will meet and the grant that lifts it,
- * as every other refusal is named (valgrind's tools in
- * /usr/libexec/valgrind, git's in /usr/lib/git-core). A name that is
- * not there is the kernel's ENOENT, no refusal. */
-static void name_exec_refusal(sbx_call *c) {
+ * so the kernel would refuse to run a file the grants do not let the
+ * program read, with EACCES, which tells that the name is there. Such a
+ * file is refused here instead, with the errno of a name outside the
+ * grants, as the default mode's tree, which does not hold it, answers;
+ * a regular file's refusal is named with the grant that lifts it, as
+ * every other refusal is (valgrind's tools in /usr/libexec/valgrind,
+ * git's in /usr/lib/git-core). Only refusals are decided on the path;
+ * what the grants show goes on to the kernel, which decides on the file
+ * it opens. A name that is not there is the kernel's ENOENT, no
+ * refusal. */
+static void refuse_exec_outside_grants(sbx_call *c) {
   /* The program's own names (/proc/self/..., and /dev/fd/N, taken as
    * /proc/self/fd/N) would name the supervisor's objects here. */
   if (strncmp(c->path, "/proc/", 6) == 0)
@@ -672,11 +676,12 @@ static void name_exec_refusal(sbx_call *c) {
   sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path), c->path,
                       R_OK, 0, &d);
   struct stat st;
-  if (d.granted || stat(c->path, &st) != 0 || !S_ISREG(st.st_mode))
+  if (d.granted || stat(c->path, &st) != 0)
     return;
-  c->ev.allowed = false;
-  c->ev.reason = "only files the grants let the program read are executed";
-  sbx_call_set_hint(c, SBX_UNOTIFY_HINT_READ, c->path, false);
+  deny(c, sbx_resolver_unlisted_errno(c->cfg->resolver),
+       "only files the grants let the program read are executed",
+       S_ISREG(st.st_mode) ? SBX_UNOTIFY_HINT_READ : SBX_UNOTIFY_HINT_NONE,
+       c->path, false);
 }
 
 static void op_exec(sbx_call *c, const sbx_fs_request *q) {
@@ -715,7 +720,7 @@ static void op_exec(sbx_call *c, const sbx_fs_request *q) {
     return;
   c->ev.path = c->path;
   if (!first && c->cfg->allow_exec)
-    name_exec_refusal(c);
+    refuse_exec_outside_grants(c);
 }
 
 /* ---- a name written as a directory -------------------------------------- */
