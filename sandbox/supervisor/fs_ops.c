@@ -570,7 +570,10 @@ static void op_refuse(sbx_call *c, const sbx_fs_request *q) {
 /* Ownership never changes, but a chown that changes nothing succeeds as
  * it does outside: every id -1, or the file's owner giving its own owner
  * and group (tar and cp -a run by the owner restore them). The file is
- * looked at where the program may stat it, or behind its descriptor. */
+ * looked at where the program may stat it, or behind its descriptor; a
+ * name the program may not stat gets stat's answer, as outside a missing
+ * one gets ENOENT whatever the ids, and one it may not write is refused
+ * as any change there is. */
 static void op_chown(sbx_call *c, const sbx_fs_request *q) {
   uint32_t owner = (uint32_t)sbx_fs_request_arg(q, SBX_FS_ARG_OWNER);
   uint32_t group = (uint32_t)sbx_fs_request_arg(q, SBX_FS_ARG_GROUP);
@@ -586,9 +589,22 @@ static void op_chown(sbx_call *c, const sbx_fs_request *q) {
       return;
     c->ev.path = c->path;
     sbx_decision d;
-    have = sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
-                             c->path, !(q->at_flags & AT_SYMLINK_NOFOLLOW), &st,
-                             &d) == 0;
+    int rc = sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, !(q->at_flags & AT_SYMLINK_NOFOLLOW),
+                               &st, &d);
+    if (rc < 0) {
+      decided(c, rc, &d, SBX_UNOTIFY_HINT_READ, c->path, false);
+      return;
+    }
+    /* Where the grants do not write, as on the default mode's read-only
+     * mount, no chown succeeds. */
+    if (sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                            c->path, W_OK, q->at_flags & AT_SYMLINK_NOFOLLOW,
+                            &d) != 0) {
+      op_refuse(c, q);
+      return;
+    }
+    have = true;
   }
   if (drop_if_gone(c))
     return;
@@ -675,11 +691,17 @@ static void refuse_exec_outside_grants(sbx_call *c) {
   sbx_decision d;
   sbx_resolver_access(c->cfg->resolver, sbx_call_self_pid(c, c->path), c->path,
                       R_OK, 0, &d);
-  struct stat st;
-  if (d.granted || stat(c->path, &st) != 0)
+  if (d.granted)
     return;
-  deny(c, sbx_resolver_unlisted_errno(c->cfg->resolver),
-       "only files the grants let the program read are executed",
+  int err = sbx_resolver_unlisted_errno(c->cfg->resolver);
+  struct stat st;
+  if (stat(c->path, &st) != 0) {
+    /* Nothing there to name; and no ENOTDIR telling that a name on the
+     * way is a file. */
+    answer_error(c, err);
+    return;
+  }
+  deny(c, err, "only files the grants let the program read are executed",
        S_ISREG(st.st_mode) ? SBX_UNOTIFY_HINT_READ : SBX_UNOTIFY_HINT_NONE,
        c->path, false);
 }

@@ -592,6 +592,59 @@ START_TEST(chdir_outside_the_grants_answers_alike_for_present_and_absent) {
 }
 END_TEST
 
+/* An exec and a chown that changes nothing answer alike for a name
+ * outside the grants whatever is there, in both modes: no EACCES for an
+ * existing file, no ENOTDIR for a name below a file, no success for a
+ * chown. Outside, the answers differ: that is the oracle. */
+START_TEST(exec_and_chown_outside_the_grants_answer_alike_for_any_name) {
+  g_autofree char *file = make_file("oracle-file", "#!/bin/sh\n");
+  ck_assert_int_eq(chmod(file, 0755), 0);
+  g_autofree char *below = path_in("oracle-file/x");
+  g_autofree char *absent = path_in("oracle-absent");
+  const char *x[] = {"--allow-exec", NULL};
+  static const char chown_script[] =
+      "import os, sys\n"
+      "for p in sys.argv[1:]:\n"
+      "  try:\n"
+      "    os.chown(p, -1, -1); print('ok')\n"
+      "  except OSError as e:\n"
+      "    print(e.errno)\n";
+  const char *py_outside[] = {
+      "/usr/bin/python3", "-c", chown_script, file, absent, NULL};
+  expect(run(py_outside), 0, "ok\n2\n", NULL);
+  const char *py[] = {
+      "/usr/bin/python3", "-c", chown_script, file, absent, NULL};
+  const char *py_opts[] = {"--allow-read", "/usr/lib/python3.11", NULL};
+  result r = sbx_run(py_opts, py);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  ck_assert_str_eq(r.out, "2\n2\n");
+  result_clear(&r);
+  /* Exec: ENOTDIR below a file outside; ENOENT inside for every name. */
+  const char *exec_below[] = {"exec", below, NULL};
+  expect(probe_out(exec_below), 1, "errno=20\n", NULL);
+  const char *names[] = {file, below, absent};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    const char *exec_it[] = {"exec", names[i], NULL};
+    r = probe_in(x, exec_it);
+    ck_assert_msg(r.status == 1, "%s: status %d: %s%s", names[i], r.status,
+                  r.out, r.err);
+    assert_contains(r.out, "errno=2\n");
+    result_clear(&r);
+  }
+  /* With the grant the file runs (an empty script: it exits 0) and the
+   * chown changes nothing and succeeds where the grant writes. */
+  const char *rw[] = {"--allow-exec", "--allow-write", file, NULL};
+  const char *exec_file[] = {"exec", file, NULL};
+  r = probe_in(rw, exec_file);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  result_clear(&r);
+  const char *py_rw[] = {"--allow-read", "/usr/lib/python3.11", "--allow-write",
+                         file, NULL};
+  const char *py_file[] = {"/usr/bin/python3", "-c", chown_script, file, NULL};
+  expect(sbx_run(py_rw, py_file), 0, "ok\n", NULL);
+}
+END_TEST
+
 /* ---- unix sockets under --net (S32a) ------------------------------------ */
 
 START_TEST(connect_to_a_unix_socket_outside_the_grants_is_refused) {
@@ -1240,6 +1293,8 @@ static Suite *escape_suite(void) {
                  stat_of_a_working_directory_outside_the_grants_is_refused);
   tcase_add_test(cwd,
                  chdir_outside_the_grants_answers_alike_for_present_and_absent);
+  tcase_add_test(cwd,
+                 exec_and_chown_outside_the_grants_answer_alike_for_any_name);
   suite_add_tcase(s, cwd);
 
   TCase *socks = tcase_create("sockets");
