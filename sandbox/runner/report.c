@@ -517,6 +517,14 @@ void sbx_run_report_summary(sbx_run_report *r, int status) {
     g_string_append(s, " ...");
   if (shown > 0)
     g_string_append_c(s, '\n');
+  /* A run that needs many grants finds them one run at a time here;
+   * sbx-learn records them all from one run. */
+  if (left > 0)
+    g_string_append_printf(s,
+                           "sbx: (%u more options; sbx-learn -o NAME -- "
+                           "PROGRAM [ARGS...] writes a profile with every "
+                           "grant one run needs)\n",
+                           left);
   write_all(r->stderr_fd, s->str, s->len);
   g_string_free(s, TRUE);
 }

@@ -2114,6 +2114,30 @@ START_TEST(cp_a_copies_a_tree_with_links_into_a_write_grant) {
 }
 END_TEST
 
+/* A failed run that needs more grants than the summary lists says how
+ * many more there are and where all of them are recorded at once. */
+START_TEST(a_long_summary_counts_what_it_leaves_out) {
+  GPtrArray *cmd = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(cmd, g_strdup("/bin/cat"));
+  for (int i = 0; i < 12; i++) {
+    g_autofree char *dir = g_strdup_printf("many-%02d", i);
+    g_free(make_dir(dir));
+    g_autofree char *name = g_strdup_printf("many-%02d/f", i);
+    g_ptr_array_add(cmd, make_file(name, "x"));
+  }
+  g_ptr_array_add(cmd, NULL);
+  const char *const *argv = (const char *const *)cmd->pdata;
+  expect(run(argv), 0, "xxxxxxxxxxxx", NULL); /* control */
+  const char *explain[] = {"--explain", NULL};
+  result r = sbx_run(explain, argv);
+  ck_assert_int_ne(r.status, 0);
+  assert_contains(r.err, "sbx: to allow them: --allow-read ");
+  assert_contains(r.err, " ...\nsbx: (2 more options; sbx-learn -o NAME -- ");
+  result_clear(&r);
+  g_ptr_array_free(cmd, TRUE);
+}
+END_TEST
+
 /* A grant named through a link on its way (Debian's
  * /usr/share/perl/5.36 -> 5.36.0) reaches its object by that name in
  * both modes, a file and a directory alike; the link shows nothing else
@@ -2609,6 +2633,7 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts, mkdir_p_inside_a_write_grant_prints_no_denial);
   tcase_add_test(opts, a_refused_link_names_its_target_and_the_hint_allows_it);
   tcase_add_test(opts, a_grant_named_through_a_link_is_reached_by_that_name);
+  tcase_add_test(opts, a_long_summary_counts_what_it_leaves_out);
   tcase_add_test(opts, a_shell_looking_up_a_program_is_hinted_with_allow_exec);
   tcase_add_test(opts, a_descriptor_reopened_by_name_keeps_the_access_it_has);
   tcase_add_test(opts, a_search_path_goes_on_past_names_outside_the_grants);
