@@ -423,7 +423,8 @@ static int socket_file(sbx_call *c) {
   if (held >= 0)
     close(held);
   if (fd < 0 || moved) {
-    struct stat lst;
+    struct stat lst, seen;
+    sbx_decision look;
     if (moved)
       deny(c, denied, "descriptor's file moved during the check",
            SBX_UNOTIFY_HINT_WRITE, c->path, false);
@@ -431,6 +432,13 @@ static int socket_file(sbx_call *c) {
       /* Where the grants show the directory, a socket that is not there
        * is missing, as for the kernel (glibc's nscd probe under -r /). */
       answer_failed(c, ENOENT);
+    else if (!d.granted &&
+             sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                               c->path, true, &seen, &look) == 0 &&
+             !S_ISSOCK(seen.st_mode))
+      /* No socket where the program may look: the kernel's answer, which
+       * no grant would change. */
+      answer_failed(c, ECONNREFUSED);
     else if (!d.granted && lstat(c->path, &lst) != 0) {
       /* No grant makes a socket that is not there answer (glibc's nscd
        * probe): refused as any path outside the grants, with no hint. */

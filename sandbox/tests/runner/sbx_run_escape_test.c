@@ -788,6 +788,25 @@ START_TEST(a_missing_socket_in_a_shown_directory_is_missing_not_refused) {
 }
 END_TEST
 
+/* A file the program may look at that is no socket: the kernel's
+ * ECONNREFUSED, with no refusal line, as no grant would change it. */
+START_TEST(a_connect_to_a_shown_file_that_is_no_socket_is_refused_as_outside) {
+  g_autofree char *dir = make_dir("not-sockets");
+  g_autofree char *file = make_file("not-sockets/plain", "x");
+  const char *targets[] = {file, dir};
+  const char *opts[] = {"-r", dir, NULL};
+  for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+    const char *cmd[] = {"connect", targets[i], NULL};
+    expect(probe_out(cmd), 1, "errno=111\n", NULL);
+    result r = probe_in(opts, cmd);
+    ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+    assert_contains(r.out, "errno=111\n");
+    assert_lacks(r.err, "sbx: denied connect");
+    result_clear(&r);
+  }
+}
+END_TEST
+
 START_TEST(tcp_to_a_local_listener_works_with_net_and_not_without) {
   listener l;
   int port = tcp_listener(&l, 16, true);
@@ -1309,6 +1328,8 @@ static Suite *escape_suite(void) {
   tcase_add_test(socks, tcp_to_a_local_listener_works_with_net_and_not_without);
   tcase_add_test(socks,
                  a_missing_socket_in_a_shown_directory_is_missing_not_refused);
+  tcase_add_test(
+      socks, a_connect_to_a_shown_file_that_is_no_socket_is_refused_as_outside);
   tcase_add_test(socks, the_sandboxs_loopback_is_its_own_and_not_the_hosts);
   tcase_add_test(socks,
                  a_blocking_connect_in_progress_does_not_stall_the_supervisor);
