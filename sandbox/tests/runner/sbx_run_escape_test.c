@@ -1159,6 +1159,22 @@ START_TEST(the_scratch_directories_are_the_sandboxs_own) {
     expect_refused_as(r, ENOENT, read_line, ENOENT);
     expect_connect_refused_as(probe_in(NULL, connect_), ENOENT, connect_line);
     expect(probe_in(NULL, write_), 0, "write=ok", NULL);
+    /* Removing a name only the host has is a missing name, no grant to
+     * offer when the program then fails. */
+    static const char remove_script[] =
+        "import os, sys\ntry:\n  os.unlink(sys.argv[1])\n"
+        "except FileNotFoundError:\n  print('missing')\nsys.exit(1)\n";
+    const char *py_remove[] = {"/usr/bin/python3", "-c", remove_script, canary,
+                               NULL};
+    const char *py_opts[] = {"--allow-read", "/usr/lib/python3.11", NULL};
+    r = sbx_run(py_opts, py_remove);
+    ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_str_eq(r.out, "missing\n");
+    g_autofree char *offered = g_strdup_printf("--allow-write %s", canary);
+    const char *summary = strstr(r.err, "sbx: to allow them:");
+    if (summary)
+      assert_lacks(summary, offered);
+    result_clear(&r);
     g_autofree char *name = g_strdup_printf("name=%s\n", sock);
     r = probe_in(NULL, bind_);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
