@@ -85,6 +85,13 @@ typedef struct {
   bool proc_self;
 } sbx_allow_entry;
 
+/* Whether the entry lets the worker change what it names: write, create
+ * or temporary files. */
+static inline bool sbx_allow_entry_writes(const sbx_allow_entry *e) {
+  return (e->rights &
+          (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY)) != 0;
+}
+
 typedef struct sbx_allowlist sbx_allowlist;
 
 /* A new, empty list for workers of type `type_name` (the name audit lines

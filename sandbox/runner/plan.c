@@ -293,7 +293,7 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
     if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
       continue; /* GRANTABLE: a ceiling for a broker's per-worker rules */
     uint64_t rights = 0;
-    if (e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY))
+    if (sbx_allow_entry_writes(e))
       rights = p->mode == SBX_RUN_MODE_KERNEL ? KERNEL_WRITE_RIGHTS
                                               : SUPERVISED_WRITE_RIGHTS;
     else if (e->rights & SBX_PERM_READ)
@@ -726,16 +726,18 @@ static gboolean choose_identity(const sbx_run_options *o, sbx_ns_config *ns,
 
 /* Under the supervisor, each link on the way to a grant as the user
  * wrote it may be seen, as the default mode's tree holds it: the
- * resolver follows a link only where its name may be seen (S39). */
+ * resolver follows a link only where its name may be seen (S39). A link
+ * already seen needs no entry, so planning the mode again adds none. */
 static gboolean grant_links(sbx_run_plan *p, GError **error) {
-  if (p->links_granted)
-    return TRUE;
-  p->links_granted = true;
   g_autoptr(GPtrArray) links = sbx_run_tree_grant_links(p->allowlist);
-  for (guint i = 0; i < links->len; i++)
-    if (!sbx_allowlist_add(p->allowlist, g_ptr_array_index(links, i),
-                           SBX_PERM_STAT, error))
+  for (guint i = 0; i < links->len; i++) {
+    const char *link = g_ptr_array_index(links, i);
+    sbx_match m;
+    if (!sbx_allowlist_match(p->allowlist, link, strlen(link), 0, SBX_PERM_STAT,
+                             &m) &&
+        !sbx_allowlist_add(p->allowlist, link, SBX_PERM_STAT, error))
       return FALSE;
+  }
   return TRUE;
 }
 

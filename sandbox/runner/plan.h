@@ -103,9 +103,6 @@ typedef struct {
    * path or option it concerns (owned), or NULL. */
   const char *mode_reason;
   char *mode_reason_detail;
-  /* The links on the way to the grants are in the allowlist (once the
-   * supervisor decides, sbx_run_tree_grant_links). */
-  bool links_granted;
   /* The default mode's file tree (empty in the supervisor mode). */
   sbx_run_tree tree;
   /* The program's name databases (accounts.h), in the tree of the

@@ -282,14 +282,12 @@ static bool grants_keep_host_dir(const sbx_allowlist *list, const char *dir) {
   size_t n = sbx_allowlist_n_entries(list);
   for (size_t i = 0; i < n; i++) {
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
-    if (e->proc_self || (e->rights & SBX_PERM_GRANTABLE))
+    if (!shows_host_path(e))
       continue;
-    bool writes =
-        e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
     if (within(e->path, dir) ||
         (e->written && g_path_is_absolute(e->written) &&
          within(e->written, dir)) ||
-        (writes && e->recursive && within(dir, e->path)))
+        (sbx_allow_entry_writes(e) && e->recursive && within(dir, e->path)))
       return true;
   }
   return false;
@@ -328,8 +326,7 @@ gboolean sbx_run_tree_plan(sbx_run_tree *t, const sbx_allowlist *list,
     const sbx_allow_entry *e = sbx_allowlist_entry(list, i);
     if (!shows_host_path(e))
       continue;
-    bool writes =
-        e->rights & (SBX_PERM_WRITE | SBX_PERM_CREATE | SBX_PERM_TEMPORARY);
+    bool writes = sbx_allow_entry_writes(e);
     if (is_pty_path(e->path)) {
       /* The host's terminals stay out; a write grant (a terminal is
        * opened for reading and writing) gets the sandbox's own. */

@@ -356,10 +356,6 @@ int sbx_fs_metadata_object(sbx_call *c, unsigned need, sbx_unotify_hint hint);
  * creation of it answers EEXIST, as the kernel checks that first. */
 bool sbx_fs_exists_for_program(sbx_call *c, const char *path);
 
-/* True when the program may see that path is not there: a directory the
- * grants show lacks it (the kernel's ENOENT, not a refusal). */
-bool sbx_fs_missing_for_program(sbx_call *c, const char *path);
-
 /* True when path itself (not followed) is a symbolic link the program may
  * stat. */
 bool sbx_fs_is_symlink_for_program(sbx_call *c, const char *path);

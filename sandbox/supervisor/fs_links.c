@@ -34,14 +34,6 @@ bool sbx_fs_exists_for_program(sbx_call *c, const char *path) {
                            false, &st, &d) == 0;
 }
 
-bool sbx_fs_missing_for_program(sbx_call *c, const char *path) {
-  struct stat st;
-  sbx_decision d;
-  return sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, path), path,
-                           true, &st, &d) == -ENOENT &&
-         d.granted;
-}
-
 bool sbx_fs_is_symlink_for_program(sbx_call *c, const char *path) {
   struct stat st;
   sbx_decision d;

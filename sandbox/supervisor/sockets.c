@@ -423,19 +423,23 @@ static int socket_file(sbx_call *c) {
   if (held >= 0)
     close(held);
   if (fd < 0 || moved) {
+    /* What the program sees at the path, where the grants refused it: one
+     * look through the resolver answers both cases below. */
     struct stat lst, seen;
-    sbx_decision look;
+    sbx_decision look = {0};
+    int looked =
+        moved || d.granted
+            ? -EACCES
+            : sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
+                                c->path, true, &seen, &look);
     if (moved)
       deny(c, denied, "descriptor's file moved during the check",
            SBX_UNOTIFY_HINT_WRITE, c->path, false);
-    else if (!d.granted && sbx_fs_missing_for_program(c, c->path))
+    else if (looked == -ENOENT && look.granted)
       /* Where the grants show the directory, a socket that is not there
        * is missing, as for the kernel (glibc's nscd probe under -r /). */
       answer_failed(c, ENOENT);
-    else if (!d.granted &&
-             sbx_resolver_stat(c->cfg->resolver, sbx_call_self_pid(c, c->path),
-                               c->path, true, &seen, &look) == 0 &&
-             !S_ISSOCK(seen.st_mode))
+    else if (looked == 0 && !S_ISSOCK(seen.st_mode))
       /* No socket where the program may look: the kernel's answer, which
        * no grant would change. */
       answer_failed(c, ECONNREFUSED);
