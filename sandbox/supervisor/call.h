@@ -157,6 +157,19 @@ static inline bool drop_if_gone(sbx_call *c) {
   return true;
 }
 
+/* Copies size bytes of the target's memory at addr into buf (none for
+ * size 0); false when it answered: dropped when the target is gone, else
+ * with the errno (EFAULT for an address it cannot read). */
+static inline bool read_argument(sbx_call *c, uint64_t addr, void *buf,
+                                 size_t size) {
+  int rc = size ? sbx_target_read(&c->t, addr, buf, size) : 0;
+  if (rc == -ENOENT)
+    answer_drop(c);
+  else if (rc < 0)
+    answer_failed(c, -rc);
+  return rc >= 0;
+}
+
 /* The option that would have allowed the call; with `parent`, for the
  * directory of `path` (a creation). Names a link's target (hints.c). */
 void sbx_call_set_hint(sbx_call *c, sbx_unotify_hint hint, const char *path,
@@ -365,6 +378,29 @@ bool sbx_fs_is_symlink_for_program(sbx_call *c, const char *path);
  * path is no such link. */
 int sbx_fs_symlink_to_change(sbx_call *c, const char *path);
 
+/* fs_look.c: copies the extended attribute name a getxattr, setxattr or
+ * removexattr request points to into name (size > XATTR_NAME_MAX) and
+ * the event's detail; false when it answered (ERANGE for an empty or
+ * overlong name, as the kernel). */
+bool sbx_fs_xattr_name(sbx_call *c, const sbx_fs_request *q, char *name,
+                       size_t size);
+
+/* A change of one extended attribute, read from the program's memory
+ * once: set to value (size bytes, flags XATTR_CREATE or XATTR_REPLACE),
+ * or removed. */
+typedef struct {
+  const char *name;
+  const void *value;
+  size_t size;
+  int flags;
+  bool remove;
+} sbx_xattr_change;
+
+/* descriptors.c: applies x to the object behind our descriptor fd (any
+ * kind, an O_PATH one too: through its /proc/self/fd name, so a symbolic
+ * link's own attributes are the link's). 0 or -errno. */
+int sbx_xattr_apply(int fd, const sbx_xattr_change *x);
+
 /* Handlers of operations, by file: fs_open.c (open), fs_look.c (stat,
  * access, readlink, statfs, getxattr and listxattr), fs_links.c (symlink,
  * link); the others are fs_ops.c's own. */
@@ -421,8 +457,12 @@ void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
 void sbx_fd_truncate(sbx_call *c, int fd, int64_t length);
 void sbx_fd_allocate(sbx_call *c, int fd, int mode, int64_t offset,
                      int64_t len);
+/* fsetxattr and fremovexattr: x applied to the file behind the target's
+ * fd where its name is writable. */
+void sbx_fd_xattr(sbx_call *c, int fd, const sbx_xattr_change *x);
 /* The descriptor forms of calls refused everywhere (ownership, extended
- * attributes): the descriptor is named for the message, then refused. */
+ * attributes other than user.* and ACLs): the descriptor is named for the
+ * message, then refused. */
 void sbx_fd_refuse(sbx_call *c, int fd, int err, const char *reason);
 /* An ioctl that changes inode attributes (FS_IOC_SETFLAGS, ...), named. */
 void sbx_handle_inode_ioctl(sbx_call *c, const char *name);

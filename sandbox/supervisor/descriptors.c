@@ -19,7 +19,8 @@
  * fallocate, which change only data the program can change with write(),
  * are allowed on regular files no name reaches (memfds, unlinked
  * temporary files); files with several hard links (S25); and ownership,
- * extended attributes and inode flags always, as their path forms are.
+ * extended attributes other than user.* and POSIX ACLs, and inode flags
+ * always, as their path forms are.
  */
 #include "sandbox/supervisor/call.h"
 
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/falloc.h>
@@ -220,6 +222,25 @@ void sbx_fd_utimens(sbx_call *c, int fd, const struct timespec *times,
     rc = futimens(obj, times);
   }
   rc = rc < 0 ? -errno : 0;
+  close(obj);
+  answer_result(c, rc);
+}
+
+/* ---- extended attributes ------------------------------------------------ */
+
+int sbx_xattr_apply(int fd, const sbx_xattr_change *x) {
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  int rc = x->remove ? removexattr(self, x->name)
+                     : setxattr(self, x->name, x->value, x->size, x->flags);
+  return rc < 0 ? -errno : 0;
+}
+
+void sbx_fd_xattr(sbx_call *c, int fd, const sbx_xattr_change *x) {
+  int obj = writable_object(c, fd, false);
+  if (obj < 0)
+    return;
+  int rc = sbx_xattr_apply(obj, x);
   close(obj);
   answer_result(c, rc);
 }

@@ -404,9 +404,8 @@ void sbx_op_statfs(sbx_call *c, const sbx_fs_request *q) {
   answer_result(c, rc);
 }
 
-/* Copies the attribute's name; false when it answered. */
-static bool read_xattr_name(sbx_call *c, const sbx_fs_request *q, char *name,
-                            size_t size) {
+bool sbx_fs_xattr_name(sbx_call *c, const sbx_fs_request *q, char *name,
+                       size_t size) {
   ssize_t n = sbx_target_read_string(
       &c->t, sbx_fs_request_arg(q, SBX_FS_ARG_NAME), name, size);
   if (n == -ENOENT) {
@@ -444,7 +443,7 @@ void sbx_op_xattr_read(sbx_call *c, const sbx_fs_request *q) {
   bool list = q->op == SBX_FS_OP_LISTXATTR;
   bool follow = !(q->at_flags & AT_SYMLINK_NOFOLLOW);
   char name[XATTR_NAME_MAX + 1];
-  if (!list && !read_xattr_name(c, q, name, sizeof(name)))
+  if (!list && !sbx_fs_xattr_name(c, q, name, sizeof(name)))
     return;
   /* Attributes, like stat, belong to objects of every type: a socket
    * file or a FIFO is read through an O_PATH descriptor's name. As in

@@ -20,13 +20,14 @@
  * it refuses: what the decoder refuses (with the kernel's errno), what the
  * resolver refuses, and the operations that are refused everywhere
  * (links by descriptor, special files other than a FIFO in the sandbox's
- * own /tmp and /dev/shm, ownership, extended attributes, inode flags, the
- * old utime calls).
+ * own /tmp and /dev/shm, ownership, extended attributes other than user.*
+ * and POSIX ACLs, inode flags, the old utime calls).
  */
 #include "sandbox/supervisor/call.h"
 
 #include <sys/fsuid.h>
 #include <sys/inotify.h>
+#include <sys/xattr.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -292,6 +293,70 @@ static void op_chmod(sbx_call *c, const sbx_fs_request *q) {
 
 static void op_refuse(sbx_call *c, const sbx_fs_request *q);
 
+/* ---- extended attributes ------------------------------------------------ */
+
+/* The attributes a program changes, as it would outside: user.* (the
+ * kernel wants write permission on a regular file or a directory) and
+ * the POSIX ACLs (the file's owner). security.* and trusted.* never: the
+ * kernel lets the owner of a user namespace set security.* labels on a
+ * file system mounted in it, and the supervisor owns the sandbox's, in
+ * which the private /tmp and /dev/shm are mounted; the program could set
+ * none. */
+static bool xattr_name_changes(const char *name) {
+  static const char user[] = "user.";
+  return strncmp(name, user, sizeof(user) - 1) == 0 ||
+         strcmp(name, "system.posix_acl_access") == 0 ||
+         strcmp(name, "system.posix_acl_default") == 0;
+}
+
+/* setxattr, lsetxattr, fsetxattr and the removes: the name and value are
+ * read once, and only those copies are applied, to the object where a
+ * write grant holds it (or behind a descriptor whose name one does). */
+static void op_xattr_change(sbx_call *c, const sbx_fs_request *q) {
+  char name[XATTR_NAME_MAX + 1];
+  if (!sbx_fs_xattr_name(c, q, name, sizeof(name)))
+    return;
+  sbx_xattr_change x = {.name = name,
+                        .flags = (int)q->flags,
+                        .remove = q->op == SBX_FS_OP_REMOVEXATTR};
+  /* setxattrat's value is in a struct the table does not decode. */
+  bool value_known =
+      x.remove || sbx_fs_call_arg(q->call, SBX_FS_ARG_VALUE) >= 0;
+  if (!value_known || !xattr_name_changes(name)) {
+    op_refuse(c, q);
+    return;
+  }
+  g_autofree char *value = NULL;
+  if (!x.remove) {
+    x.size = (size_t)sbx_fs_request_arg(q, SBX_FS_ARG_SIZE);
+    if (x.size > XATTR_SIZE_MAX) {
+      answer_failed(c, E2BIG);
+      return;
+    }
+    value = g_malloc(x.size ? x.size : 1);
+    if (!read_argument(c, sbx_fs_request_arg(q, SBX_FS_ARG_VALUE), value,
+                       x.size))
+      return;
+    x.value = value;
+  }
+  if (q->form != SBX_FS_FORM_PATH) {
+    sbx_fd_xattr(c, q->fd, &x);
+    return;
+  }
+  int own;
+  int fd = attribute_object(c, &own);
+  if (fd == SBX_ON_DESCRIPTOR) {
+    sbx_fd_xattr(c, own, &x);
+    return;
+  }
+  if (fd < 0)
+    return;
+  int rc = sbx_xattr_apply(fd, &x);
+  close(fd);
+  c->ev.allowed = true;
+  answer_result(c, rc);
+}
+
 static void op_utime(sbx_call *c, const sbx_fs_request *q) {
   if (q->call->traits & SBX_FS_LEGACY_TIMES) {
     op_refuse(c, q);
@@ -300,17 +365,8 @@ static void op_utime(sbx_call *c, const sbx_fs_request *q) {
   /* The times are read once; only this copy is applied. */
   struct timespec times[2];
   uint64_t times_addr = sbx_fs_request_arg(q, SBX_FS_ARG_TIMES);
-  if (times_addr != 0) {
-    int rc = sbx_target_read(&c->t, times_addr, times, sizeof(times));
-    if (rc == -ENOENT) {
-      answer_drop(c);
-      return;
-    }
-    if (rc < 0) {
-      answer_failed(c, -rc);
-      return;
-    }
-  }
+  if (times_addr != 0 && !read_argument(c, times_addr, times, sizeof(times)))
+    return;
   const struct timespec *t = times_addr ? times : NULL;
   if (q->form != SBX_FS_FORM_PATH) {
     /* utimensat(fd, NULL, ...) is futimens(fd). */
@@ -527,8 +583,8 @@ static const struct {
   int error;
   const char *reason;
 } refusals[] = {
-    {SBX_FS_OP_SETXATTR, ENOTSUP, "extended attributes cannot change"},
-    {SBX_FS_OP_REMOVEXATTR, ENOTSUP, "extended attributes cannot change"},
+    {SBX_FS_OP_SETXATTR, EPERM, "only user.* attributes and ACLs change"},
+    {SBX_FS_OP_REMOVEXATTR, EPERM, "only user.* attributes and ACLs change"},
     {SBX_FS_OP_CHOWN, EPERM, "ownership cannot change"},
     {SBX_FS_OP_CHATTR, EPERM, "inode flags cannot change"},
     {SBX_FS_OP_LINK, ENOENT, "linkat(AT_EMPTY_PATH) is not served"},
@@ -805,8 +861,8 @@ static const fs_handler fs_handlers[SBX_FS_OP_COUNT] = {
     [SBX_FS_OP_STATFS] = sbx_op_statfs,
     [SBX_FS_OP_GETXATTR] = sbx_op_xattr_read,
     [SBX_FS_OP_LISTXATTR] = sbx_op_xattr_read,
-    [SBX_FS_OP_SETXATTR] = op_refuse,
-    [SBX_FS_OP_REMOVEXATTR] = op_refuse,
+    [SBX_FS_OP_SETXATTR] = op_xattr_change,
+    [SBX_FS_OP_REMOVEXATTR] = op_xattr_change,
     [SBX_FS_OP_CHATTR] = op_refuse,
     [SBX_FS_OP_LINK] = op_link,
     [SBX_FS_OP_SYMLINK] = sbx_op_symlink,

@@ -258,18 +258,7 @@ static int read_address(sbx_call *c, uint64_t addr, int len,
     answer_failed(c, EINVAL);
     return -1;
   }
-  if (len == 0)
-    return 0;
-  int rc = sbx_target_read(&c->t, addr, out, (size_t)len);
-  if (rc == -ENOENT) {
-    answer_drop(c);
-    return -1;
-  }
-  if (rc < 0) {
-    answer_failed(c, -rc);
-    return -1;
-  }
-  return 0;
+  return read_argument(c, addr, out, (size_t)len) ? 0 : -1;
 }
 
 typedef enum {

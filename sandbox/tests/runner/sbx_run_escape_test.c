@@ -393,32 +393,96 @@ START_TEST(a_memfd_can_be_sized_but_not_chmodded) {
 }
 END_TEST
 
-START_TEST(extended_attributes_never_change_through_a_descriptor) {
+/* user.* attributes (and ACLs) change where a write grant holds the
+ * file, by name or through a descriptor, as they would outside; where a
+ * grant only reads, none does (S26a). */
+START_TEST(extended_attributes_change_only_where_a_grant_writes) {
   g_autofree char *f = program_file("xattr.txt", "x");
-  const char *set[] = {"fsetxattr", f, "user.sbx", "1", NULL};
-  const char *remove_[] = {"fremovexattr", f, "user.keep", NULL};
+  const char *set[] = {"setxattr", f, "user.sbx", "1", NULL};
+  const char *fset[] = {"fsetxattr", f, "user.sbx", "1", NULL};
+  const char *remove_[] = {"removexattr", f, "user.sbx", NULL};
+  const char *fremove[] = {"fremovexattr", f, "user.sbx", NULL};
   char value[8];
 
-  expect(probe_out(set), 0, "fsetxattr=ok", NULL);
-  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), 1);
-  ck_assert_int_eq(removexattr(f, "user.sbx"), 0);
-  ck_assert_int_eq(setxattr(f, "user.keep", "k", 1, 0), 0);
-  expect(probe_out(remove_), 0, "fremovexattr=ok", NULL);
-  ck_assert_int_eq(getxattr(f, "user.keep", value, sizeof(value)), -1);
-  ck_assert_int_eq(setxattr(f, "user.keep", "k", 1, 0), 0);
+  /* Control: outside, each form sets or removes the attribute. */
+  expect(probe_out(set), 0, "setxattr=ok", NULL);
+  expect(probe_out(remove_), 0, "removexattr=ok", NULL);
+  expect(probe_out(fset), 0, "fsetxattr=ok", NULL);
+  expect(probe_out(fremove), 0, "fremovexattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
 
-  g_autofree char *line = g_strdup_printf(
-      "sbx: denied setxattr %s (extended attributes cannot change)", f);
-  g_autofree char *remove_line = g_strdup_printf(
-      "sbx: denied removexattr %s (extended attributes cannot change)", f);
   const char *ro[] = {"--allow-read", f, NULL};
   const char *rw[] = {"--allow-write", f, NULL};
-  expect_refused(probe_in(ro, set), ENOTSUP, line);
-  expect_refused(probe_in(rw, set), ENOTSUP, line);
+  g_autofree char *set_line = g_strdup_printf(
+      "sbx: denied setxattr %s (allow with --allow-write %s)", f, f);
+  g_autofree char *remove_line = g_strdup_printf(
+      "sbx: denied removexattr %s (allow with --allow-write %s)", f, f);
+  /* A read-only grant: the supervisor refuses with the grant that would
+   * allow it, the default mode's read-only mount with EROFS. */
+  expect_refused_as(probe_in(ro, set), EACCES, set_line, EROFS);
+  expect_refused_as(probe_in(ro, fset), EACCES, set_line, EROFS);
   ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
-  expect_refused(probe_in(ro, remove_), ENOTSUP, remove_line);
-  expect_refused(probe_in(rw, remove_), ENOTSUP, remove_line);
-  ck_assert_int_eq(getxattr(f, "user.keep", value, sizeof(value)), 1);
+  ck_assert_int_eq(setxattr(f, "user.sbx", "k", 1, 0), 0);
+  expect_refused_as(probe_in(ro, remove_), EACCES, remove_line, EROFS);
+  expect_refused_as(probe_in(ro, fremove), EACCES, remove_line, EROFS);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), 1);
+  ck_assert_int_eq(removexattr(f, "user.sbx"), 0);
+
+  /* A write grant: each form works, and the host sees its effect. */
+  expect(probe_in(rw, set), 0, "setxattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), 1);
+  expect(probe_in(rw, remove_), 0, "removexattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
+  expect(probe_in(rw, fset), 0, "fsetxattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), 1);
+  expect(probe_in(rw, fremove), 0, "fremovexattr=ok", NULL);
+  ck_assert_int_eq(getxattr(f, "user.sbx", value, sizeof(value)), -1);
+}
+END_TEST
+
+/* security.* and trusted.* attributes never change, not even on a write
+ * grant or in the sandbox's own /tmp, which is mounted in the sandbox's
+ * user namespace: the kernel lets that namespace's owner, the
+ * supervisor, label files there, and the program could label none. */
+START_TEST(security_attributes_never_change) {
+  g_autofree char *f = program_file("labelled.txt", "x");
+  const char *label[] = {"setxattr", f, "security.sbx", "1", NULL};
+  const char *trusted[] = {"setxattr", f, "trusted.sbx", "1", NULL};
+  char value[8];
+  if (geteuid() == 0) {
+    /* Control: outside, root sets both. */
+    expect(probe_out(label), 0, "setxattr=ok", NULL);
+    expect(probe_out(trusted), 0, "setxattr=ok", NULL);
+    ck_assert_int_eq(removexattr(f, "security.sbx"), 0);
+    ck_assert_int_eq(removexattr(f, "trusted.sbx"), 0);
+  }
+  const char *rw[] = {"--allow-write", f, NULL};
+  g_autofree char *line = g_strdup_printf(
+      "sbx: denied setxattr %s (only user.* attributes and ACLs change)", f);
+  expect_refused(probe_in(rw, label), EPERM, line);
+  expect_refused(probe_in(rw, trusted), EPERM, line);
+  ck_assert_int_eq(getxattr(f, "security.sbx", value, sizeof(value)), -1);
+  ck_assert_int_eq(getxattr(f, "trusted.sbx", value, sizeof(value)), -1);
+
+  if (!sbx_run_has_private_dirs())
+    return;
+  static const char script[] =
+      "import os\n"
+      "open('/tmp/labelled', 'w').close()\n"
+      "os.setxattr('/tmp/labelled', 'user.sbx', b'1')\n"
+      "print('user', os.getxattr('/tmp/labelled', 'user.sbx'))\n"
+      "try:\n"
+      "  os.setxattr('/tmp/labelled', 'security.sbx', b'1')\n"
+      "  print('labelled')\n"
+      "except OSError as e:\n"
+      "  print('errno', e.errno)\n";
+  const char *py[] = {"/usr/bin/python3", "-c", script, NULL};
+  const char *py_opts[] = {"--allow-read", "/usr/lib/python3.11", NULL};
+  result r = sbx_run(py_opts, py);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  g_autofree char *refused = g_strdup_printf("user b'1'\nerrno %d\n", EPERM);
+  ck_assert_str_eq(r.out, refused);
+  result_clear(&r);
 }
 END_TEST
 
@@ -1316,7 +1380,8 @@ static Suite *escape_suite(void) {
   tcase_add_test(
       fds, ftruncate_and_fallocate_on_a_given_descriptor_need_a_write_grant);
   tcase_add_test(fds, a_memfd_can_be_sized_but_not_chmodded);
-  tcase_add_test(fds, extended_attributes_never_change_through_a_descriptor);
+  tcase_add_test(fds, extended_attributes_change_only_where_a_grant_writes);
+  tcase_add_test(fds, security_attributes_never_change);
   tcase_add_test(fds, fchown_is_refused_even_on_a_write_grant);
   tcase_add_test(
       fds, inode_flags_never_change_whatever_the_upper_half_of_the_command);

@@ -61,6 +61,7 @@ static int usage(void) {
       "       sbx_run_probe fallocate TARGET LEN | ftruncate TARGET LEN\n"
       "       sbx_run_probe fsetxattr PATH NAME VALUE\n"
       "       sbx_run_probe fremovexattr PATH NAME\n"
+      "       sbx_run_probe setxattr PATH NAME VALUE | removexattr PATH NAME\n"
       "       sbx_run_probe fchown PATH | setflags PATH\n"
       "       sbx_run_probe stat-cwd | chdir PATH\n"
       "       sbx_run_probe connect PATH | connect-tcp PORT | tcp-self PORT\n"
@@ -363,6 +364,15 @@ static int cmd_fsetxattr(const char *path, const char *name,
   int fd = open_target(path, O_RDONLY);
   return report_errno("fsetxattr",
                       fsetxattr(fd, name, value, strlen(value), 0));
+}
+
+static int cmd_setxattr(const char *path, const char *name, const char *value) {
+  return report_errno("setxattr",
+                      setxattr(path, name, value, strlen(value), 0));
+}
+
+static int cmd_removexattr(const char *path, const char *name) {
+  return report_errno("removexattr", removexattr(path, name));
 }
 
 static int cmd_fremovexattr(const char *path, const char *name) {
@@ -1385,6 +1395,10 @@ static int more_commands(int argc, char **argv) {
     return cmd_ftruncate(argv[2], argv[3]);
   if (strcmp(cmd, "fsetxattr") == 0 && argc == 5)
     return cmd_fsetxattr(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "setxattr") == 0 && argc == 5)
+    return cmd_setxattr(argv[2], argv[3], argv[4]);
+  if (strcmp(cmd, "removexattr") == 0 && argc == 4)
+    return cmd_removexattr(argv[2], argv[3]);
   if (strcmp(cmd, "fremovexattr") == 0 && argc == 4)
     return cmd_fremovexattr(argv[2], argv[3]);
   if (strcmp(cmd, "fchown") == 0 && (argc == 3 || argc == 4))
