@@ -258,18 +258,17 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
   return false;
 }
 
-/* What a write grant lets the program do itself. Never make a FIFO
- * (S28). Under the supervisor, not a socket file or a symbolic link
- * either: the supervisor makes those (its helper binds socket files,
- * restricted by Landlock to the directory granted), so the kernel
- * refuses any such call that reached it. In the default mode the program
- * makes them itself, inside its write grants. */
+/* What a write grant lets the program do itself. Under the supervisor,
+ * not make a socket file, a FIFO or a symbolic link: the supervisor makes
+ * those (its helper binds socket files, restricted by Landlock to the
+ * directory granted), so the kernel refuses any such call that reached
+ * it. In the default mode the program makes them itself, inside its
+ * write grants (the baseline lets no device node's mknod through). */
 #define SUPERVISED_WRITE_RIGHTS                                              \
   (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
    ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
                LANDLOCK_ACCESS_FS_MAKE_SYM))
-#define KERNEL_WRITE_RIGHTS \
-  (SBX_LANDLOCK_RIGHTS_READ_WRITE & ~(uint64_t)LANDLOCK_ACCESS_FS_MAKE_FIFO)
+#define KERNEL_WRITE_RIGHTS SBX_LANDLOCK_RIGHTS_READ_WRITE
 
 /* The same rules as the allowlist, enforced by the kernel on the objects
  * the program itself opens or executes: in the default mode, with the

@@ -53,7 +53,8 @@ typedef enum {
   WAIT_FIFO_READ,  /* wait_fd: our read end of a FIFO, until a writer wrote
                       or came and went (fs_open.c) */
   WAIT_FIFO_WRITE, /* fifo: a FIFO without a reader, opened for writing
-                      once one comes (fs_open.c); wait_fd never ready */
+                      once one comes (fs_open.c); wait_fd: a timer that
+                      looks again for readers the supervisor did not open */
 } sbx_wait_kind;
 
 typedef struct sbx_call {
@@ -501,9 +502,9 @@ void sbx_socket_finish(sbx_call *c);
  * the FIFO has a reader now, else stays ANSWER_WAIT. */
 void sbx_fifo_finish(sbx_call *c);
 
-/* supervisor.c: the FIFO writers waiting for a reader try again (a
- * reader was just opened for the program; every reader of the sandbox's
- * own FIFOs is opened by the supervisor). */
+/* supervisor.c: the FIFO writers waiting for a reader try again at once
+ * (a reader was just opened for the program); a reader from outside the
+ * sandbox is found by their timers. */
 void sbx_call_retry_fifo_writers(sbx_call *c);
 
 #endif /* SBX_SUPERVISOR_CALL_H_ */

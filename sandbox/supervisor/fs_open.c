@@ -12,9 +12,9 @@
  * slave, /dev/pts/N, opened for it too; the host's other terminals need
  * their own grant. /dev/tty is the program's terminal, never the
  * supervisor's. The files made for the program (its /etc/passwd and
- * /etc/group) are opened from their memfds, for reading only. A FIFO in
- * the sandbox's own /tmp or /dev/shm opens as the kernel opens it, the
- * waiting done by the supervisor's loop, never by the supervisor.
+ * /etc/group) are opened from their memfds, for reading only. A FIFO the
+ * grants let the program open opens as the kernel opens it, the waiting
+ * done by the supervisor's loop, never by the supervisor.
  *
  * What it trusts: the decoder's copy of the path, the resolver and the
  * kernel's /proc. What it refuses: what the resolver refuses, openat2's
@@ -27,8 +27,8 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 /* ---- open --------------------------------------------------------------- */
@@ -224,24 +224,27 @@ static void open_made(sbx_call *c, const char *proc, int flags) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-/* ---- the sandbox's own FIFOs --------------------------------------------
- * A FIFO in the sandbox's private /tmp or /dev/shm (made there by the
- * program: no host process sees them) opens as the kernel opens it: a
- * reader waits for a writer, a writer for a reader, unless the program
- * asks O_NONBLOCK (a writer without a reader then gets ENXIO); O_RDWR
- * never waits. The supervisor never blocks: a reader's descriptor is
- * opened at once (so a writer finds a reader, as one waiting in open(2)
- * counts) and handed over when a writer has written or come and gone; a
- * writer waits, holding the FIFO, until the supervisor opens a reader
- * for the program, which is the only way a reader comes (every open in
- * the sandbox is the supervisor's). Everywhere else a FIFO is not opened
- * (S28). */
+/* ---- FIFOs ---------------------------------------------------------------
+ * A FIFO the grants let the program open with the access it asks (one it
+ * made in its private /tmp or a write grant, or one the host keeps in a
+ * granted tree) opens as the kernel opens it: a reader waits for a
+ * writer, a writer for a reader, unless the program asks O_NONBLOCK (a
+ * writer without a reader then gets ENXIO); O_RDWR never waits. The
+ * supervisor never blocks (S28): a reader's descriptor is opened at once
+ * (so a writer finds a reader, as one waiting in open(2) counts) and
+ * handed over when a writer has written or come and gone; a writer
+ * waits, holding the FIFO, until a reader comes: at once when the
+ * supervisor opens one for the program, else (a reader on the host, for
+ * a FIFO in a grant) when its timer next looks. */
 
-/* The FIFO path names, as an O_PATH descriptor, when it lies in a private
- * directory and the program may open it so; else -1. */
-static int private_fifo(sbx_call *c, int flags) {
-  const sbx_unotify_private_dir *dir = sbx_call_private_dir(c, c->path);
-  if (dir == NULL || (flags & (SBX_FS_O_PATH | SBX_FS_O_TMPFILE_BIT)))
+/* How often a waiting writer looks for a reader the supervisor did not
+ * open. */
+#define FIFO_WRITER_RETRY_NS (20 * 1000 * 1000)
+
+/* The FIFO path names, as an O_PATH descriptor, when the program may open
+ * it so; else -1. */
+static int granted_fifo(sbx_call *c, int flags) {
+  if (flags & (SBX_FS_O_PATH | SBX_FS_O_TMPFILE_BIT))
     return -1;
   int acc = flags & O_ACCMODE;
   unsigned need = acc == O_RDONLY   ? SBX_PERM_READ_ONLY
@@ -253,9 +256,8 @@ static int private_fifo(sbx_call *c, int flags) {
                                c->path, need, !(flags & O_NOFOLLOW), &d);
   if (obj < 0)
     return -1;
-  struct stat st, top;
-  if (fstat(obj, &st) < 0 || !S_ISFIFO(st.st_mode) ||
-      fstat(dir->fd, &top) < 0 || st.st_dev != top.st_dev) {
+  struct stat st;
+  if (fstat(obj, &st) < 0 || !S_ISFIFO(st.st_mode)) {
     close(obj);
     return -1;
   }
@@ -278,7 +280,7 @@ static void answer_fifo(sbx_call *c, int fd, int flags) {
   answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
 }
 
-static void open_private_fifo(sbx_call *c, int obj, int flags) {
+static void open_granted_fifo(sbx_call *c, int obj, int flags) {
   c->ev.allowed = true;
   int acc = flags & O_ACCMODE;
   int fd = open_fifo_now(obj, flags);
@@ -289,11 +291,11 @@ static void open_private_fifo(sbx_call *c, int obj, int flags) {
     c->wait_kind = WAIT_FIFO_WRITE;
     c->fifo = obj;
     c->fifo_flags = flags;
-    c->wait_fd = eventfd(0, EFD_CLOEXEC);
-    if (c->wait_fd < 0) {
+    c->wait_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    struct itimerspec every = {.it_interval.tv_nsec = FIFO_WRITER_RETRY_NS,
+                               .it_value.tv_nsec = FIFO_WRITER_RETRY_NS};
+    if (c->wait_fd < 0 || timerfd_settime(c->wait_fd, 0, &every, NULL) < 0)
       answer_failed(c, errno);
-      return;
-    }
     return;
   }
   close(obj);
@@ -316,6 +318,11 @@ void sbx_fifo_finish(sbx_call *c) {
       answer_error(c, errno);
     else
       answer_fifo(c, fd, c->fifo_flags);
+    return;
+  }
+  uint64_t expired;
+  if (read(c->wait_fd, &expired, sizeof(expired)) < 0 && errno != EAGAIN) {
+    answer_error(c, errno);
     return;
   }
   int fd = open_fifo_now(c->fifo, c->fifo_flags);
@@ -391,9 +398,9 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     }
   }
   if (fd < 0) {
-    int fifo = private_fifo(c, flags);
+    int fifo = granted_fifo(c, flags);
     if (fifo >= 0) {
-      open_private_fifo(c, fifo, flags);
+      open_granted_fifo(c, fifo, flags);
       return;
     }
     decided(c, fd, &d, hint, c->path, parent);

@@ -462,9 +462,9 @@ static bool rule_names(char **rules, const char *dir) {
 
 /* A run that used /tmp and /dev/shm only for names it made and removed
  * again (a FIFO, a file written and read back) learns no rule there: the
- * rerun gets the sandbox's own directories, where a FIFO may be made
- * (a rule would make them the host's, where none may). A run that read
- * a file of the host's there keeps its rule (the control). */
+ * rerun gets the sandbox's own directories (a rule would make them the
+ * host's, where its names would be left behind). A run that read a file
+ * of the host's there keeps its rule (the control). */
 START_TEST(a_run_that_left_nothing_in_tmp_keeps_the_sandboxs_own_tmp) {
   if (!sbx_run_has_private_dirs())
     return; /* no private /tmp: every run uses the host's */

@@ -331,8 +331,7 @@ START_TEST(
   expect(IN(NULL, "write", made), 0, "write=ok", NULL);
   expect(IN(all, "write", made), 0, "write=ok", NULL);
   ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
-  /* A FIFO too, which no write grant may hold (S28): no host process
-   * can open this one. */
+  /* A FIFO too, which the host never sees. */
   expect(IN(NULL, "mkfifo", made), 0, "mkfifo=ok", NULL);
   ck_assert(!g_file_test(made, G_FILE_TEST_EXISTS));
   /* A unix socket made there is one the program connects to: the

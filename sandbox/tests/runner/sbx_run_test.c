@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1527,15 +1528,17 @@ START_TEST(the_programs_own_proc_entries_answer_as_the_kernels) {
 }
 END_TEST
 
-/* A FIFO in the sandbox's own /tmp opens as the kernel opens one, in both
- * modes: a reader waits for a writer and a writer for a reader, unless
- * it asks not to wait; a signal interrupts the wait; O_RDWR never waits.
- * Its mode and times change like a file's.
- * (A FIFO is never made in a write grant: sbx_run_escape_test.) */
-START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
-  if (!sbx_run_has_private_dirs())
-    return; /* no /tmp of the sandbox's own: the write grant rule holds */
+/* A FIFO the program makes in the sandbox's own /tmp or in a write grant
+ * opens as the kernel opens it, in both modes: a reader waits for a
+ * writer and a writer for a reader, unless it asks not to wait; a signal
+ * interrupts the wait; O_RDWR never waits. Its mode and times change like
+ * a file's. (Where it is made: sbx_run_escape_test.) */
+START_TEST(a_fifo_the_program_makes_opens_as_the_kernel_opens_it) {
+  bool in_tmp = _i == 0;
+  if (in_tmp && !sbx_run_has_private_dirs())
+    return; /* no /tmp of the sandbox's own */
   g_autofree char *dir = make_dir("fifo");
+  g_autofree char *granted = make_dir("fifo-granted");
   g_autofree char *probe = probe_path();
   const char *outside[] = {probe, "fifo", dir, NULL};
   const char *expected =
@@ -1549,10 +1552,85 @@ START_TEST(a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it) {
       "read-write=ok\n";
   /* Control: the kernel's answers outside. */
   expect(run(outside), 0, expected, NULL);
-  const char *inside[] = {probe, "fifo", "/tmp", NULL};
-  result r = sbx_run(NULL, inside);
+  const char *inside[] = {probe, "fifo", in_tmp ? "/tmp" : granted, NULL};
+  const char *w_args[] = {"-w", granted, NULL};
+  result r = sbx_run(in_tmp ? NULL : w_args, inside);
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   ck_assert_str_eq(r.out, expected);
+  result_clear(&r);
+}
+END_TEST
+
+/* A peer on the host: after 200 ms it opens the FIFO with flags and
+ * writes text, or (text NULL) reads what comes into got. */
+typedef struct {
+  const char *path;
+  int flags;
+  const char *text;
+  char got[64];
+  bool done;
+  pthread_t thread;
+} host_peer;
+
+static void *host_peer_main(void *arg) {
+  host_peer *p = arg;
+  usleep(200 * 1000);
+  int fd = open(p->path, p->flags | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t len = p->text ? strlen(p->text) : 0;
+  p->done = p->text ? write(fd, p->text, len) == (ssize_t)len
+                    : read(fd, p->got, sizeof(p->got) - 1) > 0;
+  close(fd);
+  return NULL;
+}
+
+static void host_peer_start(host_peer *p, const char *path, int flags,
+                            const char *text) {
+  *p = (host_peer){.path = path, .flags = flags, .text = text};
+  ck_assert_int_eq(pthread_create(&p->thread, NULL, host_peer_main, p), 0);
+}
+
+/* A FIFO in a grant meets its peer on the host, in both modes: the
+ * program's writer waits for a reader outside the sandbox, and its reader
+ * for a writer there; a read grant lets the program read from one, not
+ * write to it. */
+START_TEST(a_fifo_in_a_grant_meets_its_peer_on_the_host) {
+  g_autofree char *dir = make_dir("fifo-host");
+  g_autofree char *fifo = path_in("fifo-host/pipe");
+  ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+  ck_assert_int_eq(chmod(fifo, 0666), 0);
+  g_autofree char *probe = probe_path();
+  const char *write_[] = {probe, "write", fifo, NULL};
+  const char *read_[] = {probe, "read", fifo, NULL};
+  const char *w_args[] = {"-w", dir, NULL};
+  const char *r_args[] = {"-r", dir, NULL};
+
+  /* The program writes; a reader comes on the host. */
+  host_peer peer;
+  host_peer_start(&peer, fifo, O_RDONLY, NULL);
+  result r = sbx_run(w_args, write_);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  ck_assert_str_eq(r.out, "write=ok\n");
+  result_clear(&r);
+  pthread_join(peer.thread, NULL);
+  ck_assert(peer.done);
+  ck_assert_str_eq(peer.got, "written\n");
+
+  /* The program reads, from a read grant; a writer comes on the host. */
+  host_peer_start(&peer, fifo, O_WRONLY, "from-host");
+  r = sbx_run(r_args, read_);
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  ck_assert_str_eq(r.out, "read=ok\ndata=from-host\n");
+  result_clear(&r);
+  pthread_join(peer.thread, NULL);
+  ck_assert(peer.done);
+
+  /* A read grant does not write to it: refused before any wait. */
+  r = sbx_run(r_args, write_);
+  ck_assert_msg(r.status == 1, "status %d: %s%s", r.status, r.out, r.err);
+  g_autofree char *refused = g_strdup_printf("errno=%d\n", EACCES);
+  assert_contains(r.out, refused);
   result_clear(&r);
 }
 END_TEST
@@ -2642,7 +2720,9 @@ static Suite *sbx_run_suite(void) {
   tcase_add_test(opts,
                  a_name_written_as_a_directory_is_read_as_the_kernel_reads_it);
   tcase_add_test(opts, the_programs_own_proc_entries_answer_as_the_kernels);
-  tcase_add_test(opts, a_fifo_in_the_sandboxs_tmp_opens_as_the_kernel_opens_it);
+  tcase_add_loop_test(
+      opts, a_fifo_the_program_makes_opens_as_the_kernel_opens_it, 0, 2);
+  tcase_add_test(opts, a_fifo_in_a_grant_meets_its_peer_on_the_host);
   tcase_add_test(opts,
                  a_dotdot_after_a_link_leads_where_the_kernels_walk_leads);
   tcase_add_test(opts,
