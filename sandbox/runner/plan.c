@@ -137,14 +137,22 @@ static char *script_interpreter(int fd) {
 }
 
 /* What the program needs to start: its interpreters, outermost first
- * (a script's interpreter and that one's ELF loader, or the loader). */
+ * (a script's interpreter and that one's ELF loader, or the loader).
+ * Only regular files are read, opened without waiting: a FIFO named as
+ * the program (or as a script's interpreter) would hold sbx-run in
+ * open(2) until a writer came; its exec fails as it does outside. */
 static GPtrArray *startup_files(const char *program) {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   g_autofree char *cur = g_strdup(program);
   for (int depth = 0; depth < 4 && cur; depth++) {
-    int fd = open(cur, O_RDONLY | O_CLOEXEC);
+    int fd = open(cur, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
       break;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      break;
+    }
     char *next = script_interpreter(fd);
     bool script = next != NULL;
     if (!next)

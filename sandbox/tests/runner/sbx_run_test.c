@@ -168,6 +168,35 @@ START_TEST(sbx_run_exits_127_for_a_missing_program_and_126_for_a_file) {
   g_autofree char *text = make_file("not-executable", "just text\n");
   const char *n[] = {text, NULL};
   expect(sbx_run(NULL, n), 126, NULL, NULL);
+
+  /* A FIFO named as the program, or as a script's interpreter, is not
+   * opened to be read (which would wait for a writer): its exec fails as
+   * it does outside (the control). */
+  g_autofree char *fifo = path_in("fifo-program");
+  ck_assert_int_eq(mkfifo(fifo, 0755), 0);
+  ck_assert_int_eq(chmod(fifo, 0755), 0);
+  g_autofree char *script_text = g_strdup_printf("#!%s\n", fifo);
+  g_autofree char *script = make_file("fifo-script", script_text);
+  ck_assert_int_eq(chmod(script, 0755), 0);
+  const char *const names[] = {fifo, script};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      execl(names[i], names[i], (char *)NULL);
+      _exit(errno == EACCES ? 126 : 1);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 126);
+    const char *cmd[] = {names[i], NULL};
+    r = sbx_run(NULL, cmd);
+    ck_assert_msg(r.status == 126, "status %d: %s", r.status, r.err);
+    g_autofree char *line =
+        g_strdup_printf("cannot execute %s: Permission denied", names[i]);
+    assert_contains(r.err, line);
+    result_clear(&r);
+  }
 }
 END_TEST
 
