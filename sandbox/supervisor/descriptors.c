@@ -144,8 +144,10 @@ static int writable_object(sbx_call *c, int fd, bool allow_unnamed) {
   int denied =
       sbx_allowlist_denied_errno(sbx_resolver_allowlist(c->cfg->resolver));
   char where[PATH_MAX];
-  if ((!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) ||
-      !sbx_call_object_location(obj, where, sizeof(where))) {
+  /* A FIFO by its name (a pipe has none: its location is no path). */
+  bool named_kind =
+      S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode);
+  if (!named_kind || !sbx_call_object_location(obj, where, sizeof(where))) {
     close(obj);
     deny(c, denied, "descriptor names no file in the allowlist",
          SBX_UNOTIFY_HINT_NEVER, NULL, false);

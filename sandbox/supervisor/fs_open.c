@@ -242,12 +242,13 @@ static void open_made(sbx_call *c, const char *proc, int flags) {
 #define FIFO_WRITER_RETRY_NS (20 * 1000 * 1000)
 
 /* The FIFO path names, as an O_PATH descriptor, when the program may open
- * it so; else -1. */
+ * it so (O_PATH checked as a read, as every O_PATH open is); else -1. */
 static int granted_fifo(sbx_call *c, int flags) {
-  if (flags & (SBX_FS_O_PATH | SBX_FS_O_TMPFILE_BIT))
+  if (flags & SBX_FS_O_TMPFILE_BIT)
     return -1;
   int acc = flags & O_ACCMODE;
-  unsigned need = acc == O_RDONLY   ? SBX_PERM_READ_ONLY
+  unsigned need = acc == O_RDONLY || (flags & SBX_FS_O_PATH)
+                      ? SBX_PERM_READ_ONLY
                   : acc == O_WRONLY ? SBX_PERM_STAT | SBX_PERM_WRITE
                                     : SBX_PERM_READ_WRITE;
   sbx_decision d;
@@ -282,6 +283,19 @@ static void answer_fifo(sbx_call *c, int fd, int flags) {
 
 static void open_granted_fifo(sbx_call *c, int obj, int flags) {
   c->ev.allowed = true;
+  if (flags & SBX_FS_O_PATH) {
+    /* The read-only, non-blocking descriptor every O_PATH open is
+     * answered with (sbx_op_open), opened at once (tar takes one to
+     * restore an extracted FIFO's mode). Unlike an O_PATH descriptor it
+     * is a reader: a writer opening the FIFO meanwhile finds one. */
+    int fd = open_fifo_now(obj, O_RDONLY);
+    close(obj);
+    if (fd < 0)
+      answer_failed(c, -fd);
+    else
+      answer_fd(c, fd, (flags & O_CLOEXEC) != 0);
+    return;
+  }
   int acc = flags & O_ACCMODE;
   int fd = open_fifo_now(obj, flags);
   if (fd >= 0 && acc != O_WRONLY)

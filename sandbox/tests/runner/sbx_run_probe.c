@@ -1319,6 +1319,16 @@ static int cmd_fifo(const char *dir) {
       chmod(path, 0640) == 0 && utimensat(AT_FDCWD, path, times, 0) == 0 &&
       stat(path, &st) == 0 && (st.st_mode & 07777) == 0640 && st.st_mtime == 7;
   printf("attributes=%s\n", changed ? "changed" : strerrorname_np(errno));
+  /* As tar restores an extracted FIFO's mode: through an O_PATH
+   * descriptor's /proc/self/fd name. */
+  int opath = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", opath);
+  changed = opath >= 0 && chmod(self, 0600) == 0 && stat(path, &st) == 0 &&
+            (st.st_mode & 07777) == 0600;
+  printf("opath-chmod=%s\n", changed ? "ok" : strerrorname_np(errno));
+  if (opath >= 0)
+    close(opath);
   /* No reader yet: a writer that will not wait is told so. */
   int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   printf("write-nonblock=%s\n", fd < 0 ? strerrorname_np(errno) : "ok");

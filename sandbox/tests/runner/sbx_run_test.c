@@ -1561,7 +1561,8 @@ END_TEST
  * opens as the kernel opens it, in both modes: a reader waits for a
  * writer and a writer for a reader, unless it asks not to wait; a signal
  * interrupts the wait; O_RDWR never waits. Its mode and times change like
- * a file's. (Where it is made: sbx_run_escape_test.) */
+ * a file's, by name or through an O_PATH descriptor's. (Where it is
+ * made: sbx_run_escape_test.) */
 START_TEST(a_fifo_the_program_makes_opens_as_the_kernel_opens_it) {
   bool in_tmp = _i == 0;
   if (in_tmp && !sbx_run_has_private_dirs())
@@ -1573,6 +1574,7 @@ START_TEST(a_fifo_the_program_makes_opens_as_the_kernel_opens_it) {
   const char *expected =
       "mkfifo=ok\n"
       "attributes=changed\n"
+      "opath-chmod=ok\n"
       "write-nonblock=ENXIO\n"
       "reader=from-writer\n"
       "writer=ok read-by-peer=from-parent\n"
