@@ -108,6 +108,8 @@ static void close_keep_errno(int fd) {
   errno = saved;
 }
 
+const char sbx_resolver_not_regular[] = "not a regular file or directory";
+
 static int deny(const sbx_resolver *r, sbx_decision *d, const char *why) {
   if (d) {
     d->granted = false;
@@ -968,7 +970,7 @@ int sbx_resolver_open(const sbx_resolver *r, pid_t pid, const char *path,
   }
   if (below_recursive && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     close(fd);
-    return deny(r, d, "not a regular file or directory");
+    return deny(r, d, sbx_resolver_not_regular);
   }
   if (writes && S_ISREG(st.st_mode) && st.st_nlink > 1) {
     close(fd);

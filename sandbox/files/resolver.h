@@ -106,7 +106,12 @@ sbx_resolver *sbx_resolver_new_with_roots(const sbx_allowlist *list,
  * per-process /proc path. */
 
 /* Opens `path`. O_CLOEXEC and O_NOCTTY are always set on the returned
- * descriptor; the create mode is masked with the allowlist's umask. */
+ * descriptor; the create mode is masked with the allowlist's umask.
+ * Below a recursive entry only regular files and directories are opened;
+ * anything else (a FIFO, a device node, a socket file) is refused with
+ * decision->reason == sbx_resolver_not_regular, for callers that serve
+ * such an object themselves. */
+extern const char sbx_resolver_not_regular[];
 int sbx_resolver_open(const sbx_resolver *resolver, pid_t pid, const char *path,
                       int flags, mode_t mode, sbx_decision *decision);
 

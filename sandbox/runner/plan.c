@@ -276,7 +276,6 @@ static bool is_exec_file(const char *path, GPtrArray *exec_files) {
   (SBX_LANDLOCK_RIGHTS_READ_WRITE &                                          \
    ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
                LANDLOCK_ACCESS_FS_MAKE_SYM))
-#define KERNEL_WRITE_RIGHTS SBX_LANDLOCK_RIGHTS_READ_WRITE
 
 /* The same rules as the allowlist, enforced by the kernel on the objects
  * the program itself opens or executes: in the default mode, with the
@@ -301,7 +300,7 @@ static gboolean build_landlock(sbx_run_plan *p, GPtrArray *exec_files,
       continue; /* GRANTABLE: a ceiling for a broker's per-worker rules */
     uint64_t rights = 0;
     if (sbx_allow_entry_writes(e))
-      rights = p->mode == SBX_RUN_MODE_KERNEL ? KERNEL_WRITE_RIGHTS
+      rights = p->mode == SBX_RUN_MODE_KERNEL ? SBX_LANDLOCK_RIGHTS_READ_WRITE
                                               : SUPERVISED_WRITE_RIGHTS;
     else if (e->rights & SBX_PERM_READ)
       rights = SBX_LANDLOCK_RIGHTS_READ;

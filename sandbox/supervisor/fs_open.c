@@ -412,7 +412,11 @@ void sbx_op_open(sbx_call *c, const sbx_fs_request *q) {
     }
   }
   if (fd < 0) {
-    int fifo = granted_fifo(c, flags);
+    /* Only a refused special file, or a FIFO's writer finding no reader
+     * (the resolver never waits), can be a FIFO's; a missing name (a
+     * lookup along a search path) is not looked up again. */
+    bool maybe_fifo = d.reason == sbx_resolver_not_regular || fd == -ENXIO;
+    int fifo = maybe_fifo ? granted_fifo(c, flags) : -1;
     if (fifo >= 0) {
       open_granted_fifo(c, fifo, flags);
       return;

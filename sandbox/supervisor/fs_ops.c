@@ -333,7 +333,7 @@ static void op_xattr_change(sbx_call *c, const sbx_fs_request *q) {
       answer_failed(c, E2BIG);
       return;
     }
-    value = g_malloc(x.size ? x.size : 1);
+    value = g_malloc(x.size);
     if (!read_argument(c, sbx_fs_request_arg(q, SBX_FS_ARG_VALUE), value,
                        x.size))
       return;

@@ -33,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -440,6 +442,16 @@ START_TEST(extended_attributes_change_only_where_a_grant_writes) {
 }
 END_TEST
 
+/* Writes text to a /proc file in place (no temporary file and rename). */
+static bool write_proc(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  size_t len = strlen(text);
+  bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+  if (fd >= 0)
+    close(fd);
+  return ok;
+}
+
 /* security.* and trusted.* attributes never change, not even on a write
  * grant or in the sandbox's own /tmp, which is mounted in the sandbox's
  * user namespace: the kernel lets that namespace's owner, the
@@ -466,6 +478,29 @@ START_TEST(security_attributes_never_change) {
 
   if (!sbx_run_has_private_dirs())
     return;
+  /* Control: outside, whoever owns a user namespace labels a file of a
+   * tmpfs mounted in it, as the supervisor owns the sandbox's. */
+  g_autofree char *mnt = make_dir("labelled-tmpfs");
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    /* Files made there need the user and group mapped. */
+    g_autofree char *uid_map = g_strdup_printf("0 %u 1", (unsigned)geteuid());
+    g_autofree char *gid_map = g_strdup_printf("0 %u 1", (unsigned)getegid());
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
+        !write_proc("/proc/self/setgroups", "deny") ||
+        !write_proc("/proc/self/uid_map", uid_map) ||
+        !write_proc("/proc/self/gid_map", gid_map) ||
+        mount("tmpfs", mnt, "tmpfs", 0, NULL) != 0)
+      _exit(2);
+    g_autofree char *in = g_build_filename(mnt, "labelled", NULL);
+    int file = open(in, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    _exit(file >= 0 && setxattr(in, "security.sbx", "1", 1, 0) == 0 ? 0 : 1);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "control: status %d",
+                st);
   static const char script[] =
       "import os\n"
       "open('/tmp/labelled', 'w').close()\n"
